@@ -1,0 +1,256 @@
+/**
+ * The decoder: a Llama-family causal language model in tfjs, numerically matching Hugging Face
+ * `transformers` (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM; SmolLM2 is Llama with tied
+ * embeddings).
+ *
+ * For: one forward pass over a batch, with an optional KV cache, attention mask and LoRA adapter.
+ * Not for: sampling loops (generate.ts), scoring helpers (score.ts) or loading files (load.ts).
+ *
+ * Per layer (pre-norm):  h += o_proj(attn(rope(q), rope(k), v))   with q/k/v = proj(rmsnorm(h))
+ *                        h += down_proj(silu(gate_proj(n)) * up_proj(n)),  n = rmsnorm(h)
+ * Grouped-query attention without copying K/V: the numHeads query heads are laid out as
+ * [numKvHeads, group] so q [B, nh, T, hd] reshapes for free to [B, nkv, group*T, hd] and meets
+ * k [B, nkv, S, hd] in one batched matmul (HF `repeat_kv` gives head h the KV head h / group).
+ *
+ * Example: const m = new CausalLM(config, weights);
+ *          const logits = m.forward([[1, 10, 12]]).logits; // [1, 3, vocab]
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import type { ModelConfig } from './config.ts';
+import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
+
+export const PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type Projection = (typeof PROJECTIONS)[number];
+const MLP_PROJECTIONS: ReadonlySet<Projection> = new Set(['gate_proj', 'up_proj', 'down_proj']);
+
+/** A low-rank update for one linear layer: delta W = scale * B A, with A [r, in] and B [out, r] (PEFT layout). */
+export interface LoraPair {
+  a: tf.Tensor2D;
+  b: tf.Tensor2D;
+  scale: number;
+}
+
+/** What the decoder needs from an adapter: the pair for a layer's projection, if it adapts it. */
+export interface AdapterView {
+  lora(layer: number, proj: Projection): LoraPair | null;
+  /** Dropout probability on the LoRA input, applied only when `train` is set on the forward call. */
+  dropout?: number;
+}
+
+/** Keys and values of every layer for the tokens seen so far, plus the bookkeeping to extend them. */
+export interface KVCache {
+  layers: { k: tf.Tensor4D; v: tf.Tensor4D }[]; // each [B, nkv, S, hd]
+  /** Attention mask of the cached tokens, row-major [B, S] (1 = real token, 0 = padding). */
+  mask: Uint8Array;
+  batch: number;
+  length: number; // S
+  /** Next position id of each row (number of real tokens seen). */
+  nextPosition: Int32Array;
+}
+
+export interface ForwardOptions {
+  /** [B][T] mask of the new tokens (1 real, 0 padding); default all ones. */
+  attentionMask?: number[][];
+  /** Extend this cache; the returned cache replaces it (the old tensors are disposed). */
+  cache?: KVCache | null;
+  /** Return a new cache (for the first call of a generation). */
+  useCache?: boolean;
+  /** Compute logits for the last position only ([B, 1, V]); saves the lm_head matmul elsewhere. */
+  lastOnly?: boolean;
+  adapter?: AdapterView | null;
+  /** Training mode: enables LoRA dropout. */
+  train?: boolean;
+}
+
+export interface ForwardResult {
+  logits: tf.Tensor3D; // [B, T or 1, V]
+  cache: KVCache | null;
+}
+
+const MASKED = -1e9; // added to attention scores of masked keys; exp underflows to exactly 0
+
+export class CausalLM {
+  readonly config: ModelConfig;
+  readonly weights: Map<string, tf.Tensor>;
+  private readonly invFreq: Float64Array;
+
+  constructor(config: ModelConfig, weights: Map<string, tf.Tensor>) {
+    this.config = config;
+    this.weights = weights;
+    this.invFreq = inverseFrequencies(config);
+  }
+
+  /** A weight by its Hugging Face name; throws naming it if absent. */
+  w(name: string): tf.Tensor {
+    const t = this.weights.get(name);
+    if (!t) throw new Error(`weight "${name}" is not loaded`);
+    return t;
+  }
+
+  /** The output projection [V, H]: lm_head, or the embedding table when tied. */
+  get lmHead(): tf.Tensor2D {
+    return (this.weights.get('lm_head.weight') ?? this.w('model.embed_tokens.weight')) as tf.Tensor2D;
+  }
+
+  /** Forward pass over ids [B][T] (rows of equal length; pad with any id and mask it). */
+  forward(ids: number[][], opts: ForwardOptions = {}): ForwardResult {
+    const c = this.config;
+    const batch = ids.length;
+    const steps = ids[0]?.length ?? 0;
+    if (batch === 0 || steps === 0) throw new Error('forward: ids must be a non-empty [B][T] array');
+    for (const row of ids) {
+      if (row.length !== steps) throw new Error('forward: every row of ids must have the same length (pad and mask)');
+      for (const id of row) {
+        if (!Number.isInteger(id) || id < 0 || id >= c.vocabSize) throw new Error(`forward: token id ${id} is outside the vocabulary [0, ${c.vocabSize})`);
+      }
+    }
+    const past = opts.cache ?? null;
+    if (past && past.batch !== batch) throw new Error(`forward: cache batch ${past.batch} != ids batch ${batch}`);
+    const pastLen = past?.length ?? 0;
+    const total = pastLen + steps;
+
+    // Host-side bookkeeping: full mask [B, S], position ids [B, T], additive attention bias [B, 1, T, S].
+    const fullMask = new Uint8Array(batch * total);
+    const positions = new Int32Array(batch * steps);
+    const nextPosition = new Int32Array(batch);
+    const bias = new Float32Array(batch * steps * total);
+    for (let b = 0; b < batch; b++) {
+      if (past) fullMask.set(past.mask.subarray(b * pastLen, (b + 1) * pastLen), b * total);
+      let pos = past ? past.nextPosition[b] : 0;
+      for (let t = 0; t < steps; t++) {
+        const m = opts.attentionMask ? (opts.attentionMask[b][t] ? 1 : 0) : 1;
+        fullMask[b * total + pastLen + t] = m;
+        positions[b * steps + t] = m ? pos : 0; // padding: any position, it is masked out
+        if (m) pos++;
+      }
+      nextPosition[b] = pos;
+      for (let t = 0; t < steps; t++) {
+        const row = (b * steps + t) * total;
+        for (let s = 0; s < total; s++) {
+          bias[row + s] = s <= pastLen + t && fullMask[b * total + s] ? 0 : MASKED;
+        }
+      }
+    }
+
+    const out = tf.tidy(() => {
+      const { cos, sin } = ropeTables(this.invFreq, positions, batch, steps);
+      const attnBias = tf.tensor4d(bias, [batch, 1, steps, total]);
+      const idTensor = tf.tensor2d(ids.flat(), [batch, steps], 'int32');
+      let h = tf.gather(this.w('model.embed_tokens.weight'), idTensor) as tf.Tensor3D; // [B, T, H]
+      const newLayers: { k: tf.Tensor4D; v: tf.Tensor4D }[] = [];
+      for (let i = 0; i < c.numLayers; i++) {
+        const pastKV = past?.layers[i] ?? null;
+        const { out: attn, k, v } = this.attention(i, this.rmsNorm(h, `model.layers.${i}.input_layernorm.weight`), cos, sin, attnBias, pastKV, opts);
+        h = tf.add(h, attn);
+        h = tf.add(h, this.mlp(i, this.rmsNorm(h, `model.layers.${i}.post_attention_layernorm.weight`), opts));
+        if (opts.useCache || past) newLayers.push({ k, v });
+      }
+      h = this.rmsNorm(h, 'model.norm.weight');
+      if (opts.lastOnly) h = tf.slice(h, [0, steps - 1, 0], [batch, 1, c.hiddenSize]);
+      const rows = h.shape[1];
+      const logits = tf.reshape(tf.matMul(tf.reshape(h, [batch * rows, c.hiddenSize]), this.lmHead, false, true), [batch, rows, c.vocabSize]) as tf.Tensor3D;
+      return { logits, layers: newLayers };
+    });
+
+    let cache: KVCache | null = null;
+    if (opts.useCache || past) {
+      cache = { layers: out.layers, mask: fullMask, batch, length: total, nextPosition };
+      if (past) disposeCache(past);
+    }
+    return { logits: out.logits, cache };
+  }
+
+  /** RMSNorm in float32 over the last axis: x / sqrt(mean(x^2) + eps) * weight. */
+  private rmsNorm<T extends tf.Tensor>(x: T, weightName: string): T {
+    const variance = tf.mean(tf.square(x), -1, true);
+    return tf.mul(tf.mul(x, tf.rsqrt(tf.add(variance, this.config.rmsNormEps))), this.w(weightName)) as T;
+  }
+
+  /** x [B, T, in] -> [B, T, out] through a projection of layer `layer`, plus its LoRA update if any. */
+  private linear(x: tf.Tensor3D, layer: number, proj: Projection, opts: ForwardOptions): tf.Tensor3D {
+    const [b, t, din] = x.shape;
+    const prefix = `model.layers.${layer}.${MLP_PROJECTIONS.has(proj) ? 'mlp' : 'self_attn'}.${proj}`;
+    const weight = this.w(`${prefix}.weight`) as tf.Tensor2D; // [out, in]
+    const x2 = tf.reshape(x, [b * t, din]) as tf.Tensor2D;
+    let y: tf.Tensor2D = tf.matMul(x2, weight, false, true);
+    const bias = this.weights.get(`${prefix}.bias`);
+    if (bias) y = tf.add(y, bias);
+    const lora = opts.adapter?.lora(layer, proj);
+    if (lora) {
+      let xa = x2;
+      const p = opts.adapter?.dropout ?? 0;
+      if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
+      const down = tf.matMul(xa, lora.a, false, true); // [BT, r]
+      y = tf.add(y, tf.mul(tf.matMul(down, lora.b, false, true), lora.scale)); // [BT, out]
+    }
+    return tf.reshape(y, [b, t, weight.shape[0]]) as tf.Tensor3D;
+  }
+
+  /** Self-attention of layer i; returns the output [B, T, H] and this layer's full K/V [B, nkv, S, hd]. */
+  private attention(i: number, x: tf.Tensor3D, cos: tf.Tensor4D, sin: tf.Tensor4D, attnBias: tf.Tensor4D,
+    past: { k: tf.Tensor4D; v: tf.Tensor4D } | null, opts: ForwardOptions) {
+    const c = this.config;
+    const [b, t] = x.shape;
+    const hd = c.headDim;
+    const group = c.numHeads / c.numKvHeads;
+    const heads = (y: tf.Tensor3D, n: number, norm?: string) => {
+      let r = tf.reshape(y, [b, t, n, hd]) as tf.Tensor4D; // [B, T, n, hd]
+      if (norm) r = this.rmsNorm(r, norm); // Qwen3: RMSNorm over each head
+      return tf.transpose(r, [0, 2, 1, 3]) as tf.Tensor4D; // [B, n, T, hd]
+    };
+    const p = `model.layers.${i}.self_attn.`;
+    let q = heads(this.linear(x, i, 'q_proj', opts), c.numHeads, c.qkNorm ? p + 'q_norm.weight' : undefined);
+    let k = heads(this.linear(x, i, 'k_proj', opts), c.numKvHeads, c.qkNorm ? p + 'k_norm.weight' : undefined);
+    let v = heads(this.linear(x, i, 'v_proj', opts), c.numKvHeads);
+    q = applyRope(q, cos, sin);
+    k = applyRope(k, cos, sin);
+    if (past) {
+      k = tf.concat([past.k, k], 2);
+      v = tf.concat([past.v, v], 2);
+    }
+    const s = k.shape[2];
+    const qg = tf.reshape(q, [b, c.numKvHeads, group * t, hd]); // free: heads are [nkv, group]
+    let scores = tf.mul(tf.matMul(qg, k, false, true), 1 / Math.sqrt(hd)); // [B, nkv, g*T, S]
+    scores = tf.add(tf.reshape(scores, [b, c.numHeads, t, s]), attnBias); // [B, nh, T, S]
+    const probs = tf.reshape(tf.softmax(scores), [b, c.numKvHeads, group * t, s]);
+    const ctx = tf.reshape(tf.matMul(probs, v), [b, c.numHeads, t, hd]); // [B, nh, T, hd]
+    const merged = tf.reshape(tf.transpose(ctx, [0, 2, 1, 3]), [b, t, c.numHeads * hd]) as tf.Tensor3D;
+    return { out: this.linear(merged, i, 'o_proj', opts), k, v };
+  }
+
+  /** SwiGLU MLP: down(silu(gate(x)) * up(x)). */
+  private mlp(i: number, x: tf.Tensor3D, opts: ForwardOptions): tf.Tensor3D {
+    const gate = this.linear(x, i, 'gate_proj', opts);
+    const up = this.linear(x, i, 'up_proj', opts);
+    const act = tf.mul(gate, tf.sigmoid(gate)); // silu
+    return this.linear(tf.mul(act, up) as tf.Tensor3D, i, 'down_proj', opts);
+  }
+
+  dispose(): void {
+    for (const t of this.weights.values()) t.dispose();
+    this.weights.clear();
+  }
+}
+
+export function disposeCache(cache: KVCache): void {
+  for (const l of cache.layers) {
+    l.k.dispose();
+    l.v.dispose();
+  }
+  cache.layers = [];
+}
+
+/** Keep only the given rows of a cache (e.g. drop finished sequences during batched decoding). */
+export function selectCacheRows(cache: KVCache, rows: number[]): KVCache {
+  const idx = tf.tensor1d(rows, 'int32');
+  const layers = cache.layers.map(({ k, v }) => ({ k: tf.gather(k, idx) as tf.Tensor4D, v: tf.gather(v, idx) as tf.Tensor4D }));
+  idx.dispose();
+  const mask = new Uint8Array(rows.length * cache.length);
+  const nextPosition = new Int32Array(rows.length);
+  rows.forEach((r, j) => {
+    mask.set(cache.mask.subarray(r * cache.length, (r + 1) * cache.length), j * cache.length);
+    nextPosition[j] = cache.nextPosition[r];
+  });
+  disposeCache(cache);
+  return { layers, mask, batch: rows.length, length: cache.length, nextPosition };
+}
