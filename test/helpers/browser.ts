@@ -1,0 +1,196 @@
+// Test helper: the built site (or the test-only harness build) in Debian's headless Chromium with
+// WebGPU on SwiftShader, driven by playwright-core. Used by test/e2e/*.test.ts.
+//
+// Not for: the Node WebGPU tests (helpers/webgpu.ts) or serving the app to users (scripts/start.js).
+//
+// Example:
+//   const site = await ensureBuilt('site');                        // vite build into dist/ if stale
+//   const server = await serveStatic(site, { '/fixtures/': fixturesDir });
+//   const browser = await launchChromium();
+//   const page = await openPage(browser, server.url);             // logs console errors
+//   ...; await browser.close(); await server.close();
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { INSTALL_CHROMIUM, repoRoot } from './webgpu.ts';
+
+export { repoRoot };
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const resultsDir = path.join(repoRoot, 'test-results');
+export const fixturesDir = path.join(repoRoot, 'test/fixtures');
+
+/** Flags measured to give a WebGPU adapter (SwiftShader) on this closed network; see WEBGPU-ON-CPU.md. */
+export const CHROMIUM_ARGS = [
+  '--enable-unsafe-webgpu',
+  '--no-sandbox',
+  '--headless=new',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+];
+
+/** Whether Debian's chromium is installed; `why` says what to do when not. */
+export function chromiumAvailable(): { ok: boolean; why?: string } {
+  if (fs.existsSync(CHROMIUM_PATH)) return { ok: true };
+  return { ok: false, why: `${CHROMIUM_PATH} not found (set CHROMIUM_PATH to use another build)` };
+}
+
+/** What ensureBuilt() can build: the shipped site, or the test-only harness pages. */
+export type BuildKind = 'site' | 'harness';
+
+/** Per kind: output folder, vite arguments, and the inputs whose change makes the build stale. */
+const BUILDS: Record<BuildKind, { outDir: string; entry: string; args: string[]; sources: string[] }> = {
+  site: {
+    outDir: path.join(repoRoot, 'dist'),
+    entry: 'index.html',
+    args: ['build'],
+    sources: ['src', 'index.html', 'public', 'vite.config.ts', 'package-lock.json'],
+  },
+  harness: {
+    outDir: path.join(resultsDir, 'harness-dist'),
+    entry: 'harness.html',
+    args: ['build', '--config', 'test/e2e/vite.harness.config.ts'],
+    sources: ['src', 'test/e2e', 'package-lock.json'],
+  },
+};
+
+function newestMtime(p: string): number {
+  if (!fs.existsSync(p)) return 0;
+  const st = fs.statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
+  return newest;
+}
+
+/**
+ * Runs `vite build` for `kind` unless its output is newer than every source. Safe when several
+ * test files (separate processes) ask at once: a lock directory serializes them.
+ * Returns the output folder.
+ */
+export async function ensureBuilt(kind: BuildKind): Promise<string> {
+  const { outDir, entry, args, sources } = BUILDS[kind];
+  const lock = `${outDir}.lock`;
+  fs.mkdirSync(path.dirname(outDir), { recursive: true });
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 180_000) fs.rmSync(lock, { recursive: true, force: true }); // left by a killed run
+      if (Date.now() > deadline) throw new Error(`ensureBuilt(${kind}): ${lock} held too long; delete it`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    // The entry page is written by every build (also a manual `npx vite build`): its time is the build's.
+    const builtAt = fs.statSync(path.join(outDir, entry), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    const newestSource = Math.max(...sources.map((s) => newestMtime(path.join(repoRoot, s))));
+    if (builtAt <= newestSource) {
+      const vite = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
+      try {
+        execFileSync(process.execPath, [vite, ...args, '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'pipe' });
+      } catch (err) {
+        const e = err as { stdout?: Buffer; stderr?: Buffer };
+        throw new Error(`vite ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+      }
+    }
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+  return outDir;
+}
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.txt': 'text/plain; charset=utf-8',
+  '.safetensors': 'application/octet-stream',
+};
+
+export interface StaticServer {
+  url: string; // e.g. "http://127.0.0.1:41234/"
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `root` on 127.0.0.1 at a free port (a secure context, as WebGPU needs). `mounts` maps
+ * URL prefixes to extra folders, e.g. { '/fixtures/': 'test/fixtures' }.
+ */
+export function serveStatic(root: string, mounts: Record<string, string> = {}): Promise<StaticServer> {
+  const server = http.createServer((req, res) => {
+    const urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+    let base = root;
+    let rel = urlPath;
+    for (const [prefix, dir] of Object.entries(mounts)) {
+      if (urlPath.startsWith(prefix)) {
+        base = path.resolve(repoRoot, dir);
+        rel = urlPath.slice(prefix.length - 1);
+        break;
+      }
+    }
+    let file = path.join(base, path.normalize(rel));
+    if (file !== base && !file.startsWith(base + path.sep)) return void res.writeHead(403).end('forbidden');
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    if (!fs.existsSync(file)) return void res.writeHead(404).end(`not found: ${urlPath}`);
+    res.writeHead(200, {
+      'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream',
+      'Cache-Control': 'no-store',
+    });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}/`,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+/** Launches Debian's chromium headless with WebGPU enabled and a fresh temporary profile. */
+export async function launchChromium(): Promise<Browser> {
+  const have = chromiumAvailable();
+  if (!have.ok) throw new Error(`launchChromium: ${have.why}`);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+}
+
+/**
+ * Opens `url` in a new page; browser console errors and uncaught page errors are echoed to the
+ * test log (prefixed [browser]) so a failing page explains itself.
+ */
+export async function openPage(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') console.warn(`[browser ${m.type()}] ${m.text()}`);
+  });
+  page.on('pageerror', (e) => console.warn(`[browser pageerror] ${e.message}`));
+  await page.goto(url, { waitUntil: 'load' });
+  return page;
+}
+
+/** Saves a full-page screenshot under test-results/ and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
