@@ -37,3 +37,20 @@ export interface ModelSource {
   /** The file's bytes in order, as they arrive; progress is reported per chunk. */
   stream(file: string, onProgress?: ProgressCallback): AsyncIterable<Uint8Array>;
 }
+
+/** Read a whole file through `stream` into one buffer (for small files: adapters, shards in tests). */
+export async function readAllBytes(source: ModelSource, file: string, onProgress?: ProgressCallback): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const c of source.stream(file, onProgress)) {
+    chunks.push(c);
+    total += c.length;
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+/**
+ * Shared pieces of the CLI: option parsing, backend start-up, opening a model by folder or URL.
+ * Not for: anything a browser needs (that lives in src/core).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { initBackend, type BackendName } from '../core/backend.ts';
+import { loadModel, type LoadedModel, type LoadOptions } from '../core/model/load.ts';
+import { folderSource, urlSource } from '../core/model/sources.ts';
+import type { ModelSource } from '../core/model/source.ts';
+import type { LoraAdapter } from '../core/lora/adapter.ts';
+import { importPeft } from '../core/lora/peft.ts';
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 2) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Parse argv against `options`; unknown flags and `--help` become clear messages. */
+export function parseOptions<O extends Options>(argv: string[], options: O, usage: string) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage);
+    process.exit(0);
+  }
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: false, strict: true }).values;
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}\n\n${usage}`);
+  }
+}
+
+export const BACKEND_OPTION = { backend: { type: 'string' } } as const;
+
+/** Start the tfjs backend named by --backend (or the automatic choice) and say which on stderr. */
+export async function startBackend(name: string | undefined): Promise<void> {
+  if (name !== undefined && !['cpu', 'wasm', 'webgpu'].includes(name)) {
+    throw new CliError(`--backend must be cpu, wasm or webgpu, got "${name}"`);
+  }
+  const info = await initBackend({ force: name as BackendName | undefined });
+  const adapter = info.adapter ? ` (${[info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(', ')})` : '';
+  process.stderr.write(`backend: ${info.name}${adapter}${info.notice ? ` — ${info.notice}` : ''}\n`);
+}
+
+/** A folder path, a URL (hub layout) or a hub id "org/name" -> ModelSource. */
+export async function sourceFor(spec: string): Promise<ModelSource> {
+  if (/^https?:\/\//.test(spec)) return urlSource(spec);
+  const { existsSync } = await import('node:fs');
+  if (existsSync(spec)) return folderSource(spec);
+  if (/^[\w.-]+\/[\w.-]+$/.test(spec)) return urlSource(spec);
+  throw new CliError(`model "${spec}" is neither a folder here nor a URL; pass a folder holding config.json and model.safetensors`);
+}
+
+export async function openModel(spec: string | undefined, opts: LoadOptions = {}): Promise<LoadedModel> {
+  if (!spec) throw new CliError('--model is required (a folder with config.json and model.safetensors, or a hub URL)');
+  let last = 0;
+  return loadModel(await sourceFor(spec), {
+    ...opts,
+    onProgress: ({ file, loaded, total }) => {
+      if (total && total > 8 << 20 && loaded - last > total / 20) {
+        last = loaded;
+        process.stderr.write(`loading ${file}: ${Math.round((100 * loaded) / total)}%\n`);
+      }
+    },
+  });
+}
+
+/** "1, 2,3" -> [1, 2, 3]; anything else is refused by position. */
+export function parseIdList(text: string, flag: string): number[] {
+  const parts = text.split(',').map((s) => s.trim());
+  return parts.map((p, i) => {
+    if (!/^\d+$/.test(p)) throw new CliError(`${flag}: item ${i + 1} ("${p}") is not a non-negative integer token id`);
+    return Number(p);
+  });
+}
+
+export function parseNumber(value: string | undefined, flag: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new CliError(`${flag} must be a number, got "${value}"`);
+  return n;
+}
+
+/** A PEFT adapter folder (--adapter DIR) for the loaded model, or null when not given. */
+export async function openAdapter(dir: string | undefined, model: LoadedModel): Promise<LoraAdapter | null> {
+  if (!dir) return null;
+  return importPeft(await sourceFor(dir), model.config, 'cli');
+}

@@ -1,0 +1,43 @@
+/**
+ * The `mappa` command line: one file per subcommand, all thin shells over src/core.
+ *
+ *   mappa forward  --model DIR --ids 1,2,3 [--adapter DIR] [--backend cpu|wasm|webgpu]
+ *   mappa generate --model DIR --prompt TEXT [--chat] [--max-tokens N] [--temperature T] ...
+ *
+ * Results go to stdout; progress, notices and errors to stderr; errors exit non-zero.
+ */
+import { forwardCommand } from './forward.ts';
+import { generateCommand } from './generate.ts';
+import { CliError } from './common.ts';
+
+const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
+  forward: { run: forwardCommand, help: 'print the logits of every position as JSON' },
+  generate: { run: generateCommand, help: 'stream a completion of a prompt' },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.help}`);
+  return `usage: mappa <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun "mappa <command> --help" for a command's options.\n`;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`mappa: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    await command.run(rest);
+    return 0;
+  } catch (err) {
+    const e = err as Error;
+    const detail = err instanceof CliError || process.env.MAPPA_DEBUG !== '1' ? e.message : (e.stack ?? e.message);
+    process.stderr.write(`mappa ${name}: ${detail}\n`);
+    return err instanceof CliError ? err.exitCode : 1;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * AdamW (decoupled weight decay, Loshchilov & Hutter) over a list of tfjs variables, with state
+ * that can be saved and restored exactly, so a checkpointed run resumes bit-for-bit.
+ *
+ * For: the adapters' parameters. Not for: gradient clipping (update.ts does it before `step`).
+ *
+ * m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
+ * Example: one step from w = 1 with g = 0.5, lr 0.1, wd 0: m^ = 0.5, v^ = 0.25 -> w = 1 - 0.1 = 0.9.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+
+export interface AdamWSettings {
+  lr: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  weightDecay: number;
+}
+
+export const DEFAULT_ADAMW: AdamWSettings = { lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
+
+export interface AdamWState {
+  step: number;
+  m: Float32Array[];
+  v: Float32Array[];
+}
+
+export class AdamW {
+  settings: AdamWSettings;
+  private readonly vars: tf.Variable[];
+  private m: tf.Variable[];
+  private v: tf.Variable[];
+  step = 0;
+
+  constructor(vars: tf.Variable[], settings: Partial<AdamWSettings> = {}) {
+    this.settings = { ...DEFAULT_ADAMW, ...settings };
+    this.vars = vars;
+    this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+    this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+  }
+
+  /** Apply one update from gradients given in the same order as the variables. */
+  apply(grads: tf.Tensor[]): void {
+    if (grads.length !== this.vars.length) throw new Error(`AdamW: ${grads.length} gradients for ${this.vars.length} variables`);
+    this.step++;
+    const { lr, beta1, beta2, eps, weightDecay } = this.settings;
+    const c1 = 1 - Math.pow(beta1, this.step);
+    const c2 = 1 - Math.pow(beta2, this.step);
+    tf.tidy(() => {
+      this.vars.forEach((w, i) => {
+        const g = grads[i];
+        const m = tf.add(tf.mul(this.m[i], beta1), tf.mul(g, 1 - beta1));
+        const v = tf.add(tf.mul(this.v[i], beta2), tf.mul(tf.square(g), 1 - beta2));
+        this.m[i].assign(m);
+        this.v[i].assign(v);
+        const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), eps));
+        const decayed = weightDecay > 0 ? tf.mul(w, 1 - lr * weightDecay) : w;
+        w.assign(tf.sub(decayed, tf.mul(update, lr)));
+      });
+    });
+  }
+
+  async getState(): Promise<AdamWState> {
+    return {
+      step: this.step,
+      m: await Promise.all(this.m.map(async (t) => (await t.data()) as Float32Array)),
+      v: await Promise.all(this.v.map(async (t) => (await t.data()) as Float32Array)),
+    };
+  }
+
+  setState(state: AdamWState): void {
+    if (state.m.length !== this.vars.length || state.v.length !== this.vars.length) {
+      throw new Error(`AdamW: saved state has ${state.m.length} slots but the adapter has ${this.vars.length} parameters; was it saved for another adapter configuration?`);
+    }
+    this.step = state.step;
+    state.m.forEach((d, i) => this.m[i].assign(tf.tensor(d, this.vars[i].shape)));
+    state.v.forEach((d, i) => this.v[i].assign(tf.tensor(d, this.vars[i].shape)));
+  }
+
+  dispose(): void {
+    for (const t of [...this.m, ...this.v]) t.dispose();
+  }
+}

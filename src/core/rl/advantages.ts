@@ -1,0 +1,108 @@
+/**
+ * REINFORCE++ advantages for per-action rewards (MAPPA section 4), host side.
+ *
+ * For: turning each action's reward (plus optional per-token shaping rewards) and the KL to the
+ * reference policy into one advantage per action token. Not for: the loss (update.ts).
+ *
+ * Per token t of an action:  r_t = -klCoef * (logp_old_t - logp_ref_t)      (k1 estimator)
+ *                                  + shaping_t  +  [t is the last token] * reward
+ * Return with discount 1: G_t = sum_{s >= t} r_s. Then whitening:
+ *   'batch' (default): (G - mean) / std over every action token of the whole batch, all agents;
+ *   'agent': the same per agent;  'group': GRPO-style, the scalar reward normalised within its
+ *   prompt group (mean/std of the group's rewards), KL folded per token, no further whitening.
+ * Truncated actions get advantage 0 (masked out).
+ *
+ * Worked example (klCoef 0, batch whitening): two one-token actions with rewards 1 and 0 ->
+ * returns [1], [0] -> mean 0.5, std 0.5 -> advantages [1], [-1].
+ */
+
+export type Whitening = 'batch' | 'agent' | 'group';
+
+export interface AdvantageInput {
+  agent: string;
+  reward: number;
+  /** log-probs of the action tokens under the policy that sampled them, and under the reference. */
+  oldLogprobs: number[];
+  refLogprobs: number[];
+  /** Extra per-token rewards (reward shaping), same length as the action; optional. */
+  tokenRewards?: number[];
+  /** Prompt group for 'group' whitening (samples of the same prompt and agent). */
+  group?: string;
+  truncated?: boolean;
+}
+
+export interface AdvantageOptions {
+  klCoef: number;
+  whitening: Whitening;
+  /** Added to the std before dividing, to avoid blowing up a near-constant batch. */
+  eps?: number;
+}
+
+export interface AdvantageOutput {
+  advantages: number[][];
+  returns: number[][];
+  /** Mean k1 KL (old vs reference) per action token, over non-truncated actions. */
+  meanKl: number;
+}
+
+function meanStd(values: number[]): { mean: number; std: number } {
+  if (values.length === 0) return { mean: 0, std: 0 };
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  const variance = values.reduce((a, v) => a + (v - mean) ** 2, 0) / values.length;
+  return { mean, std: Math.sqrt(variance) };
+}
+
+export function computeAdvantages(samples: AdvantageInput[], opts: AdvantageOptions): AdvantageOutput {
+  const eps = opts.eps ?? 1e-8;
+  let klSum = 0;
+  let klCount = 0;
+
+  // GRPO-style: normalise the scalar reward within each (group) before folding in the KL.
+  const scalar = samples.map((s) => s.reward);
+  if (opts.whitening === 'group') {
+    const groups = new Map<string, number[]>();
+    samples.forEach((s, i) => {
+      const g = s.group ?? `${s.agent}#${i}`;
+      groups.set(g, [...(groups.get(g) ?? []), i]);
+    });
+    for (const idx of groups.values()) {
+      const { mean, std } = meanStd(idx.map((i) => samples[i].reward));
+      for (const i of idx) scalar[i] = (samples[i].reward - mean) / (std + 1e-6);
+    }
+  }
+
+  const returns = samples.map((s, i) => {
+    const n = s.oldLogprobs.length;
+    if (s.refLogprobs.length !== n) throw new Error(`advantages: sample ${i} has ${n} old log-probs but ${s.refLogprobs.length} reference log-probs`);
+    if (s.tokenRewards && s.tokenRewards.length !== n) throw new Error(`advantages: sample ${i} has ${s.tokenRewards.length} token rewards for ${n} tokens`);
+    const r = new Array<number>(n);
+    for (let t = 0; t < n; t++) {
+      const kl = s.oldLogprobs[t] - s.refLogprobs[t];
+      if (!s.truncated) {
+        klSum += kl;
+        klCount++;
+      }
+      r[t] = -opts.klCoef * kl + (s.tokenRewards?.[t] ?? 0) + (t === n - 1 ? scalar[i] : 0);
+    }
+    for (let t = n - 2; t >= 0; t--) r[t] += r[t + 1]; // discount 1
+    return r;
+  });
+
+  const advantages = returns.map((g) => g.slice());
+  if (opts.whitening !== 'group') {
+    const pools = new Map<string, number[]>();
+    samples.forEach((s, i) => {
+      if (s.truncated) return;
+      const key = opts.whitening === 'agent' ? s.agent : '*';
+      pools.set(key, [...(pools.get(key) ?? []), i]);
+    });
+    for (const idx of pools.values()) {
+      const { mean, std } = meanStd(idx.flatMap((i) => returns[i]));
+      for (const i of idx) advantages[i] = returns[i].map((g) => (g - mean) / (std + eps));
+    }
+  }
+  samples.forEach((s, i) => {
+    if (s.truncated) advantages[i] = advantages[i].map(() => 0);
+  });
+  return { advantages, returns, meanKl: klCount ? klSum / klCount : 0 };
+}

@@ -1,0 +1,273 @@
+/**
+ * The per-agent policy-gradient update (MAPPA section 4): every action is one sample for its own
+ * agent's LoRA adapter; REINFORCE++ advantages over the whole batch; PPO-clipped loss over the
+ * action's tokens only; AdamW on the adapter; global-norm gradient clipping; micro-batches with
+ * gradient accumulation so memory is bounded by the micro-batch.
+ *
+ * For: `policyUpdate(model, policies, samples, settings)` once per training iteration.
+ * Not for: producing samples (the MAPPA loop) or advantage maths (advantages.ts).
+ *
+ * Story of one call:
+ *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
+ *      reference (adapter off) — no gradient;
+ *   2. advantages (KL folded into the per-token reward, whitened);
+ *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches, clip by the
+ *      global norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the
+ *      adapter as it was, and report it.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-core/dist/register_all_gradients'; // training needs the gradient registry
+import { selectedLogProbs } from '../kernels/logprob.ts';
+import type { LoraAdapter } from '../lora/adapter.ts';
+import type { CausalLM } from '../model/llama.ts';
+import { tokenLogProbs } from '../model/score.ts';
+import type { AdamW } from './adamw.ts';
+import { computeAdvantages, type Whitening } from './advantages.ts';
+
+export interface TrainSample {
+  agent: string;
+  prompt: number[];
+  action: number[];
+  /** The action's reward (coach score / 10 under process supervision). */
+  reward: number;
+  /** Per-token shaping rewards for the action's tokens (optional). */
+  tokenRewards?: number[];
+  /** Prompt group (for GRPO-style whitening). */
+  group?: string;
+  /** The action hit its token budget: masked out of the loss. */
+  truncated?: boolean;
+}
+
+export interface UpdateSettings {
+  klCoef: number;
+  clipEps: number;
+  whitening: Whitening;
+  microBatchSize: number;
+  /** Optimizer steps per agent per update (the agent's samples split into this many mini-batches). */
+  miniBatches: number;
+  epochs: number;
+  maxGradNorm: number;
+}
+
+export const DEFAULT_UPDATE: UpdateSettings = {
+  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1,
+};
+
+export interface AgentPolicy {
+  adapter: LoraAdapter;
+  optimizer: AdamW;
+  /** Frozen agents take part in rollouts but are never updated. */
+  trainable: boolean;
+}
+
+export interface AgentUpdateMetrics {
+  samples: number;
+  tokens: number;
+  loss: number;
+  kl: number;
+  entropy: number;
+  clipFraction: number;
+  gradNorm: number;
+  meanReward: number;
+  steps: number;
+  skippedSteps: number;
+  skipReasons: string[];
+}
+
+export interface UpdateMetrics {
+  agents: Record<string, AgentUpdateMetrics>;
+  /** Mean k1 KL (sampling policy vs reference) per action token over the batch. */
+  kl: number;
+  tokensPerSecond: number;
+  seconds: number;
+}
+
+interface Batch {
+  ids: number[][];
+  mask: number[][];
+  /** [B][T-1] 1 where the log-prob is of an action token (and the action is not truncated). */
+  actionMask: number[][];
+  /** [B][T-1] advantage at action positions, 0 elsewhere. */
+  advantages: number[][];
+  /** [B][T-1] old log-prob at action positions. */
+  oldLogprobs: number[][];
+  refLogprobs: number[][];
+}
+
+/** Right-pad prompt+action rows. Example: prompt [1,2], action [3] -> ids [1,2,3], action position 1 of T-1. */
+function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; old: number[][]; ref: number[][] }, rows?: number[]): Batch {
+  const idx = rows ?? samples.map((_, i) => i);
+  const width = Math.max(...idx.map((i) => samples[i].prompt.length + samples[i].action.length));
+  const b: Batch = { ids: [], mask: [], actionMask: [], advantages: [], oldLogprobs: [], refLogprobs: [] };
+  for (const i of idx) {
+    const s = samples[i];
+    const seq = [...s.prompt, ...s.action];
+    const pad = width - seq.length;
+    b.ids.push([...seq, ...new Array(pad).fill(0)]);
+    b.mask.push([...seq.map(() => 1), ...new Array(pad).fill(0)]);
+    const lane = (values?: number[]) => {
+      const row = new Array(width - 1).fill(0);
+      s.action.forEach((_, j) => (row[s.prompt.length - 1 + j] = values ? values[j] : s.truncated ? 0 : 1));
+      return row;
+    };
+    b.actionMask.push(lane());
+    b.advantages.push(lane(perToken?.adv[i]));
+    b.oldLogprobs.push(lane(perToken?.old[i]));
+    b.refLogprobs.push(lane(perToken?.ref[i]));
+  }
+  return b;
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Log-probs of each sample's action tokens under `adapter` (null = reference), no gradient. */
+export async function actionLogProbs(model: CausalLM, samples: TrainSample[], adapter: LoraAdapter | null, microBatchSize: number): Promise<number[][]> {
+  const out: number[][] = new Array(samples.length);
+  for (const rows of chunks(samples.map((_, i) => i), microBatchSize)) {
+    const b = makeBatch(samples, undefined, rows);
+    const lp = tokenLogProbs(model, b.ids, { attentionMask: b.mask, adapter });
+    const host = (await lp.array()) as number[][];
+    lp.dispose();
+    rows.forEach((i, r) => {
+      const s = samples[i];
+      out[i] = s.action.map((_, j) => host[r][s.prompt.length - 1 + j]);
+    });
+  }
+  return out;
+}
+
+/**
+ * The PPO-clipped loss of one micro-batch, normalised by `tokenCount` (all action tokens of the
+ * mini-batch), plus side metrics (summed, not normalised) kept out of the gradient path.
+ */
+export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: Batch, clipEps: number, tokenCount: number,
+  side?: { entropy: number; clipped: number; kl: number }[]): tf.Scalar {
+  const batch = b.ids.length;
+  const steps = b.ids[0].length;
+  const { logits } = model.forward(b.ids, { attentionMask: b.mask, adapter, train: true });
+  const vocab = logits.shape[2];
+  const flat = tf.reshape(tf.slice(logits, [0, 0, 0], [batch, steps - 1, vocab]), [batch * (steps - 1), vocab]) as tf.Tensor2D;
+  const targets = tf.tensor1d(b.ids.flatMap((r) => r.slice(1)), 'int32');
+  const logp = tf.reshape(selectedLogProbs(flat, targets), [batch, steps - 1]); // [B, T-1]
+  const mask = tf.tensor2d(b.actionMask);
+  const adv = tf.tensor2d(b.advantages);
+  const ratio = tf.exp(tf.sub(logp, tf.tensor2d(b.oldLogprobs)));
+  const surr1 = tf.mul(ratio, adv);
+  const surr2 = tf.mul(tf.clipByValue(ratio, 1 - clipEps, 1 + clipEps), adv);
+  const perToken = tf.neg(tf.minimum(surr1, surr2)); // [B, T-1]
+  const loss = tf.div(tf.sum(tf.mul(perToken, mask)), tokenCount) as tf.Scalar;
+  if (side) {
+    // Entropy of the full next-token distribution, clip indicator, and k1 KL to the reference.
+    const lse = tf.logSumExp(flat, -1);
+    const entropy = tf.sub(lse, tf.sum(tf.mul(tf.softmax(flat), flat), -1)); // [N]
+    const clipped = tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clipEps), 'float32');
+    const kl = tf.sub(logp, tf.tensor2d(b.refLogprobs));
+    side.push({
+      entropy: tf.sum(tf.mul(tf.reshape(entropy, [batch, steps - 1]), mask)).dataSync()[0],
+      clipped: tf.sum(tf.mul(clipped, mask)).dataSync()[0],
+      kl: tf.sum(tf.mul(kl, mask)).dataSync()[0],
+    });
+  }
+  return loss;
+}
+
+export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
+  settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
+  const s = { ...DEFAULT_UPDATE, ...settings };
+  const started = performance.now();
+  for (const x of samples) {
+    if (!policies.has(x.agent)) throw new Error(`policyUpdate: sample for unknown agent "${x.agent}"`);
+    if (x.action.length === 0 || x.prompt.length === 0) throw new Error(`policyUpdate: a sample of "${x.agent}" has an empty prompt or action`);
+    if (!Number.isFinite(x.reward)) throw new Error(`policyUpdate: a sample of "${x.agent}" has a non-finite reward ${x.reward}`);
+  }
+  // 1. Sampling-policy and reference log-probs, per agent (each agent has its own adapter).
+  const old: number[][] = new Array(samples.length);
+  const ref: number[][] = new Array(samples.length);
+  const byAgent = new Map<string, number[]>();
+  samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
+  for (const [agent, idx] of byAgent) {
+    const sub = idx.map((i) => samples[i]);
+    const o = await actionLogProbs(model, sub, policies.get(agent)!.adapter, s.microBatchSize);
+    const r = await actionLogProbs(model, sub, null, s.microBatchSize);
+    idx.forEach((i, j) => ((old[i] = o[j]), (ref[i] = r[j])));
+  }
+  // 2. Advantages over the whole batch.
+  const { advantages, meanKl } = computeAdvantages(
+    samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
+    { klCoef: s.klCoef, whitening: s.whitening },
+  );
+  // 3. Per agent: mini-batches of accumulated micro-batch gradients, clipped, one AdamW step each.
+  const agents: Record<string, AgentUpdateMetrics> = {};
+  let tokensProcessed = 0;
+  for (const [agent, idx] of byAgent) {
+    const policy = policies.get(agent)!;
+    const m: AgentUpdateMetrics = {
+      samples: idx.length, tokens: 0, loss: 0, kl: 0, entropy: 0, clipFraction: 0, gradNorm: 0,
+      meanReward: idx.reduce((a, i) => a + samples[i].reward, 0) / idx.length, steps: 0, skippedSteps: 0, skipReasons: [],
+    };
+    agents[agent] = m;
+    if (!policy.trainable) continue;
+    const vars = policy.adapter.variables();
+    let sideTotals = { entropy: 0, clipped: 0, kl: 0, tokens: 0 };
+    for (let epoch = 0; epoch < s.epochs; epoch++) {
+      for (const mini of chunks(idx, Math.ceil(idx.length / s.miniBatches))) {
+        const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
+        if (tokenCount === 0) continue;
+        let acc: tf.Tensor[] | null = null;
+        let lossSum = 0;
+        const side: { entropy: number; clipped: number; kl: number }[] = [];
+        for (const micro of chunks(mini, s.microBatchSize)) {
+          const b = makeBatch(samples, { adv: advantages, old, ref }, micro);
+          tokensProcessed += b.ids.length * b.ids[0].length;
+          const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, s.clipEps, tokenCount, side), vars);
+          lossSum += (await value.data())[0];
+          value.dispose();
+          const g = vars.map((v) => grads[v.name]);
+          if (acc === null) acc = g;
+          else {
+            const prev: tf.Tensor[] = acc;
+            acc = prev.map((a, k) => tf.add(a, g[k]));
+            prev.forEach((t) => t.dispose());
+            g.forEach((t) => t.dispose());
+          }
+        }
+        const norm = tf.tidy(() => tf.sqrt(tf.addN(acc!.map((g) => tf.sum(tf.square(g))))));
+        const gradNorm = (await norm.data())[0];
+        norm.dispose();
+        m.steps++;
+        if (!Number.isFinite(lossSum) || !Number.isFinite(gradNorm)) {
+          m.skippedSteps++;
+          m.skipReasons.push(`non-finite ${Number.isFinite(lossSum) ? 'gradient norm' : 'loss'} (loss ${lossSum}, grad norm ${gradNorm}); step skipped, adapter unchanged`);
+        } else {
+          const factor = gradNorm > s.maxGradNorm ? s.maxGradNorm / (gradNorm + 1e-6) : 1;
+          const clipped = tf.tidy(() => acc!.map((g) => tf.mul(g, factor)));
+          policy.optimizer.apply(clipped);
+          clipped.forEach((t) => t.dispose());
+        }
+        acc!.forEach((t) => t.dispose());
+        m.loss += lossSum;
+        m.gradNorm += gradNorm;
+        for (const x of side) {
+          sideTotals.entropy += x.entropy;
+          sideTotals.clipped += x.clipped;
+          sideTotals.kl += x.kl;
+        }
+        sideTotals.tokens += tokenCount;
+      }
+    }
+    const steps = Math.max(m.steps, 1);
+    m.loss /= steps;
+    m.gradNorm /= steps;
+    m.tokens = sideTotals.tokens;
+    m.entropy = sideTotals.tokens ? sideTotals.entropy / sideTotals.tokens : 0;
+    m.clipFraction = sideTotals.tokens ? sideTotals.clipped / sideTotals.tokens : 0;
+    m.kl = sideTotals.tokens ? sideTotals.kl / sideTotals.tokens : 0;
+    sideTotals = { entropy: 0, clipped: 0, kl: 0, tokens: 0 };
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { agents, kl: meanKl, tokensPerSecond: tokensProcessed / Math.max(seconds, 1e-9), seconds };
+}
