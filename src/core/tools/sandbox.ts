@@ -1,0 +1,151 @@
+// Sandbox: runs the untrusted code that agents write in fenced blocks and turns the outcome into the
+// tool observation the agent reads next.
+//
+// For: short stdlib-only Python (Pyodide) and plain JavaScript (QuickJS) snippets with a time limit,
+// a memory limit, captured and clipped stdout/stderr, and a per-trajectory Workspace as the only
+// file system. Not for: packages, network, the DOM, or anything that needs the host.
+//
+// Where it runs (the Node vs browser difference):
+// - JavaScript: QuickJS compiled to WebAssembly, in the caller's thread in both Node and the browser.
+//   Nothing is injected but `console` and `readFile/writeFile/listFiles` bound to the workspace; the
+//   time limit is QuickJS's interrupt handler, the memory limit is runtime.setMemoryLimit.
+// - Python: Pyodide in a worker (Node: worker_threads with resourceLimits and an empty env; browser: a
+//   module Web Worker), see python-sandbox.ts, worker-host.ts and worker/python-worker.mjs. An
+//   infinite loop is first interrupted (KeyboardInterrupt via a SharedArrayBuffer, Node and
+//   cross-origin-isolated pages only); if that fails the worker is terminated and the next run pays the
+//   reload (~2-4 s). In Node the worker shares the host process, so the worker hardens itself (no
+//   NODEFS, stubbed fs/net/child_process/fetch, no Function constructor); in the browser the worker
+//   has no host file system to begin with, only network APIs, which are stubbed.
+//
+// Example:
+//   const sb = createSandbox();
+//   const r = await sb.run('print(6*7)', { language: 'python', timeoutMs: 2000 });
+//   formatObservation(r) -> "```output\n42\n```"
+
+import type { Workspace } from './workspace.ts';
+
+export type SandboxLanguage = 'python' | 'javascript';
+
+export interface RunOptions {
+  language?: SandboxLanguage; // default 'python'
+  timeoutMs?: number; // default 2000
+  memoryMb?: number; // default 256
+  workspace?: Workspace;
+  owner?: string; // agent whose code this is; files it writes are tagged with it
+}
+
+export type RunErrorKind = 'timeout' | 'memory' | 'forbidden' | 'exception' | 'crash';
+
+export interface RunResult {
+  ok: boolean;
+  stdout: string; // clipped to OUTPUT_LIMIT characters plus a truncation marker
+  stderr: string;
+  error?: { kind: RunErrorKind; message: string };
+  durationMs: number;
+}
+
+export interface Sandbox {
+  run(code: string, opts?: RunOptions): Promise<RunResult>;
+  dispose(): Promise<void>;
+}
+
+export const OUTPUT_LIMIT = 2000; // characters kept per stream
+export const DEFAULT_TIMEOUT_MS = 2000;
+export const DEFAULT_MEMORY_MB = 256;
+
+/**
+ * Keeps the first and last OUTPUT_LIMIT/2 characters of a stream while counting the rest, so a
+ * flood of prints costs constant memory. Example with limit 6: write('abcdefghij') ->
+ * text() = 'abc\n... [truncated 4 chars]\nhij'.
+ */
+export class OutputBuffer {
+  private head = '';
+  private tail = '';
+  private total = 0;
+  constructor(private readonly limit = OUTPUT_LIMIT) {}
+
+  write(chunk: string): void {
+    this.total += chunk.length;
+    const half = Math.floor(this.limit / 2);
+    if (this.head.length < half) {
+      const take = Math.min(half - this.head.length, chunk.length);
+      this.head += chunk.slice(0, take);
+      chunk = chunk.slice(take);
+    }
+    if (chunk.length > 0) this.tail = (this.tail + chunk).slice(-(this.limit - half));
+  }
+
+  text(): string {
+    return clipParts(this.head, this.tail, this.total);
+  }
+}
+
+/** Joins a head and tail of a stream of `total` characters, marking what was dropped in between. */
+export function clipParts(head: string, tail: string, total: number): string {
+  const dropped = total - head.length - tail.length;
+  if (dropped <= 0) return head + tail;
+  return `${head}\n... [truncated ${dropped} chars]\n${tail}`;
+}
+
+/** Clips one whole string the same way OutputBuffer does. */
+export function clipOutput(text: string, limit = OUTPUT_LIMIT): string {
+  const buffer = new OutputBuffer(limit);
+  buffer.write(text);
+  return buffer.text();
+}
+
+/** A one-line, agent-readable explanation for each error kind. */
+export function describeError(kind: RunErrorKind, message: string, limits: { timeoutMs?: number; memoryMb?: number } = {}): string {
+  switch (kind) {
+    case 'timeout':
+      return `Error: execution exceeded the ${limits.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms time limit and was stopped.`;
+    case 'memory':
+      return `Error: execution exceeded the ${limits.memoryMb ?? DEFAULT_MEMORY_MB} MB memory limit (${message}).`;
+    case 'forbidden':
+      return `Error: forbidden: ${message}. There is no network or host access; only files in the workspace (current directory).`;
+    case 'crash':
+      return `Error: the interpreter crashed (${message}); it was restarted, so state from earlier runs is gone.`;
+    case 'exception':
+      return `Error: ${message}`;
+  }
+}
+
+/**
+ * Renders the observation an agent sees after its code block ran.
+ * Example: {ok: true, stdout: '42\n', stderr: ''} -> "```output\n42\n```";
+ * a timeout adds "Error: execution exceeded the 2000 ms time limit and was stopped." after the block.
+ */
+export function formatObservation(result: RunResult): string {
+  const parts: string[] = [];
+  const stdout = result.stdout.replace(/\n$/, '');
+  const stderr = result.stderr.replace(/\n$/, '');
+  if (stdout) parts.push('```output\n' + stdout + '\n```');
+  if (stderr) parts.push('```stderr\n' + stderr + '\n```');
+  if (result.error) parts.push(result.error.message);
+  if (parts.length === 0) parts.push('```output\n(no output)\n```');
+  return parts.join('\n');
+}
+
+/**
+ * One sandbox for both languages: Python goes to a lazily started Pyodide worker, JavaScript to
+ * QuickJS. `pyodideIndexURL` is where pyodide.mjs and its assets are served (browser); in Node it
+ * defaults to node_modules/pyodide.
+ */
+export function createSandbox(config: { pyodideIndexURL?: string } = {}): Sandbox {
+  let python: Promise<Sandbox> | undefined;
+  let javascript: Promise<Sandbox> | undefined;
+  return {
+    async run(code, opts = {}) {
+      if ((opts.language ?? 'python') === 'javascript') {
+        javascript ??= import('./js-sandbox.ts').then((m) => m.createJsSandbox());
+        return (await javascript).run(code, opts);
+      }
+      python ??= import('./python-sandbox.ts').then((m) => m.createPythonSandbox(config));
+      return (await python).run(code, opts);
+    },
+    async dispose() {
+      await Promise.all([python, javascript].map(async (s) => (await s)?.dispose()));
+      python = javascript = undefined;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// Workspace: the per-trajectory in-memory file store that sandboxed code sees as its only file system.
+//
+// For: handing files between the agents of one trajectory (the Data Analyst writes `clean.csv`, the
+// Modeler reads it), and telling the data-analysis coach which agent produced which file (owner tags).
+// Not for: persistence (nothing touches disk) or large data (everything lives in memory; keep files small).
+//
+// Paths are relative, '/'-separated and normalised; anything that tries to leave the root is refused:
+//   ws.write('data/a.csv', 'x,y\n1,2\n', 'analyst');  ws.list() -> [{path: 'data/a.csv', size: 8, owner: 'analyst', ...}]
+//   ws.write('../etc/passwd', '')  -> throws "path '../etc/passwd' leaves the workspace"
+
+export interface WorkspaceEntry {
+  path: string;
+  size: number; // bytes
+  owner: string; // agent (role) that last wrote the file
+  version: number; // increments on every write; lets callers see what changed
+}
+
+interface StoredFile {
+  bytes: Uint8Array;
+  owner: string;
+  version: number;
+}
+
+const MAX_PATH_LENGTH = 200;
+
+/**
+ * Turns a user-supplied path into the canonical key, or throws.
+ * Example: normalizeWorkspacePath('./out//b/../c.txt') -> 'out/c.txt'
+ */
+export function normalizeWorkspacePath(path: string): string {
+  const parts: string[] = [];
+  for (const part of path.replace(/\\/g, '/').split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) throw new Error(`path '${path}' leaves the workspace; use a relative path inside it`);
+      parts.pop();
+      continue;
+    }
+    parts.push(part);
+  }
+  const normalized = parts.join('/');
+  if (normalized === '') throw new Error(`path '${path}' names no file; give a file name such as 'out.txt'`);
+  if (normalized.length > MAX_PATH_LENGTH) throw new Error(`path '${path.slice(0, 40)}...' is longer than ${MAX_PATH_LENGTH} characters`);
+  return normalized;
+}
+
+export class Workspace {
+  private files = new Map<string, StoredFile>();
+  private counter = 0;
+
+  /** Writes (or replaces) a file. Strings are stored as UTF-8. */
+  write(path: string, data: Uint8Array | string, owner = 'unknown'): void {
+    const key = normalizeWorkspacePath(path);
+    const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data);
+    this.files.set(key, { bytes, owner, version: ++this.counter });
+  }
+
+  /** The file's bytes (a copy), or undefined when there is no such file. */
+  read(path: string): Uint8Array | undefined {
+    const file = this.files.get(normalizeWorkspacePath(path));
+    return file ? new Uint8Array(file.bytes) : undefined;
+  }
+
+  /** The file decoded as UTF-8, or undefined. */
+  readText(path: string): string | undefined {
+    const bytes = this.read(path);
+    return bytes ? new TextDecoder().decode(bytes) : undefined;
+  }
+
+  has(path: string): boolean {
+    return this.files.has(normalizeWorkspacePath(path));
+  }
+
+  delete(path: string): boolean {
+    return this.files.delete(normalizeWorkspacePath(path));
+  }
+
+  /** All files sorted by path, with size and owner. */
+  list(): WorkspaceEntry[] {
+    return [...this.files.entries()]
+      .map(([path, f]) => ({ path, size: f.bytes.length, owner: f.owner, version: f.version }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** Files and bytes for mounting into an interpreter (bytes are copies). */
+  snapshot(): { path: string; bytes: Uint8Array }[] {
+    return [...this.files.entries()].map(([path, f]) => ({ path, bytes: new Uint8Array(f.bytes) }));
+  }
+
+  /**
+   * Applies what a run did: files it created or changed now belong to `owner`; files it deleted go.
+   * Unchanged files keep their owner, so a reader never becomes the owner of what it only read.
+   */
+  applyChanges(changed: { path: string; bytes: Uint8Array }[], deleted: string[], owner: string): void {
+    for (const path of deleted) this.files.delete(normalizeWorkspacePath(path));
+    for (const { path, bytes } of changed) {
+      const old = this.files.get(normalizeWorkspacePath(path));
+      if (old && sameBytes(old.bytes, bytes)) continue;
+      this.write(path, bytes, owner);
+    }
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
