@@ -1,0 +1,60 @@
+/**
+ * The engine on real WebGPU in Node (Dawn on SwiftShader): parity fixtures' logits within 1e-3 of
+ * transformers, greedy continuation identical, KV-cache decoding equal to recomputation, LoRA
+ * fixture. Skips loudly without Debian's chromium (which ships the SwiftShader Vulkan driver).
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../src/core/backend.ts';
+import { importPeft } from '../../src/core/lora/peft.ts';
+import { generate } from '../../src/core/model/generate.ts';
+import { loadModel } from '../../src/core/model/load.ts';
+import { scoreSequences } from '../../src/core/model/score.ts';
+import { folderSource } from '../../src/core/model/sources.ts';
+import { PARITY, maxAbsDiff, readReference } from '../helpers/fixtures.ts';
+import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
+
+const gpu = webgpuAvailable();
+warnIfSkipped('WebGPU engine parity suite (test/webgpu/parity.test.ts)', gpu);
+
+describe.skipIf(!gpu.ok)('engine parity on WebGPU (Node, Dawn + SwiftShader)', () => {
+  beforeAll(async () => {
+    const info = await initBackend({ force: 'webgpu' });
+    expect(info.name).toBe('webgpu');
+  });
+
+  for (const name of ['llama', 'qwen2']) {
+    it(`${name}: logits within 1e-3 of transformers, greedy identical, no leaks`, async () => {
+      const { model } = await loadModel(folderSource(path.join(PARITY, name)));
+      const ref = readReference(name);
+      const before = tf.memory().numTensors;
+      for (const c of ['short', 'long'] as const) {
+        const { logits } = model.forward([ref.cases[c].input_ids]);
+        const got = ((await logits.array()) as number[][][])[0];
+        logits.dispose();
+        expect(maxAbsDiff(got, ref.cases[c].logits)).toBeLessThan(1e-3);
+      }
+      const [g] = await generate(model, [ref.greedy.prompt_ids], { maxNewTokens: ref.greedy.max_new_tokens, temperature: 0 });
+      expect(g.tokens).toEqual(ref.greedy.new_ids);
+      expect(tf.memory().numTensors).toBe(before);
+      model.dispose();
+    });
+  }
+
+  it('KV-cache decode equals recomputation, and the PEFT fixture matches, on webgpu', async () => {
+    const { model, config } = await loadModel(folderSource(path.join(PARITY, 'qwen2')));
+    const prompt = readReference('qwen2').cases.short.input_ids;
+    const [g] = await generate(model, [prompt], { maxNewTokens: 32, temperature: 1, seed: 4 });
+    const [lp] = await scoreSequences(model, [[...prompt, ...g.tokens]]);
+    expect(maxAbsDiff([lp.slice(prompt.length - 1)], [g.logprobs])).toBeLessThan(1e-3);
+    const lora = JSON.parse(readFileSync(path.join(PARITY, 'qwen2_lora/reference.json'), 'utf8'));
+    const adapter = await importPeft(folderSource(path.join(PARITY, 'qwen2_lora')), config, 'peft');
+    const { logits } = model.forward([lora.input_ids], { adapter });
+    expect(maxAbsDiff(((await logits.array()) as number[][][])[0], lora.logits_unmerged)).toBeLessThan(1e-3);
+    logits.dispose();
+    adapter.dispose();
+    model.dispose();
+  });
+});
