@@ -1,0 +1,136 @@
+/**
+ * Workflows as data: which agents, in which order, with which prompts, budgets, turns and tools,
+ * and what each one sees. The math chain and the data-analysis team are two instances.
+ *
+ * For: the typed, validated workflow config and the default math chain (MAPPA section 1).
+ * Not for: running a workflow (rollout.ts) or scoring it (coach.ts).
+ *
+ * Prompt templates use {{name}} placeholders, filled by `renderTemplate`:
+ *   {{problem}}           the task text
+ *   {{position}} {{count}} {{team}} {{budget}} {{role}}   the agent's place in the chain and its budget
+ *   {{output:<agentId>}}  the final text of an earlier agent
+ *   {{tool:<agentId>}}    the last tool observation of an earlier agent ("(none)" if it ran no code)
+ * Example: renderTemplate('Problem: {{problem}}', {problem: '2+2?'}) -> 'Problem: 2+2?'
+ */
+
+export type ToolName = 'python' | 'javascript' | 'sql';
+
+export interface AgentSpec {
+  /** Stable id used in configs, adapters and metrics ("solver"). */
+  id: string;
+  /** Role name shown to the agent and the coach ("Problem Solver"). */
+  role: string;
+  system: string;
+  user: string;
+  /** Message sent after each tool observation to ask for the next turn. */
+  followUp?: string;
+  /** Output budget per turn, in tokens. */
+  maxTokens: number;
+  /** Turns; each turn's fenced code blocks are run and their output appended before the next. */
+  turns: number;
+  tools: ToolName[];
+  /** Takes part but is never updated (the reference implementation's `is_tuning: false`). */
+  trainable: boolean;
+  /** The agent whose answer is the team's answer (exactly one). */
+  final?: boolean;
+}
+
+export interface WorkflowSpec {
+  name: string;
+  domain: 'math' | 'data';
+  agents: AgentSpec[];
+}
+
+export class WorkflowError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkflowError';
+  }
+}
+
+const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
+
+/** The MAPPA math chain: Problem Solver -> Code Executor (up to 2 turns) -> Verifier. */
+export const MATH_CHAIN: WorkflowSpec = {
+  name: 'math-chain',
+  domain: 'math',
+  agents: [
+    {
+      id: 'solver',
+      role: 'Problem Solver',
+      system: `You are the Problem Solver, ${TEAM_LINE}. Solve the problem step by step, one operation per line, and end with "Answer: <number>". Use at most {{budget}} tokens.`,
+      user: 'Problem: {{problem}}',
+      maxTokens: 96,
+      turns: 1,
+      tools: [],
+      trainable: true,
+    },
+    {
+      id: 'executor',
+      role: 'Code Executor',
+      system: `You are the Code Executor, ${TEAM_LINE}. Check the solution with Python: write one \`\`\`python block that prints the answer. After you see its output, reply "Result: <number>". Use at most {{budget}} tokens.`,
+      user: 'Problem: {{problem}}\n\nProblem Solver:\n{{output:solver}}',
+      followUp: 'Output:\n{{observation}}',
+      maxTokens: 96,
+      turns: 2,
+      tools: ['python'],
+      trainable: true,
+    },
+    {
+      id: 'verifier',
+      role: 'Verifier',
+      system: `You are the Verifier, ${TEAM_LINE}. Decide the final answer from the work so far and give it as \\boxed{<number>}. Use at most {{budget}} tokens.`,
+      user: 'Problem: {{problem}}\n\nCode Executor:\n{{output:executor}}\n\nLast output:\n{{tool:executor}}',
+      maxTokens: 48,
+      turns: 1,
+      tools: [],
+      trainable: true,
+      final: true,
+    },
+  ],
+};
+
+/** Fill {{name}} placeholders; an unknown placeholder is an error naming it. */
+export function renderTemplate(template: string, vars: Record<string, string | number>): string {
+  return template.replace(/\{\{([\w:-]+)\}\}/g, (_, name: string) => {
+    if (!(name in vars)) throw new WorkflowError(`template placeholder {{${name}}} has no value (known: ${Object.keys(vars).join(', ')})`);
+    return String(vars[name]);
+  });
+}
+
+/** Check a workflow: unique ids, one final agent, sane budgets, placeholders that refer to earlier agents. */
+export function validateWorkflow(w: WorkflowSpec): WorkflowSpec {
+  const where = `workflow "${w.name}"`;
+  if (!w.agents?.length) throw new WorkflowError(`${where}: needs at least one agent`);
+  const seen = new Set<string>();
+  for (const [i, a] of w.agents.entries()) {
+    const at = `${where}, agent ${i + 1} ("${a.id}")`;
+    if (!/^[a-z][\w-]*$/.test(a.id ?? '')) throw new WorkflowError(`${at}: id must be lower-case letters, digits, - or _`);
+    if (seen.has(a.id)) throw new WorkflowError(`${at}: duplicate id`);
+    if (!Number.isInteger(a.maxTokens) || a.maxTokens < 1 || a.maxTokens > 8192) throw new WorkflowError(`${at}: maxTokens must be an integer in 1..8192, got ${a.maxTokens}`);
+    if (!Number.isInteger(a.turns) || a.turns < 1 || a.turns > 8) throw new WorkflowError(`${at}: turns must be an integer in 1..8, got ${a.turns}`);
+    if (a.turns > 1 && a.tools.length === 0) throw new WorkflowError(`${at}: several turns need a tool (turns continue after tool output)`);
+    for (const t of a.tools) if (!['python', 'javascript', 'sql'].includes(t)) throw new WorkflowError(`${at}: unknown tool "${t}" (python, javascript, sql)`);
+    for (const text of [a.system, a.user, a.followUp ?? '']) {
+      for (const [, ref] of text.matchAll(/\{\{(?:output|tool):([\w-]+)\}\}/g)) {
+        if (!seen.has(ref)) throw new WorkflowError(`${at}: refers to {{…:${ref}}} but "${ref}" is not an earlier agent`);
+      }
+    }
+    seen.add(a.id);
+  }
+  const finals = w.agents.filter((a) => a.final);
+  if (finals.length !== 1) throw new WorkflowError(`${where}: exactly one agent must be "final" (it gives the team's answer); found ${finals.length}`);
+  return w;
+}
+
+/** Variables describing an agent's place in the chain. */
+export function placeVars(w: WorkflowSpec, agentIndex: number): Record<string, string | number> {
+  const a = w.agents[agentIndex];
+  return {
+    position: agentIndex + 1,
+    count: w.agents.length,
+    team: w.agents.map((x) => x.role).join(' -> '),
+    budget: a.maxTokens,
+    role: a.role,
+  };
+}
