@@ -18,6 +18,7 @@
 //   const { maxStorageBufferBindingSize } = backendLimits();
 //   await initBackend({ force: 'cpu' });           // switch; same call again is a no-op
 
+import { registerCustomKernels } from './kernels/register.ts';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { installNodeWebGPU, isNode, nodeImport } from './webgpu-node.ts';
@@ -137,7 +138,35 @@ async function softwareAdapter(): Promise<string | null> {
   }
 }
 
+let gradientsReady: Promise<void> | null = null;
+
+/**
+ * Registers tfjs-core's gradient functions once (training needs them; inference does not).
+ * Bundlers take tfjs-core's ESM entry; plain Node cannot (its ESM build uses directory imports),
+ * so there the CommonJS bundle of @tensorflow/tfjs, which shares our tfjs-core, registers them.
+ */
+export function ensureGradients(): Promise<void> {
+  gradientsReady ??= (async () => {
+    if (tf.getGradient('RealDiv')) return;
+    try {
+      await import('@tensorflow/tfjs-core/dist/register_all_gradients');
+    } catch {
+      await nodeImport('@tensorflow/tfjs');
+    }
+    if (!tf.getGradient('RealDiv')) throw new Error('tfjs gradients could not be registered; training is unavailable');
+  })();
+  return gradientsReady;
+}
+
+/** Start one backend, then register the project's custom kernels and the gradient registry. */
 async function activate(name: BackendName): Promise<BackendInfo> {
+  const info = await activateOne(name);
+  registerCustomKernels();
+  await ensureGradients();
+  return info;
+}
+
+async function activateOne(name: BackendName): Promise<BackendInfo> {
   if (name === 'webgpu') return activateWebGPU();
   if (name === 'wasm') return activateWasm();
   await setOrThrow('cpu');

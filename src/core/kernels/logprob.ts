@@ -4,11 +4,19 @@
  * For: scoring (the trainer's policy / reference log-probs) and the policy-gradient loss.
  * Not for: sampling (sampling.ts works on host arrays).
  *
- * This is the plain-ops path, differentiable on every backend (it avoids `gather`, whose gradient
- * `UnsortedSegmentSum` is missing on tfjs-backend-wasm 4.22): picked = sum(logits * onehot), minus
- * logsumexp. Example: logits [[0, ln 3]], target [1] -> ln(3/4) = -0.2877.
+ * Two paths with the same result (within 1e-4, checked in test/webgpu/logprob.test.ts):
+ *   - plain ops, differentiable on every backend (it avoids `gather`, whose gradient
+ *     `UnsortedSegmentSum` is missing on tfjs-backend-wasm 4.22): picked = sum(logits * onehot),
+ *     minus logsumexp. Materializes a one-hot and several [N, V] temporaries.
+ *   - fused (webgpu only, ./logprob-webgpu.ts): one read of the logits forward, one read and one
+ *     write backward, chunked by rows so no binding exceeds the device's limit.
+ * `selectedLogProbs` picks the fused one when the active backend is webgpu and
+ * registerCustomKernels() (./register.ts) has run, else the plain one.
+ *
+ * Example: logits [[0, ln 3]], target [1] -> ln(3/4) = -0.2877.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { SELECTED_LOGPROB } from './logprob-webgpu.ts';
 
 export function selectedLogProbsPlain(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
   return tf.tidy(() => {
@@ -21,7 +29,25 @@ export function selectedLogProbsPlain(logits: tf.Tensor2D, targets: tf.Tensor1D)
   });
 }
 
-/** The entry point the rest of the project calls; a fused WebGPU kernel may take over per backend. */
+/** Whether `selectedLogProbs` would take the fused kernel on the active backend right now. */
+export function fusedLogProbsActive(): boolean {
+  const backend = tf.getBackend();
+  return backend === 'webgpu' && Boolean(tf.getKernel(SELECTED_LOGPROB, backend)) && Boolean(tf.getGradient(SELECTED_LOGPROB));
+}
+
+/**
+ * The fused kernel (webgpu only; throws elsewhere or before registerCustomKernels()).
+ * Differentiable through its registered gradient. Targets of any dtype are cast to int32.
+ */
+export function selectedLogProbsFused(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
+  return tf.tidy(() => {
+    const t = targets.dtype === 'int32' ? targets : tf.cast(targets, 'int32');
+    const [logp] = tf.engine().runKernel(SELECTED_LOGPROB, { logits, targets: t }, {}) as tf.Tensor[]; // [N], lse [N]
+    return logp as tf.Tensor1D;
+  });
+}
+
+/** The entry point the rest of the project calls: fused on webgpu when registered, plain otherwise. */
 export function selectedLogProbs(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
-  return selectedLogProbsPlain(logits, targets);
+  return fusedLogProbsActive() ? selectedLogProbsFused(logits, targets) : selectedLogProbsPlain(logits, targets);
 }

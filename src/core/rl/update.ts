@@ -16,7 +16,6 @@
  *      adapter as it was, and report it.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-core/dist/register_all_gradients'; // training needs the gradient registry
 import { selectedLogProbs } from '../kernels/logprob.ts';
 import type { LoraAdapter } from '../lora/adapter.ts';
 import type { CausalLM } from '../model/llama.ts';

@@ -1,0 +1,35 @@
+/**
+ * Registers the project's custom tfjs kernels (and their gradients) in one place.
+ *
+ * For: calling once after the backend is chosen (src/core/backend.ts does it); safe to call again,
+ * already registered kernels are left alone. Registering for `webgpu` is harmless when that backend
+ * never starts: tfjs only looks a kernel up for the active backend.
+ * Not for: choosing between fused and plain paths; the op wrappers (e.g. ./logprob.ts) do that by
+ * asking `tf.getKernel(name, tf.getBackend())`.
+ *
+ * Example:
+ *   await initBackend();
+ *   registerCustomKernels();
+ *   selectedLogProbs(logits, targets); // fused on webgpu, plain ops elsewhere
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts';
+import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
+
+/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22. */
+const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, wasmUnsortedSegmentSum];
+const GRADIENTS: tf.GradConfig[] = [selectedLogProbGrad];
+
+/** Registers every custom kernel and gradient not registered yet; returns the kernel names added. */
+export function registerCustomKernels(): string[] {
+  const added: string[] = [];
+  for (const k of KERNELS) {
+    if (tf.getKernel(k.kernelName, k.backendName)) continue;
+    tf.registerKernel(k);
+    added.push(`${k.kernelName}@${k.backendName}`);
+  }
+  for (const g of GRADIENTS) {
+    if (!tf.getGradient(g.kernelName)) tf.registerGradient(g);
+  }
+  return added;
+}
