@@ -1,0 +1,153 @@
+/**
+ * Rollouts: the team works on tasks, agent after agent, turn after turn, and every action is
+ * recorded with its input, tokens, log-probs and tool observations.
+ *
+ * For: `runRollouts(workflow, tasks, ...)` -> trajectories (math chain and any workflow of the
+ * same shape). Not for: scoring (coach.ts) or rewards (rewards.ts).
+ *
+ * All trajectories advance in lockstep, one agent stage at a time, so each stage is one batched
+ * generation per agent: P tasks x n samples solver turns, then executor turns, and so on.
+ * Each turn's fenced code blocks are run in the sandbox and the observation is appended to the
+ * conversation before the next turn (MAPPA section 1).
+ * Example: const trajs = await runRollouts(MATH_CHAIN, tasks, {agents, sandbox, samplesPerTask: 2,
+ *            temperature: 1, seed: 0});  trajs[0].actions.map(a => a.agentId) -> solver, executor, ...
+ */
+import { answersEqual, extractBoxed } from '../tasks/answers.ts';
+import { extractCodeBlocks } from '../tools/code-blocks.ts';
+import { formatObservation, type Sandbox } from '../tools/sandbox.ts';
+import { Workspace } from '../tools/workspace.ts';
+import type { ChatMessage } from '../tokenizer/tokenizer.ts';
+import type { AgentBackend } from './agents.ts';
+import { placeVars, renderTemplate, type WorkflowSpec } from './workflow.ts';
+
+export interface RolloutTask {
+  id: string;
+  problem: string;
+  answer: string;
+}
+
+export interface Action {
+  agentId: string;
+  role: string;
+  turn: number;
+  /** The chat messages the agent saw. */
+  messages: ChatMessage[];
+  promptText: string;
+  promptTokens: number[];
+  tokens: number[];
+  logprobs: number[];
+  text: string;
+  truncated: boolean;
+  /** Tool observation produced by this turn's code (undefined when it ran none). */
+  observation?: string;
+  codeBlocks: number;
+  /** Filled by the coach and the reward stage. */
+  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
+  reward?: number;
+  tokenRewards?: number[];
+  advantage?: number;
+}
+
+export interface Trajectory {
+  task: RolloutTask;
+  sample: number;
+  actions: Action[];
+  finalAnswer: string | null;
+  correct: boolean;
+}
+
+export interface RolloutOptions {
+  agents: AgentBackend | Map<string, AgentBackend>;
+  sandbox: Sandbox | null;
+  samplesPerTask: number;
+  temperature: number;
+  seed: number;
+  toolTimeoutMs?: number;
+  /** Progress: stage finished (agent id and turn). */
+  onStage?: (info: { agentId: string; turn: number; rows: number }) => void;
+}
+
+/** Extract the team's answer from the final agent's text: the last \boxed{}, else "Answer: x". */
+export function extractFinalAnswer(text: string): string | null {
+  const boxed = extractBoxed(text);
+  if (boxed !== null) return boxed;
+  const m = /(?:Answer|Result)\s*:\s*\$?(-?[\d.,/]+)/i.exec(text);
+  return m ? m[1] : null;
+}
+
+export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], opts: RolloutOptions): Promise<Trajectory[]> {
+  const backendFor = (id: string): AgentBackend => {
+    const b = opts.agents instanceof Map ? opts.agents.get(id) : opts.agents;
+    if (!b) throw new Error(`runRollouts: no backend for agent "${id}"`);
+    return b;
+  };
+  const trajs: Trajectory[] = tasks.flatMap((task) =>
+    Array.from({ length: opts.samplesPerTask }, (_, sample) => ({ task, sample, actions: [], finalAnswer: null, correct: false })),
+  );
+  const outputs = trajs.map(() => new Map<string, string>()); // agent id -> final text
+  const lastTool = trajs.map(() => new Map<string, string>()); // agent id -> last observation
+  const workspaces = trajs.map(() => new Workspace());
+  let stageSeed = opts.seed * 7919;
+
+  for (const [index, agent] of workflow.agents.entries()) {
+    const place = placeVars(workflow, index);
+    const vars = (r: number) => {
+      const v: Record<string, string | number> = { ...place, problem: trajs[r].task.problem };
+      for (const a of workflow.agents) {
+        v[`output:${a.id}`] = outputs[r].get(a.id) ?? '(none)';
+        v[`tool:${a.id}`] = lastTool[r].get(a.id) ?? '(none)';
+      }
+      return v;
+    };
+    const conversations: ChatMessage[][] = trajs.map((_, r) => [
+      { role: 'system', content: renderTemplate(agent.system, vars(r)) },
+      { role: 'user', content: renderTemplate(agent.user, vars(r)) },
+    ]);
+    const texts: string[][] = trajs.map(() => []);
+    let active = trajs.map((_, r) => r);
+    for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {
+      const results = await backendFor(agent.id).generate(
+        agent.id,
+        active.map((r) => ({ messages: conversations[r], maxTokens: agent.maxTokens, temperature: opts.temperature })),
+        stageSeed++,
+      );
+      const next: number[] = [];
+      for (const [j, r] of active.entries()) {
+        const res = results[j];
+        const action: Action = {
+          agentId: agent.id, role: agent.role, turn, messages: conversations[r], promptText: res.promptText,
+          promptTokens: res.promptTokens, tokens: res.tokens, logprobs: res.logprobs, text: res.text,
+          truncated: res.truncated, codeBlocks: 0,
+        };
+        texts[r].push(res.text);
+        const blocks = agent.tools.length && opts.sandbox ? extractCodeBlocks(res.text).filter((b) => agent.tools.includes(b.language)) : [];
+        if (blocks.length) {
+          const observations: string[] = [];
+          for (const b of blocks) {
+            const run = await opts.sandbox!.run(b.code, { language: b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
+            observations.push(formatObservation(run));
+          }
+          action.observation = observations.join('\n');
+          action.codeBlocks = blocks.length;
+          lastTool[r].set(agent.id, action.observation);
+          if (turn < agent.turns && agent.followUp) {
+            conversations[r] = [...conversations[r], { role: 'assistant', content: res.text },
+              { role: 'user', content: renderTemplate(agent.followUp, { ...vars(r), observation: action.observation }) }];
+            next.push(r);
+          }
+        }
+        trajs[r].actions.push(action);
+      }
+      active = next;
+      opts.onStage?.({ agentId: agent.id, turn, rows: results.length });
+    }
+    trajs.forEach((_, r) => outputs[r].set(agent.id, texts[r].join('\n')));
+  }
+
+  const finalId = workflow.agents.find((a) => a.final)!.id;
+  for (const [r, t] of trajs.entries()) {
+    t.finalAnswer = extractFinalAnswer(outputs[r].get(finalId) ?? '');
+    t.correct = t.finalAnswer !== null && answersEqual(t.finalAnswer, t.task.answer);
+  }
+  return trajs;
+}

@@ -1,0 +1,243 @@
+/**
+ * The MAPPA training loop, top to bottom:
+ *
+ *   for each iteration:
+ *     pick prompts (curriculum) -> rollouts (P prompts x n samples, temperature 1.0)
+ *     -> coach every action -> drop failed-coach trajectories -> rewards -> per-agent samples
+ *     -> update each trainable agent's adapter -> metrics event
+ *     every k iterations: held-out evaluation (temperature 0.6 and greedy) and a checkpoint
+ *
+ * For: `Trainer` (headless: Node CLI and the browser worker drive the same code).
+ * Not for: printing or drawing — listeners get events, nothing flows back up.
+ * Example: const t = await Trainer.create(config, {agentModel, coach, sandbox, store});
+ *          t.on((e) => console.log(e.type)); await t.run();
+ */
+import { AdamW } from '../rl/adamw.ts';
+import { policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
+import { LoraAdapter } from '../lora/adapter.ts';
+import type { LoadedModel } from '../model/load.ts';
+import { mathHeldOut } from '../tasks/math.ts';
+import type { Sandbox } from '../tools/sandbox.ts';
+import { EngineAgents, type AgentBackend } from './agents.ts';
+import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
+import type { Coach } from './coach.ts';
+import type { TrainConfig } from './config.ts';
+import { Curriculum, type FilterCounts } from './curriculum.ts';
+import { coachTrajectories, trainSamples, type CoachStats } from './rewards.ts';
+import { runRollouts, type RolloutTask, type Trajectory } from './rollout.ts';
+
+export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
+
+export interface EvalResult {
+  greedy: number;
+  sampled: number;
+  tasks: number;
+}
+
+export interface IterationMetrics {
+  iteration: number;
+  trainAccuracy: number;
+  meanReward: number;
+  perAgent: Record<string, { meanScore: number; reward: number; loss: number; kl: number; entropy: number; clipFraction: number; gradNorm: number; samples: number; skippedSteps: number }>;
+  kl: number;
+  coach: CoachStats;
+  filters: FilterCounts;
+  trajectories: number;
+  rolloutTokensPerSecond: number;
+  updateTokensPerSecond: number;
+  seconds: Record<Phase, number>;
+  eval?: EvalResult;
+}
+
+export type TrainEvent =
+  | { type: 'phase'; iteration: number; phase: Phase; done: number; total: number }
+  | { type: 'iteration'; metrics: IterationMetrics }
+  | { type: 'trajectories'; iteration: number; trajectories: Trajectory[] }
+  | { type: 'eval'; iteration: number; result: EvalResult }
+  | { type: 'checkpoint'; iteration: number }
+  | { type: 'resumed'; iteration: number }
+  | { type: 'done'; iteration: number };
+
+export interface TrainerDeps {
+  agentModel: LoadedModel;
+  coach: Coach;
+  sandbox: Sandbox | null;
+  store?: CheckpointStore | null;
+  /** Frozen agents on another engine (e.g. WebLLM), by agent id. */
+  external?: Map<string, AgentBackend>;
+}
+
+/** A fixed, level-balanced subset of the 200 held-out problems. */
+export function evalTasks(count: number): RolloutTask[] {
+  const all = mathHeldOut();
+  const step = all.length / count;
+  return Array.from({ length: count }, (_, i) => all[Math.floor(i * step)]);
+}
+
+export class Trainer {
+  iteration = 0;
+  readonly metrics: IterationMetrics[] = [];
+  private listeners = new Set<(e: TrainEvent) => void>();
+  private stopRequested = false;
+
+  private constructor(
+    readonly config: TrainConfig,
+    readonly deps: TrainerDeps,
+    readonly policies: Map<string, AgentPolicy>,
+    readonly curriculum: Curriculum,
+  ) {}
+
+  /** Fresh adapters per agent, or the store's checkpoint when there is one (resume). */
+  static async create(config: TrainConfig, deps: TrainerDeps, opts: { resume?: boolean } = {}): Promise<Trainer> {
+    const ids = config.workflow.agents.filter((a) => !deps.external?.has(a.id)).map((a) => a.id);
+    const saved = opts.resume && deps.store ? await deps.store.load() : null;
+    const policies = new Map<string, AgentPolicy>();
+    let trainer: Trainer;
+    if (saved) {
+      const { loop, agents } = await decodeCheckpoint(saved, deps.agentModel.config, ids);
+      for (const [id, a] of agents) {
+        const optimizer = new AdamW(a.adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
+        optimizer.setState(a.optimizer);
+        policies.set(id, { adapter: a.adapter, optimizer, trainable: config.workflow.agents.find((x) => x.id === id)!.trainable });
+      }
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum));
+      trainer.iteration = loop.iteration;
+      trainer.metrics.push(...(loop.metrics as IterationMetrics[]));
+    } else {
+      for (const id of ids) {
+        const spec = config.workflow.agents.find((a) => a.id === id)!;
+        const adapter = LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
+        policies.set(id, { adapter, optimizer: new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay }), trainable: spec.trainable });
+      }
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed));
+    }
+    if (saved) queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
+    return trainer;
+  }
+
+  on(listener: (e: TrainEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(e: TrainEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+
+  /** Ask the loop to stop after the current iteration (pause). */
+  stop(): void {
+    this.stopRequested = true;
+  }
+
+  private backends(): Map<string, AgentBackend> {
+    const engine = new EngineAgents(this.deps.agentModel, new Map([...this.policies].map(([id, p]) => [id, p.adapter])));
+    return new Map(this.config.workflow.agents.map((a) => [a.id, this.deps.external?.get(a.id) ?? engine]));
+  }
+
+  /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
+  async evaluate(): Promise<EvalResult> {
+    const tasks = evalTasks(this.config.evalTasks);
+    const run = async (temperature: number) => {
+      const trajs = await runRollouts(this.config.workflow, tasks, {
+        agents: this.backends(), sandbox: this.deps.sandbox, samplesPerTask: 1, temperature, seed: 1_000_003, toolTimeoutMs: this.config.toolTimeoutMs,
+        onStage: (s) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: s.rows }),
+      });
+      return trajs.filter((t) => t.correct).length / trajs.length;
+    };
+    return { greedy: await run(0), sampled: await run(this.config.evalTemperature), tasks: tasks.length };
+  }
+
+  /** One iteration of the loop; returns its metrics. */
+  async step(): Promise<IterationMetrics> {
+    const c = this.config;
+    const it = this.iteration + 1;
+    const seconds: Record<Phase, number> = { rollout: 0, coach: 0, update: 0, eval: 0, checkpoint: 0 };
+    const timed = async <T>(phase: Phase, f: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      this.emit({ type: 'phase', iteration: it, phase, done: 0, total: 1 });
+      try {
+        return await f();
+      } finally {
+        seconds[phase] += (performance.now() - t0) / 1000;
+        this.emit({ type: 'phase', iteration: it, phase, done: 1, total: 1 });
+      }
+    };
+
+    const { tasks, counts } = this.curriculum.pick(c.promptsPerIteration);
+    const trajs = await timed('rollout', () => runRollouts(c.workflow, tasks, {
+      agents: this.backends(), sandbox: this.deps.sandbox, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature,
+      seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
+    }));
+    const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
+    const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards));
+    this.curriculum.record(trajs);
+    const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
+    const kept = trajs.filter((_, i) => keptIdx.has(i));
+    const samples = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false);
+    let update: UpdateMetrics | null = null;
+    if (samples.length) {
+      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update));
+    }
+
+    const perAgent: IterationMetrics['perAgent'] = {};
+    for (const spec of c.workflow.agents) {
+      const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));
+      const u = update?.agents[spec.id];
+      perAgent[spec.id] = {
+        meanScore: acts.length ? acts.reduce((a, x) => a + (x.coach?.score ?? 5), 0) / acts.length : 0,
+        reward: acts.length ? acts.reduce((a, x) => a + (x.reward ?? 0), 0) / acts.length : 0,
+        loss: u?.loss ?? 0, kl: u?.kl ?? 0, entropy: u?.entropy ?? 0, clipFraction: u?.clipFraction ?? 0,
+        gradNorm: u?.gradNorm ?? 0, samples: u?.samples ?? 0, skippedSteps: u?.skippedSteps ?? 0,
+      };
+    }
+    const rewards = trajs.flatMap((t) => t.actions.map((a) => a.reward ?? 0));
+    const metrics: IterationMetrics = {
+      iteration: it,
+      trainAccuracy: trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1),
+      meanReward: rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1),
+      perAgent,
+      kl: update?.kl ?? 0,
+      coach: stats,
+      filters: counts,
+      trajectories: trajs.length,
+      rolloutTokensPerSecond: generated / Math.max(seconds.rollout, 1e-9),
+      updateTokensPerSecond: update?.tokensPerSecond ?? 0,
+      seconds,
+    };
+    this.emit({ type: 'trajectories', iteration: it, trajectories: trajs });
+    this.iteration = it;
+    if (it % c.evalEvery === 0 || it === c.iterations) {
+      metrics.eval = await timed('eval', () => this.evaluate());
+      this.emit({ type: 'eval', iteration: it, result: metrics.eval });
+    }
+    this.metrics.push(metrics);
+    await this.deps.store?.appendMetrics(metrics);
+    this.emit({ type: 'iteration', metrics });
+    if (this.deps.store && (it % c.checkpointEvery === 0 || it === c.iterations)) {
+      await timed('checkpoint', () => this.checkpoint());
+    }
+    return metrics;
+  }
+
+  async checkpoint(): Promise<void> {
+    if (!this.deps.store) return;
+    const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) => [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
+    await this.deps.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculum.state, metrics: this.metrics, config: this.config }, agents));
+    this.emit({ type: 'checkpoint', iteration: this.iteration });
+  }
+
+  /** Run until `config.iterations` (or `stop()`); evaluates the untrained team first on a fresh run. */
+  async run(): Promise<IterationMetrics[]> {
+    this.stopRequested = false;
+    while (this.iteration < this.config.iterations && !this.stopRequested) await this.step();
+    this.emit({ type: 'done', iteration: this.iteration });
+    return this.metrics;
+  }
+
+  dispose(): void {
+    for (const p of this.policies.values()) {
+      p.adapter.dispose();
+      p.optimizer.dispose();
+    }
+  }
+}
