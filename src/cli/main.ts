@@ -3,16 +3,22 @@
  *
  *   mappa forward  --model DIR --ids 1,2,3 [--adapter DIR] [--backend cpu|wasm|webgpu]
  *   mappa generate --model DIR --prompt TEXT [--chat] [--max-tokens N] [--temperature T] ...
+ *   mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]
+ *   mappa eval [--config FILE] [--adapters DIR]
  *
  * Results go to stdout; progress, notices and errors to stderr; errors exit non-zero.
  */
 import { forwardCommand } from './forward.ts';
 import { generateCommand } from './generate.ts';
+import { trainCommand } from './train.ts';
+import { evalCommand } from './eval.ts';
 import { CliError } from './common.ts';
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
   forward: { run: forwardCommand, help: 'print the logits of every position as JSON' },
   generate: { run: generateCommand, help: 'stream a completion of a prompt' },
+  train: { run: trainCommand, help: 'train a team with MAPPA (default: the embedded tiny math team)' },
+  eval: { run: evalCommand, help: 'held-out accuracy of a team, with or without trained adapters' },
 };
 
 function usage(): string {

@@ -28,6 +28,8 @@ export interface ActionContext {
   /** Extra facts for the coach (e.g. files and who made them, computed metrics). */
   facts?: string;
   final: boolean;
+  /** The task itself, for coaches that check steps against it (never shown to a model coach). */
+  task?: { readonly answer: string };
 }
 
 export const OBSERVATION_LIMIT = 2000;

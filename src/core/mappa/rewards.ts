@@ -56,6 +56,7 @@ export function agentContext(w: WorkflowSpec, t: Trajectory, agentId: string, fa
     groundTruth: spec.final ? t.task.answer : undefined,
     facts,
     final: !!spec.final,
+    task: t.task,
   };
 }
 
@@ -70,6 +71,7 @@ export function turnContext(w: WorkflowSpec, t: Trajectory, action: Action): Act
     output: action.text,
     observation: action.observation,
     final: false,
+    task: t.task,
   };
 }
 

@@ -74,6 +74,20 @@ export function evalTasks(count: number): RolloutTask[] {
   return Array.from({ length: count }, (_, i) => all[Math.floor(i * step)]);
 }
 
+/** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
+export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, sandbox: Sandbox | null,
+  onStage?: (rows: number) => void): Promise<EvalResult> {
+  const tasks = evalTasks(config.evalTasks);
+  const run = async (temperature: number) => {
+    const trajs = await runRollouts(config.workflow, tasks, {
+      agents: backends, sandbox, samplesPerTask: 1, temperature, seed: 1_000_003, toolTimeoutMs: config.toolTimeoutMs,
+      onStage: (s) => onStage?.(s.rows),
+    });
+    return trajs.filter((t) => t.correct).length / trajs.length;
+  };
+  return { greedy: await run(0), sampled: await run(config.evalTemperature), tasks: tasks.length };
+}
+
 export class Trainer {
   iteration = 0;
   readonly metrics: IterationMetrics[] = [];
@@ -136,15 +150,8 @@ export class Trainer {
 
   /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
   async evaluate(): Promise<EvalResult> {
-    const tasks = evalTasks(this.config.evalTasks);
-    const run = async (temperature: number) => {
-      const trajs = await runRollouts(this.config.workflow, tasks, {
-        agents: this.backends(), sandbox: this.deps.sandbox, samplesPerTask: 1, temperature, seed: 1_000_003, toolTimeoutMs: this.config.toolTimeoutMs,
-        onStage: (s) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: s.rows }),
-      });
-      return trajs.filter((t) => t.correct).length / trajs.length;
-    };
-    return { greedy: await run(0), sampled: await run(this.config.evalTemperature), tasks: tasks.length };
+    return evaluateTeam(this.config, this.backends(), this.deps.sandbox,
+      (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }));
   }
 
   /** One iteration of the loop; returns its metrics. */

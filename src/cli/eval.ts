@@ -1,0 +1,38 @@
+/**
+ * `mappa eval [--config FILE] [--adapters DIR] [--tasks N]` prints the team's held-out accuracy as
+ * JSON (greedy and at the evaluation temperature). DIR holds one PEFT folder per agent
+ * (DIR/<agent>/adapter_config.json ...), as `mappa train` writes under <out>/adapters.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { LoraAdapter } from '../core/lora/adapter.ts';
+import { importPeft } from '../core/lora/peft.ts';
+import { EngineAgents } from '../core/mappa/agents.ts';
+import { evaluateTeam } from '../core/mappa/train.ts';
+import { folderSource } from '../core/model/sources.ts';
+import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
+import { readConfig, setUpRun } from './run-setup.ts';
+
+const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--backend cpu|wasm|webgpu]\n';
+
+export async function evalCommand(argv: string[]): Promise<void> {
+  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : Number(o.tasks) });
+  await startBackend(o.backend);
+  const parts = await setUpRun(config, false);
+  const adapters = new Map<string, LoraAdapter | null>();
+  if (o.adapters) {
+    if (!existsSync(o.adapters)) throw new CliError(`--adapters: "${o.adapters}" does not exist`);
+    for (const a of config.workflow.agents) {
+      const dir = path.join(o.adapters, a.id);
+      adapters.set(a.id, existsSync(path.join(dir, 'adapter_config.json')) ? await importPeft(folderSource(dir), parts.agentModel.config, a.id) : null);
+    }
+  }
+  const engine = new EngineAgents(parts.agentModel, adapters);
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.sandbox);
+  process.stdout.write(JSON.stringify({
+    ...result, temperature: config.evalTemperature,
+    adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),
+  }) + '\n');
+  await parts.sandbox?.dispose();
+}

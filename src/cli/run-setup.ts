@@ -1,0 +1,55 @@
+/**
+ * What `train` and `eval` share: the config from a file plus flags, the agent model, the coach and
+ * the sandbox, each with a clear error when something is missing.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
+import { buildCoach } from '../core/mappa/coaches.ts';
+import type { Coach } from '../core/mappa/coach.ts';
+import type { LoadedModel } from '../core/model/load.ts';
+import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { CliError, openModel } from './common.ts';
+
+export async function readConfig(file: string | undefined, overrides: Record<string, unknown>): Promise<TrainConfig> {
+  let raw: Record<string, unknown> = {};
+  if (file) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      throw new CliError(`--config: cannot read "${file}"; pass a JSON file such as configs/math-tiny.json`);
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new CliError(`--config: "${file}" is not valid JSON (${(e as Error).message})`);
+    }
+  }
+  // Flags override the file, key by key.
+  const merged: Record<string, unknown> = { ...raw };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) continue;
+    if (v && typeof v === 'object' && !Array.isArray(v)) merged[k] = { ...((raw[k] as object) ?? {}), ...(v as object) };
+    else merged[k] = v;
+  }
+  try {
+    return resolveTrainConfig(merged);
+  } catch (e) {
+    throw new CliError(`${file ?? 'config'}: ${(e as Error).message}`);
+  }
+}
+
+export interface RunParts {
+  agentModel: LoadedModel;
+  coach: Coach;
+  sandbox: Sandbox | null;
+}
+
+export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise<RunParts> {
+  const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
+  const coach = withCoach
+    ? await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }))
+    : ({ name: 'none', scoreBatch: async () => [] } as Coach);
+  const needsTools = config.workflow.agents.some((a) => a.tools.length > 0);
+  return { agentModel, coach, sandbox: needsTools ? createSandbox() : null };
+}

@@ -1,0 +1,120 @@
+/**
+ * `mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]`
+ * runs the MAPPA loop (with no config: the embedded default, tiny models, math team), with a
+ * progress bar on stderr. The run folder gets metrics.jsonl, trajectories.jsonl, checkpoint/,
+ * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout.
+ */
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { exportPeft } from '../core/lora/peft.ts';
+import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/mappa/train.ts';
+import { EngineAgents } from '../core/mappa/agents.ts';
+import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
+import { FileStore } from './file-store.ts';
+import { readConfig, setUpRun } from './run-setup.ts';
+
+const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--iterations N]
+       [--coach model|rule] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
+With no --config it trains the embedded default (models/agent + models/judge, math chain).\n`;
+
+function bar(done: number, total: number, width = 24): string {
+  const n = Math.round((width * done) / Math.max(total, 1));
+  return '[' + '#'.repeat(n) + '.'.repeat(width - n) + ']';
+}
+
+function fmtSeconds(s: number): string {
+  return s >= 90 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${Math.round(s)}s`;
+}
+
+export async function trainCommand(argv: string[]): Promise<void> {
+  const o = parseOptions(argv, {
+    config: { type: 'string' }, reward: { type: 'string' }, seed: { type: 'string' }, iterations: { type: 'string' },
+    coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, ...BACKEND_OPTION,
+  }, USAGE);
+  const config = await readConfig(o.config, {
+    seed: o.seed === undefined ? undefined : Number(o.seed),
+    iterations: o.iterations === undefined ? undefined : Number(o.iterations),
+    rewards: o.reward ? { mode: o.reward } : undefined,
+    coach: o.coach ? { kind: o.coach } : undefined,
+  });
+  const out = o.out ?? path.join('runs', `${config.workflow.name}-${config.rewards.mode}-seed${config.seed}`);
+  const store = new FileStore(out);
+  const hasCheckpoint = existsSync(path.join(out, 'checkpoint')) || existsSync(path.join(out, 'checkpoint.old'));
+  if (o.resume && !hasCheckpoint) throw new CliError(`--resume: ${out} holds no checkpoint; start without --resume`);
+  if (!o.resume && hasCheckpoint) throw new CliError(`${out} already holds a run; pass --resume to continue it or --out to start another`);
+
+  await startBackend(o.backend);
+  const parts = await setUpRun(config, true);
+  const trainer = await Trainer.create(config, { ...parts, store }, { resume: o.resume });
+  await mkdir(out, { recursive: true });
+  if (o.resume) {
+    await store.truncateMetrics(trainer.iteration);
+    process.stderr.write(`resumed ${out} at iteration ${trainer.iteration}\n`);
+  } else {
+    await writeFile(path.join(out, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+    await writeFile(path.join(out, 'trajectories.jsonl'), '');
+  }
+
+  // The untrained team, once per run (base model, no adapters: identical to fresh LoRA).
+  let baseline: EvalResult | undefined;
+  if (!o.resume) {
+    process.stderr.write('evaluating the untrained team on the held-out set...\n');
+    const base = new EngineAgents(parts.agentModel, new Map());
+    baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts.sandbox);
+    await store.appendMetrics({ iteration: 0, eval: baseline });
+    process.stderr.write(`untrained: held-out accuracy greedy ${(baseline.greedy * 100).toFixed(1)}%, T=${config.evalTemperature} ${(baseline.sampled * 100).toFixed(1)}%\n`);
+  }
+
+  const started = Date.now();
+  const startIteration = trainer.iteration;
+  let phase: Phase = 'rollout';
+  trainer.on((e) => {
+    if (e.type === 'phase') phase = e.phase;
+    if (e.type === 'phase' || e.type === 'iteration') {
+      const done = e.type === 'iteration' ? e.metrics.iteration : e.iteration - 1;
+      const elapsed = (Date.now() - started) / 1000;
+      const per = done > startIteration ? elapsed / (done - startIteration) : 0;
+      const eta = per ? ` eta ${fmtSeconds(per * (config.iterations - done))}` : '';
+      process.stderr.write(`\r${bar(done, config.iterations)} ${done}/${config.iterations} ${phase.padEnd(10)}${eta}   `);
+    }
+    if (e.type === 'iteration') {
+      const m = e.metrics;
+      const ev = m.eval ? ` | held-out greedy ${(m.eval.greedy * 100).toFixed(1)}% T=${config.evalTemperature} ${(m.eval.sampled * 100).toFixed(1)}%` : '';
+      const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
+      process.stderr.write(`\riter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
+    }
+    if (e.type === 'trajectories') {
+      const lines = e.trajectories.map((t) => JSON.stringify({
+        iteration: e.iteration, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
+        finalAnswer: t.finalAnswer, correct: t.correct,
+        actions: t.actions.map((a) => ({ agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens, logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated, coach: a.coach, reward: a.reward })),
+      }));
+      void appendFile(path.join(out, 'trajectories.jsonl'), lines.join('\n') + '\n');
+    }
+  });
+  process.on('SIGINT', () => {
+    process.stderr.write('\ninterrupted: stopping after this iteration (the last checkpoint is kept)\n');
+    trainer.stop();
+  });
+
+  const metrics = await trainer.run();
+  for (const [id, p] of trainer.policies) {
+    for (const [name, bytes] of Object.entries(await exportPeft(p.adapter, config.agentModel))) {
+      await store.writeFile(`adapters/${id}/${name}`, bytes);
+    }
+  }
+  const evals = metrics.filter((m) => m.eval);
+  const last = evals[evals.length - 1]?.eval;
+  const summary = {
+    out, iterations: trainer.iteration, reward: config.rewards.mode, seed: config.seed,
+    baseline: baseline ?? null, final: last ?? null,
+    seconds: Math.round((Date.now() - started) / 1000),
+    rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
+  };
+  await store.writeFile('summary.json', JSON.stringify(summary, null, 2) + '\n');
+  process.stderr.write('\n');
+  process.stdout.write(JSON.stringify(summary) + '\n');
+  await parts.sandbox?.dispose();
+  trainer.dispose();
+}
