@@ -94,6 +94,25 @@ export class CausalLM {
 
   /** Forward pass over ids [B][T] (rows of equal length; pad with any id and mask it). */
   forward(ids: number[][], opts: ForwardOptions = {}): ForwardResult {
+    const { hidden, cache } = this.hiddenStates(ids, opts);
+    const logits = tf.tidy(() => {
+      const [b, rows, h] = hidden.shape;
+      return tf.reshape(this.project(tf.reshape(hidden, [b * rows, h]) as tf.Tensor2D), [b, rows, this.config.vocabSize]) as tf.Tensor3D;
+    });
+    hidden.dispose();
+    return { logits, cache };
+  }
+
+  /** Final hidden rows [N, H] -> logits [N, V] through the output projection. */
+  project(hidden: tf.Tensor2D): tf.Tensor2D {
+    return tf.matMul(hidden, this.lmHead, false, true);
+  }
+
+  /**
+   * The decoder without the output projection: final-normed hidden states [B, T or 1, H]. Callers
+   * that need logits only at some positions (training: the action tokens) select rows first.
+   */
+  hiddenStates(ids: number[][], opts: ForwardOptions = {}): { hidden: tf.Tensor3D; cache: KVCache | null } {
     const c = this.config;
     const batch = ids.length;
     const steps = ids[0]?.length ?? 0;
@@ -147,9 +166,7 @@ export class CausalLM {
       }
       h = this.rmsNorm(h, 'model.norm.weight');
       if (opts.lastOnly) h = tf.slice(h, [0, steps - 1, 0], [batch, 1, c.hiddenSize]);
-      const rows = h.shape[1];
-      const logits = tf.reshape(tf.matMul(tf.reshape(h, [batch * rows, c.hiddenSize]), this.lmHead, false, true), [batch, rows, c.vocabSize]) as tf.Tensor3D;
-      return { logits, layers: newLayers };
+      return { hidden: h, layers: newLayers };
     });
 
     let cache: KVCache | null = null;
@@ -157,7 +174,7 @@ export class CausalLM {
       cache = { layers: out.layers, mask: fullMask, batch, length: total, nextPosition };
       if (past) disposeCache(past);
     }
-    return { logits: out.logits, cache };
+    return { hidden: out.hidden, cache };
   }
 
   /** RMSNorm in float32 over the last axis: x / sqrt(mean(x^2) + eps) * weight. */

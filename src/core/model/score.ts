@@ -1,12 +1,14 @@
 /**
- * Scoring: the log-probability of every next token of a batch of sequences — what the trainer
- * needs for the policy, the sampling policy and the reference (adapter off).
+ * Scoring: the log-probability of chosen next tokens — what the trainer needs for the policy, the
+ * sampling policy and the reference (adapter off).
  *
- * For: `tokenLogProbs` (differentiable, inside a gradient tape) and `scoreSequences` (host arrays).
- * Not for: generation (generate.ts).
+ * For: `rowLogProbs` (differentiable, only at the positions asked for, chunked over rows so no
+ * [rows, vocab] logits block outgrows a GPU binding), `tokenLogProbs` (the whole [B, T-1] grid) and
+ * `scoreSequences` (host arrays). Not for: generation (generate.ts).
  *
- * Example: ids [[1, 10, 12]] -> [[log p(10 | 1), log p(12 | 1 10)]], shape [B, T-1].
- * Rows may be padded on either side; masked positions get log-prob 0.
+ * Position (b, t) predicts ids[b][t+1]; its flat row index is b * (T-1) + t.
+ * Example: ids [[1, 10, 12]] -> tokenLogProbs = [[log p(10 | 1), log p(12 | 1 10)]], shape [B, T-1].
+ * Rows may be padded on either side; masked targets get log-prob 0 in the full grid.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbs } from '../kernels/logprob.ts';
@@ -17,23 +19,50 @@ export interface ScoreOptions {
   attentionMask?: number[][];
   adapter?: AdapterView | null;
   train?: boolean;
+  /** Largest [rows, vocab] float32 logits block computed at once (default 64 MiB). */
+  maxLogitBytes?: number;
+}
+
+/**
+ * log p of the next token at the given flat positions: [N], plus the full-distribution entropy at
+ * those positions when asked (kept out of nothing: callers use it for metrics only).
+ */
+export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], opts: ScoreOptions & { withEntropy?: boolean } = {}): { logp: tf.Tensor1D; entropy?: tf.Tensor1D } {
+  const batch = ids.length;
+  const steps = ids[0].length;
+  if (steps < 2) throw new Error('rowLogProbs: sequences need at least 2 tokens');
+  const vocab = model.config.vocabSize;
+  const chunkRows = Math.max(1, Math.floor((opts.maxLogitBytes ?? 64 << 20) / (vocab * 4)));
+  return tf.tidy(() => {
+    const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train });
+    const flat = tf.reshape(hidden, [batch * steps, model.config.hiddenSize]) as tf.Tensor2D; // [B*T, H]
+    const hiddenRows = rows.map((r) => Math.floor(r / (steps - 1)) * steps + (r % (steps - 1)));
+    const targets = rows.map((r) => ids[Math.floor(r / (steps - 1))][(r % (steps - 1)) + 1]);
+    const picked = tf.gather(flat, tf.tensor1d(hiddenRows, 'int32')) as tf.Tensor2D; // [N, H]
+    const logps: tf.Tensor1D[] = [];
+    const entropies: tf.Tensor1D[] = [];
+    for (let start = 0; start < rows.length; start += chunkRows) {
+      const n = Math.min(chunkRows, rows.length - start);
+      const logits = model.project(tf.slice(picked, [start, 0], [n, -1])); // [n, V]
+      logps.push(selectedLogProbs(logits, tf.tensor1d(targets.slice(start, start + n), 'int32')));
+      if (opts.withEntropy) {
+        entropies.push(tf.sub(tf.logSumExp(logits, -1), tf.sum(tf.mul(tf.softmax(logits), logits), -1)) as tf.Tensor1D);
+      }
+    }
+    const logp = logps.length === 1 ? logps[0] : (tf.concat(logps) as tf.Tensor1D);
+    if (!opts.withEntropy) return { logp };
+    return { logp, entropy: entropies.length === 1 ? entropies[0] : (tf.concat(entropies) as tf.Tensor1D) };
+  });
 }
 
 /** Differentiable log p(ids[:, t+1] | ids[:, :t+1]) as a tensor [B, T-1] (0 where the target is padding). */
 export function tokenLogProbs(model: CausalLM, ids: number[][], opts: ScoreOptions = {}): tf.Tensor2D {
   const batch = ids.length;
   const steps = ids[0].length;
-  if (steps < 2) throw new Error('tokenLogProbs: sequences need at least 2 tokens');
+  const all = Array.from({ length: batch * (steps - 1) }, (_, i) => i);
   return tf.tidy(() => {
-    const { logits } = model.forward(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train });
-    const vocab = logits.shape[2];
-    const inputs = tf.reshape(tf.slice(logits, [0, 0, 0], [batch, steps - 1, vocab]), [batch * (steps - 1), vocab]) as tf.Tensor2D;
-    const targets = tf.tensor1d(ids.flatMap((r) => r.slice(1)), 'int32');
-    let lp = tf.reshape(selectedLogProbs(inputs, targets), [batch, steps - 1]) as tf.Tensor2D;
-    if (opts.attentionMask) {
-      const m = tf.tensor2d(opts.attentionMask.map((r) => r.slice(1)), [batch, steps - 1], 'float32');
-      lp = tf.mul(lp, m);
-    }
+    let lp = tf.reshape(rowLogProbs(model, ids, all, opts).logp, [batch, steps - 1]) as tf.Tensor2D;
+    if (opts.attentionMask) lp = tf.mul(lp, tf.tensor2d(opts.attentionMask.map((r) => r.slice(1)), [batch, steps - 1], 'float32'));
     return lp;
   });
 }

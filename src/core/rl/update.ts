@@ -16,10 +16,9 @@
  *      adapter as it was, and report it.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { selectedLogProbs } from '../kernels/logprob.ts';
 import type { LoraAdapter } from '../lora/adapter.ts';
 import type { CausalLM } from '../model/llama.ts';
-import { tokenLogProbs } from '../model/score.ts';
+import { rowLogProbs } from '../model/score.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
 
@@ -123,17 +122,24 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/** Flat [B, T-1] rows of each batch row's action tokens, in order. */
+function actionRows(samples: TrainSample[], rows: number[], width: number): number[][] {
+  return rows.map((i, r) => samples[i].action.map((_, j) => r * (width - 1) + samples[i].prompt.length - 1 + j));
+}
+
 /** Log-probs of each sample's action tokens under `adapter` (null = reference), no gradient. */
 export async function actionLogProbs(model: CausalLM, samples: TrainSample[], adapter: LoraAdapter | null, microBatchSize: number): Promise<number[][]> {
   const out: number[][] = new Array(samples.length);
   for (const rows of chunks(samples.map((_, i) => i), microBatchSize)) {
     const b = makeBatch(samples, undefined, rows);
-    const lp = tokenLogProbs(model, b.ids, { attentionMask: b.mask, adapter });
-    const host = (await lp.array()) as number[][];
-    lp.dispose();
+    const perRow = actionRows(samples, rows, b.ids[0].length);
+    const { logp } = rowLogProbs(model, b.ids, perRow.flat(), { attentionMask: b.mask, adapter });
+    const host = Array.from((await logp.data()) as Float32Array);
+    logp.dispose();
+    let at = 0;
     rows.forEach((i, r) => {
-      const s = samples[i];
-      out[i] = s.action.map((_, j) => host[r][s.prompt.length - 1 + j]);
+      out[i] = host.slice(at, at + perRow[r].length);
+      at += perRow[r].length;
     });
   }
   return out;
@@ -144,32 +150,25 @@ export async function actionLogProbs(model: CausalLM, samples: TrainSample[], ad
  * mini-batch), plus side metrics (summed, not normalised) kept out of the gradient path.
  */
 export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: Batch, clipEps: number, tokenCount: number,
-  side?: { entropy: number; clipped: number; kl: number }[]): tf.Scalar {
-  const batch = b.ids.length;
-  const steps = b.ids[0].length;
-  const { logits } = model.forward(b.ids, { attentionMask: b.mask, adapter, train: true });
-  const vocab = logits.shape[2];
-  const flat = tf.reshape(tf.slice(logits, [0, 0, 0], [batch, steps - 1, vocab]), [batch * (steps - 1), vocab]) as tf.Tensor2D;
-  const targets = tf.tensor1d(b.ids.flatMap((r) => r.slice(1)), 'int32');
-  const logp = tf.reshape(selectedLogProbs(flat, targets), [batch, steps - 1]); // [B, T-1]
-  const mask = tf.tensor2d(b.actionMask);
-  const adv = tf.tensor2d(b.advantages);
-  const ratio = tf.exp(tf.sub(logp, tf.tensor2d(b.oldLogprobs)));
+  side?: tf.Tensor1D[]): tf.Scalar {
+  // Only positions that predict an action token are projected to the vocabulary.
+  const rows: number[] = [];
+  b.actionMask.forEach((row, r) => row.forEach((m, t) => m && rows.push(r * row.length + t)));
+  const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / grid[0].length)][k % grid[0].length]));
+  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side }); // [N]
+  const adv = at(b.advantages);
+  const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
   const surr1 = tf.mul(ratio, adv);
   const surr2 = tf.mul(tf.clipByValue(ratio, 1 - clipEps, 1 + clipEps), adv);
-  const perToken = tf.neg(tf.minimum(surr1, surr2)); // [B, T-1]
-  const loss = tf.div(tf.sum(tf.mul(perToken, mask)), tokenCount) as tf.Scalar;
+  const loss = tf.div(tf.sum(tf.neg(tf.minimum(surr1, surr2))), tokenCount) as tf.Scalar;
   if (side) {
-    // Entropy of the full next-token distribution, clip indicator, and k1 KL to the reference.
-    const lse = tf.logSumExp(flat, -1);
-    const entropy = tf.sub(lse, tf.sum(tf.mul(tf.softmax(flat), flat), -1)); // [N]
-    const clipped = tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clipEps), 'float32');
-    const kl = tf.sub(logp, tf.tensor2d(b.refLogprobs));
-    side.push({
-      entropy: tf.sum(tf.mul(tf.reshape(entropy, [batch, steps - 1]), mask)).dataSync()[0],
-      clipped: tf.sum(tf.mul(clipped, mask)).dataSync()[0],
-      kl: tf.sum(tf.mul(kl, mask)).dataSync()[0],
-    });
+    // Entropy of the full next-token distribution, clip indicator and k1 KL to the reference (metrics only).
+    // Kept past the gradient tape's cleanup; read asynchronously by the caller ([entropy, clipped, kl] sums).
+    side.push(tf.keep(tf.stack([
+      tf.sum(entropy!),
+      tf.sum(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clipEps), 'float32')),
+      tf.sum(tf.sub(logp, at(b.refLogprobs))),
+    ]) as tf.Tensor1D));
   }
   return loss;
 }
@@ -218,8 +217,9 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
         if (tokenCount === 0) continue;
         let acc: tf.Tensor[] | null = null;
         let lossSum = 0;
-        const side: { entropy: number; clipped: number; kl: number }[] = [];
+        const side: tf.Tensor1D[] = [];
         for (const micro of chunks(mini, s.microBatchSize)) {
+          if (micro.every((i) => samples[i].truncated)) continue; // nothing to learn from
           const b = makeBatch(samples, { adv: advantages, old, ref }, micro);
           tokensProcessed += b.ids.length * b.ids[0].length;
           const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, s.clipEps, tokenCount, side), vars);
@@ -251,9 +251,11 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
         m.loss += lossSum;
         m.gradNorm += gradNorm;
         for (const x of side) {
-          sideTotals.entropy += x.entropy;
-          sideTotals.clipped += x.clipped;
-          sideTotals.kl += x.kl;
+          const [entropy, clipped, kl] = await x.data();
+          x.dispose();
+          sideTotals.entropy += entropy;
+          sideTotals.clipped += clipped;
+          sideTotals.kl += kl;
         }
         sideTotals.tokens += tokenCount;
       }
