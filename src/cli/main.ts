@@ -5,6 +5,8 @@
  *   mappa generate --model DIR --prompt TEXT [--chat] [--max-tokens N] [--temperature T] ...
  *   mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]
  *   mappa eval [--config FILE] [--adapters DIR]
+ *   mappa compare DIR DIR... [--target X] [--svg FILE]
+ *   mappa export --target marti [DIR] [--config FILE] [--out DIR]
  *
  * Results go to stdout; progress, notices and errors to stderr; errors exit non-zero.
  */
@@ -12,13 +14,19 @@ import { forwardCommand } from './forward.ts';
 import { generateCommand } from './generate.ts';
 import { trainCommand } from './train.ts';
 import { evalCommand } from './eval.ts';
+import { mergeCommand } from './merge.ts';
+import { compareCommand } from './compare.ts';
+import { exportCommand } from './export.ts';
 import { CliError } from './common.ts';
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
   forward: { run: forwardCommand, help: 'print the logits of every position as JSON' },
   generate: { run: generateCommand, help: 'stream a completion of a prompt' },
+  merge: { run: mergeCommand, help: 'fold a PEFT adapter into the base weights and write a full model folder' },
   train: { run: trainCommand, help: 'train a team with MAPPA (default: the embedded tiny math team)' },
   eval: { run: evalCommand, help: 'held-out accuracy of a team, with or without trained adapters' },
+  compare: { run: compareCommand, help: 'runs side by side: table of accuracies and rollouts to a target, SVG of the curves' },
+  export: { run: exportCommand, help: 'write a run as a config for the reference trainer (--target marti)' },
 };
 
 function usage(): string {
