@@ -1,16 +1,80 @@
-import { defineConfig } from 'vitest/config';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, type Plugin } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
 // One config for the app (vite) and the tests (vitest).
 // Test suites: test/unit (Node, cpu/wasm), test/webgpu (Node + Dawn on SwiftShader),
 // test/e2e (built site in Debian's chromium via playwright-core). The last two skip loudly
 // when chromium (which ships the SwiftShader Vulkan driver) is missing.
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Files the site serves as they are, so it runs offline from any static server (no CDN):
+ *   /pyodide/  Pyodide's runtime for the agents' Python tool (node_modules/pyodide)
+ *   /models/   the shipped tiny models (models/<name>/, HF folders), the page's embedded default
+ * Copied into the build, and served from the source folders by `vite` (dev) and `vite preview`.
+ */
+const STATIC_DIRS: { url: string; dir: string; files?: string[] }[] = [
+  { url: '/pyodide/', dir: path.join(root, 'node_modules/pyodide'), files: ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'] },
+  { url: '/models/', dir: path.join(root, 'models') },
+];
+
+function listFiles(dir: string, prefix = ''): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? listFiles(path.join(dir, e.name), `${prefix}${e.name}/`) : e.name.startsWith('.') ? [] : [`${prefix}${e.name}`]);
+}
+
+function staticAssets(): Plugin {
+  let outDir = path.join(root, 'dist');
+  const serve = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
+    const url = decodeURIComponent((req.url ?? '').split('?')[0]);
+    for (const s of STATIC_DIRS) {
+      if (!url.startsWith(s.url)) continue;
+      const rel = url.slice(s.url.length);
+      const file = path.join(s.dir, rel);
+      if (!file.startsWith(s.dir + path.sep) || (s.files && !s.files.includes(rel)) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) break;
+      const type = file.endsWith('.mjs') ? 'text/javascript' : file.endsWith('.wasm') ? 'application/wasm' : file.endsWith('.json') ? 'application/json' : 'application/octet-stream';
+      res.setHeader('Content-Type', type);
+      fs.createReadStream(file).pipe(res);
+      return;
+    }
+    next();
+  };
+  return {
+    name: 'mappa-static-assets',
+    configResolved(c) {
+      outDir = path.resolve(c.root, c.build.outDir);
+    },
+    configureServer(server) {
+      server.middlewares.use(serve);
+    },
+    configurePreviewServer(server) {
+      server.middlewares.use(serve);
+    },
+    closeBundle() {
+      for (const s of STATIC_DIRS) {
+        for (const rel of s.files ?? listFiles(s.dir)) {
+          const from = path.join(s.dir, rel);
+          if (!fs.existsSync(from)) continue;
+          const to = path.join(outDir, s.url, rel);
+          fs.mkdirSync(path.dirname(to), { recursive: true });
+          fs.copyFileSync(from, to);
+        }
+      }
+    },
+  };
+}
+
 export default defineConfig({
-  plugins: [svelte()],
+  plugins: [svelte(), staticAssets()],
   server: { host: '127.0.0.1' },
   preview: { host: '127.0.0.1' },
   worker: { format: 'es' },
-  build: { target: 'es2022' },
+  build: { target: 'es2022', chunkSizeWarningLimit: 8000 },
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',

@@ -1,0 +1,114 @@
+/**
+ * Everything the page shows, as Svelte 5 state fed only by worker events (one-way data flow):
+ * backend, run state, the config in force, metrics per iteration, the latest trajectories,
+ * progress bars, errors. Components read it; they change the run only through `client` requests.
+ *
+ * For: src/ui components. Not for: training (the worker) or the URL (url-config.ts).
+ * Example: const run = new RunState(client); run.metrics.length; run.progress.rollout?.done
+ */
+import type { BackendInfo } from '../core/backend.ts';
+import type { TrainConfig } from '../core/mappa/config.ts';
+import type { EvalResult, IterationMetrics } from '../core/mappa/train.ts';
+import type { TrainerClient } from '../worker/client.ts';
+import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../worker/protocol.ts';
+
+export interface EvalPoint {
+  iteration: number;
+  result: EvalResult;
+}
+
+export class RunState {
+  backend: BackendInfo | null = $state(null);
+  backendSummary = $state('');
+  backendError: string | null = $state(null);
+  state: WorkerRunState = $state('booting');
+  stateMessage: string | undefined = $state(undefined);
+  iteration = $state(0);
+  config: TrainConfig | null = $state(null);
+  runId = $state('');
+  metrics: IterationMetrics[] = $state([]);
+  evals: EvalPoint[] = $state([]);
+  trajectories: { iteration: number; trajectories: TrajectoryView[] } | null = $state(null);
+  progress: Record<string, ProgressInfo & { since: number }> = $state({});
+  errors: string[] = $state([]);
+  model: { name: string; parameters: number; bytes: number } | null = $state(null);
+  deviceLost: { reason: string; message: string; checkpointIteration: number } | null = $state(null);
+  /** Bumped on every metrics change so charts can redraw cheaply. */
+  version = $state(0);
+
+  constructor(client: TrainerClient) {
+    client.on((e) => this.apply(e));
+  }
+
+  apply(e: WorkerEvent): void {
+    switch (e.kind) {
+      case 'backend':
+        this.backend = e.info;
+        this.backendSummary = e.summary;
+        break;
+      case 'run':
+        this.config = e.config;
+        this.runId = e.runId;
+        break;
+      case 'state':
+        this.state = e.state;
+        this.iteration = e.iteration;
+        this.stateMessage = e.message;
+        break;
+      case 'progress': {
+        const key = e.progress.task;
+        if (e.progress.finished) {
+          const { [key]: _, ...rest } = this.progress;
+          this.progress = rest;
+        } else {
+          const since = this.progress[key]?.since ?? performance.now();
+          this.progress = { ...this.progress, [key]: { ...e.progress, since } };
+        }
+        break;
+      }
+      case 'history':
+        this.runId = e.runId;
+        this.metrics = e.metrics;
+        this.evals = [
+          ...(e.baseline ? [{ iteration: 0, result: e.baseline }] : []),
+          ...e.metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! })),
+        ];
+        this.trajectories = e.trajectories;
+        this.iteration = e.metrics.length ? e.metrics[e.metrics.length - 1].iteration : 0;
+        this.version++;
+        break;
+      case 'trajectories':
+        this.trajectories = { iteration: e.iteration, trajectories: e.trajectories };
+        break;
+      case 'train': {
+        const ev = e.event;
+        if (ev.type === 'iteration') {
+          this.metrics = [...this.metrics, ev.metrics];
+          this.iteration = ev.metrics.iteration;
+          this.version++;
+        } else if (ev.type === 'eval') {
+          this.evals = [...this.evals.filter((x) => x.iteration !== ev.iteration), { iteration: ev.iteration, result: ev.result }];
+          this.version++;
+        }
+        break;
+      }
+      case 'model':
+        this.model = { name: e.name, parameters: e.parameters, bytes: e.bytes };
+        break;
+      case 'error':
+        this.errors = [...this.errors.slice(-4), e.message];
+        break;
+      case 'deviceLost':
+        this.deviceLost = { reason: e.reason, message: e.message, checkpointIteration: e.checkpointIteration };
+        break;
+    }
+  }
+
+  get busy(): boolean {
+    return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing' || this.state === 'loading';
+  }
+
+  dismissError(i: number): void {
+    this.errors = this.errors.filter((_, k) => k !== i);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The experiment in the URL (TensorFlow Playground style): `?config=<json>` holds the changes
+ * from the default configuration (seed included), `?backend=webgpu|wasm|cpu` forces a backend and
+ * `?coach=webllm:<model id>` picks a WebLLM coach. Opening the same link opens the same run (its
+ * id is derived from the whole resolved config), so a link reproduces an experiment.
+ *
+ * For: reading the URL at start-up and rewriting it (replaceState) as settings change.
+ * Not for: validation (the worker resolves and validates the config as the CLI does).
+ * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
+ *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
+ */
+import type { BackendName } from '../core/backend.ts';
+
+export type Patch = Record<string, unknown>;
+
+export interface UrlState {
+  backend?: BackendName;
+  config: Patch;
+  webllm?: string;
+  /** ?baseline=0 skips the untrained team's evaluation (it is slow on software WebGPU). */
+  baseline?: boolean;
+  /** Set when ?config= could not be read; the page says so and uses the default. */
+  error?: string;
+}
+
+export function readUrl(href: string): UrlState {
+  const q = new URL(href).searchParams;
+  const out: UrlState = { config: {} };
+  const b = q.get('backend');
+  if (b === 'webgpu' || b === 'wasm' || b === 'cpu') out.backend = b;
+  if (q.get('baseline') === '0') out.baseline = false;
+  const coach = q.get('coach');
+  if (coach?.startsWith('webllm:')) out.webllm = coach.slice('webllm:'.length);
+  const raw = q.get('config');
+  if (raw) {
+    try {
+      const parsed = JSON.parse(raw);
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
+      out.config = parsed as Patch;
+    } catch (e) {
+      out.error = `the link's ?config= is not valid JSON (${(e as Error).message}); using the default configuration`;
+    }
+  }
+  return out;
+}
+
+/** The URL for a state, keeping other query parameters and the path. */
+export function urlFor(href: string, s: Omit<UrlState, 'error'>): string {
+  const u = new URL(href);
+  if (Object.keys(s.config).length) u.searchParams.set('config', JSON.stringify(s.config));
+  else u.searchParams.delete('config');
+  if (s.backend) u.searchParams.set('backend', s.backend);
+  else u.searchParams.delete('backend');
+  if (s.webllm) u.searchParams.set('coach', `webllm:${s.webllm}`);
+  else u.searchParams.delete('coach');
+  return u.href;
+}
+
+/** Copy of `patch` with the dotted `path` set to `value` (objects along the path are copied). */
+export function setPath(patch: Patch, path: string, value: unknown): Patch {
+  const [head, ...rest] = path.split('.');
+  if (!rest.length) return { ...patch, [head]: value };
+  const inner = (patch[head] && typeof patch[head] === 'object' && !Array.isArray(patch[head]) ? patch[head] : {}) as Patch;
+  return { ...patch, [head]: setPath(inner, rest.join('.'), value) };
+}

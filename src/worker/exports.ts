@@ -1,0 +1,81 @@
+/**
+ * What the page can download, built in the worker: adapters (one PEFT folder per agent, zipped),
+ * trajectories (JSONL, one line per trajectory with every action and its reward, the same fields
+ * as `mappa train`'s trajectories.jsonl) and metrics (CSV, one row per iteration).
+ *
+ * For: the worker's `export` and `importAdapter` requests. Not for: the files' formats themselves
+ * (lora/peft.ts writes PEFT; this only arranges and zips).
+ *
+ * Example: zipAdapters({solver: {'adapter_config.json': …, 'adapter_model.safetensors': …}})
+ *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
+ */
+import { unzipSync, zipSync } from 'fflate';
+import type { IterationMetrics } from '../core/mappa/train.ts';
+import type { Trajectory } from '../core/mappa/rollout.ts';
+import type { TrajectoryView } from './protocol.ts';
+
+export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
+  const tree: Record<string, Record<string, Uint8Array>> = {};
+  for (const [agent, files] of Object.entries(perAgent)) tree[agent] = { ...files };
+  return zipSync(tree, { level: 0 }); // safetensors do not compress; store them as they are
+}
+
+/**
+ * Files of one PEFT adapter from an upload: a zip (its adapter_config.json may sit in a folder) or
+ * loose files. Returns name -> bytes with the folder stripped.
+ */
+export function adapterFiles(upload: Record<string, Uint8Array>): Record<string, Uint8Array> {
+  let files = upload;
+  const zipName = Object.keys(upload).find((n) => n.endsWith('.zip'));
+  if (zipName) files = unzipSync(upload[zipName]);
+  const config = Object.keys(files).find((n) => n.endsWith('adapter_config.json'));
+  if (!config) throw new Error('adapter upload: no adapter_config.json found (upload a PEFT folder\'s files or a zip of it)');
+  const dir = config.slice(0, -'adapter_config.json'.length);
+  const out: Record<string, Uint8Array> = {};
+  for (const [name, bytes] of Object.entries(files)) if (name.startsWith(dir) && !name.endsWith('/')) out[name.slice(dir.length)] = bytes;
+  return out;
+}
+
+/** One JSONL line per trajectory: every action with its input, output, tool output, coach verdict and reward. */
+export function trajectoryLines(iteration: number, trajs: Trajectory[]): string {
+  return trajs.map((t) => JSON.stringify({
+    iteration, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
+    finalAnswer: t.finalAnswer, correct: t.correct,
+    actions: t.actions.map((a) => ({
+      agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens,
+      logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated,
+      coach: a.coach, reward: a.reward,
+    })),
+  })).map((l) => l + '\n').join('');
+}
+
+/** The inspector's light copy of a trajectory (no token ids or log-probs). */
+export function trajectoryView(t: Trajectory): TrajectoryView {
+  return {
+    task: { id: t.task.id, problem: t.task.problem, answer: t.task.answer },
+    sample: t.sample,
+    finalAnswer: t.finalAnswer,
+    correct: t.correct,
+    actions: t.actions.map((a) => ({
+      agentId: a.agentId, role: a.role, turn: a.turn, messages: a.messages.map((m) => ({ role: m.role, content: m.content })),
+      text: a.text, tokens: a.tokens.length, truncated: a.truncated, observation: a.observation, coach: a.coach, reward: a.reward,
+    })),
+  };
+}
+
+const csvCell = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'number' ? String(+v.toPrecision(6)) : JSON.stringify(String(v)));
+
+/** metrics.csv: iteration, accuracy, reward, KL, eval, tokens/s, seconds per phase, then per agent score/reward/loss/kl. */
+export function metricsCsv(records: (IterationMetrics | { iteration: number; eval?: IterationMetrics['eval'] })[]): string {
+  const agents = [...new Set(records.flatMap((r) => ('perAgent' in r ? Object.keys(r.perAgent) : [])))];
+  const header = ['iteration', 'train_accuracy', 'mean_reward', 'kl', 'eval_greedy', 'eval_sampled', 'trajectories',
+    'rollout_tokens_per_s', 'update_tokens_per_s', 's_rollout', 's_coach', 's_update', 's_eval', 's_checkpoint',
+    ...agents.flatMap((a) => [`${a}_score`, `${a}_reward`, `${a}_loss`, `${a}_kl`])];
+  const rows = records.map((r) => {
+    const m = r as Partial<IterationMetrics> & { iteration: number };
+    return [m.iteration, m.trainAccuracy, m.meanReward, m.kl, m.eval?.greedy, m.eval?.sampled, m.trajectories,
+      m.rolloutTokensPerSecond, m.updateTokensPerSecond, m.seconds?.rollout, m.seconds?.coach, m.seconds?.update, m.seconds?.eval, m.seconds?.checkpoint,
+      ...agents.flatMap((a) => { const p = m.perAgent?.[a]; return [p?.meanScore, p?.reward, p?.loss, p?.kl]; })].map(csvCell).join(',');
+  });
+  return [header.join(','), ...rows].join('\n') + '\n';
+}

@@ -1,0 +1,96 @@
+/**
+ * Where the worker's models come from, and the checks made before loading one.
+ *
+ * For: turning a model spec into a ModelSource and refusing models that cannot fit:
+ *   "models/agent"             the embedded model, plain files under the site (<base>/models/agent/<file>)
+ *   "org/name" | "https://…"   the Hugging Face hub layout (<base>/resolve/main/<file>), cached in
+ *                              Cache Storage so a model loaded once works offline
+ *   "picked:<name>"            files the user picked or dropped (kept in memory by the worker)
+ * Not for: parsing or loading (core/model/load.ts does that).
+ *
+ * Example: const src = sourceFor('HuggingFaceTB/SmolLM2-135M-Instruct', baseUrl);
+ *          await checkFits(src, limits);   // throws "… needs 540 MiB … this GPU allows 256 MiB per buffer"
+ */
+import { expectedWeights, parseConfig } from '../core/model/config.ts';
+import type { ModelSource } from '../core/model/source.ts';
+import { filesSource, urlSource, type PickedFile } from '../core/model/sources.ts';
+
+const CACHE_NAME = 'mappa-models-v1';
+
+/** Picked/dropped model folders, by spec ("picked:<folder>"). */
+export const pickedModels = new Map<string, PickedFile[]>();
+
+/** fetch through Cache Storage: a hit is served offline; a good GET response is stored. */
+async function cachingFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const url = String(input instanceof Request ? input.url : input);
+  const method = (init?.method ?? 'GET').toUpperCase();
+  const ranged = Boolean((init?.headers as Record<string, string> | undefined)?.Range);
+  const cache = typeof caches !== 'undefined' ? await caches.open(CACHE_NAME).catch(() => null) : null;
+  const hit = cache && !ranged ? await cache.match(url, { ignoreMethod: true }) : undefined;
+  if (hit) return method === 'HEAD' ? new Response(null, { status: 200, headers: hit.headers }) : hit;
+  const res = await fetch(input, init);
+  if (cache && res.ok && method === 'GET' && !ranged && res.status === 200) {
+    try {
+      await cache.put(url, res.clone());
+    } catch (e) {
+      // A full cache must not fail the load; the page says so through the console.
+      console.warn(`could not cache ${url} for offline use: ${(e as Error).message}`);
+    }
+  }
+  return res;
+}
+
+/** Plain files under a folder URL (the site's own models/): `<base>/<file>`. */
+function flatUrlSource(base: string): ModelSource {
+  return urlSource(base, { fetch: (input, init) => fetch(String(input).replace('/resolve/main/', '/'), init) });
+}
+
+export function isEmbedded(spec: string): boolean {
+  return spec.startsWith('models/') || spec.startsWith('./');
+}
+
+/** A model spec -> source. `baseUrl` is the site's root URL (the page's directory). */
+export function sourceFor(spec: string, baseUrl: string): ModelSource {
+  if (spec.startsWith('picked:')) {
+    const files = pickedModels.get(spec);
+    if (!files) throw new Error(`${spec}: the picked files are gone (they live only until the page is reloaded); pick the folder again`);
+    return filesSource(files);
+  }
+  if (isEmbedded(spec)) return flatUrlSource(new URL(spec.replace(/^\.\//, ''), baseUrl).href);
+  if (spec.startsWith('/')) return urlSource(new URL(spec, baseUrl).href, { fetch: cachingFetch });
+  if (/^https?:\/\//.test(spec) || /^[\w.-]+\/[\w.-]+$/.test(spec)) return urlSource(spec, { fetch: cachingFetch });
+  throw new Error(`model "${spec}" is not a hub id (org/name), an http(s) URL, or an embedded model (models/...)`);
+}
+
+export interface FitLimits {
+  /** Largest single GPU buffer (bytes). */
+  maxBufferSize: number;
+  /** navigator.deviceMemory in GiB when the browser tells (rounded, capped at 8 by Chrome). */
+  deviceMemoryGiB?: number;
+}
+
+/**
+ * Reads config.json only and refuses models that cannot load: unsupported architecture (parseConfig
+ * says which), a tensor larger than one GPU buffer, or weights (f32 in memory) above half the
+ * device's memory. Returns the parameter count and the bytes the weights will take.
+ */
+export async function checkFits(source: ModelSource, limits: FitLimits): Promise<{ parameters: number; bytes: number }> {
+  const config = parseConfig(await source.readJson('config.json'), `${source.name}/config.json`);
+  let parameters = 0;
+  let largest = 0;
+  let largestName = '';
+  for (const [name, shape] of expectedWeights(config)) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    parameters += n;
+    if (n > largest) [largest, largestName] = [n, name];
+  }
+  const bytes = parameters * 4; // weights are held as float32
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  if (largest * 4 > limits.maxBufferSize) {
+    throw new Error(`${source.name} is too big for this GPU: its tensor ${largestName} needs ${mib(largest * 4)} but the adapter allows ${mib(limits.maxBufferSize)} per buffer; pick a smaller model`);
+  }
+  if (limits.deviceMemoryGiB && bytes > (limits.deviceMemoryGiB * 2 ** 30) / 2) {
+    throw new Error(`${source.name} needs about ${mib(bytes)} of memory as float32, more than half of this device's ${limits.deviceMemoryGiB} GiB; pick a smaller model`);
+  }
+  return { parameters, bytes };
+}

@@ -1,0 +1,112 @@
+/**
+ * The messages between the page and the training worker: requests (each answered once by a
+ * reply with the same id) and a stream of events. Plain, structured-clone-able data only.
+ *
+ * For: src/worker/client.ts (page side) and src/worker/trainer-worker.ts (worker side).
+ * Not for: anything the core needs — the core never sees these types.
+ *
+ * Example (page):  post {id: 3, type: 'step'}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
+ *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
+ */
+import type { BackendInfo, BackendName } from '../core/backend.ts';
+import type { EvalResult, IterationMetrics, TrainEvent } from '../core/mappa/train.ts';
+import type { TrainConfig } from '../core/mappa/config.ts';
+import type { RunRecord } from '../core/mappa/store-idb.ts';
+
+/** Coach engines beyond the config's own ('model' | 'rule'): a WebLLM prebuilt model. */
+export interface WebLlmChoice {
+  /** web-llm prebuilt model id, e.g. "Qwen2.5-0.5B-Instruct-q4f32_1-MLC". */
+  modelId: string;
+}
+
+/** One agent turn as the inspector shows it (token ids and log-probs left in the worker). */
+export interface ActionView {
+  agentId: string;
+  role: string;
+  turn: number;
+  messages: { role: string; content: string }[];
+  text: string;
+  tokens: number;
+  truncated: boolean;
+  observation?: string;
+  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
+  reward?: number;
+}
+
+export interface TrajectoryView {
+  task: { id: string; problem: string; answer: string };
+  sample: number;
+  actions: ActionView[];
+  finalAnswer: string | null;
+  correct: boolean;
+}
+
+export type ExportKind = 'adapters' | 'trajectories' | 'metrics';
+
+export interface Requests {
+  /** Start the backend (forced or automatic) and remember where the site lives. */
+  init: { args: { backend?: BackendName; baseUrl: string; baseline?: boolean }; value: BackendInfo };
+  /** Validate a partial config (as the CLI does) and open its run: resumes when the browser holds it. */
+  configure: { args: { config: unknown }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
+  start: { args: Record<string, never>; value: null };
+  pause: { args: Record<string, never>; value: null };
+  step: { args: Record<string, never>; value: null };
+  /** Delete the current run's saved state and start it afresh from iteration 0. */
+  reset: { args: Record<string, never>; value: null };
+  export: { args: { what: ExportKind }; value: { name: string; mime: string; bytes: Uint8Array } };
+  importAdapter: { args: { agentId: string; files: Record<string, Uint8Array> }; value: { agentId: string } };
+  importDataset: { args: { text: string; name: string }; value: { tasks: number; errors: string[] } };
+  /** Load another agent base model: hub-layout URL / hub id, or picked files. Replaces the run. */
+  loadModel: { args: { url?: string; files?: File[] }; value: { name: string; parameters: number } };
+  listRuns: { args: Record<string, never>; value: (RunRecord & { metrics: IterationMetrics[] })[] };
+  /** Choose the WebLLM coach (null: back to the config's coach). */
+  webllmCoach: { args: { choice: WebLlmChoice | null }; value: { name: string } };
+  /** After a device loss: rebuild on another backend from the last checkpoint. */
+  recover: { args: { backend: BackendName }; value: BackendInfo };
+  /** Diagnostic: run code in the agents' tool sandbox (Pyodide / QuickJS), as an agent's code block would. */
+  runTool: { args: { code: string; language: 'python' | 'javascript' }; value: { stdout: string; stderr: string; error?: string } };
+  /** Test hook: destroy the WebGPU device to exercise the device-loss path. */
+  loseDevice: { args: Record<string, never>; value: null };
+}
+
+export type RequestType = keyof Requests;
+
+export type RequestMessage = { [K in RequestType]: { id: number; type: K; args: Requests[K]['args'] } }[RequestType];
+
+export type ReplyMessage =
+  | { type: 'reply'; id: number; ok: true; value: unknown }
+  | { type: 'reply'; id: number; ok: false; error: string };
+
+export type RunState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'lost' | 'error';
+
+/** Long steps the page shows a bar for; `eta` is seconds left when it can be estimated. */
+export interface ProgressInfo {
+  task: 'download' | 'prefill' | 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint' | 'baseline' | 'webllm';
+  label: string;
+  done: number;
+  total: number;
+  /** Seconds this step is expected to take in all (from the last time it ran), for a timed bar. */
+  expected?: number;
+  /** Seconds left, when it can be estimated from a rate (downloads). */
+  eta?: number;
+  /** 'done' removes the bar. */
+  finished?: boolean;
+}
+
+export type WorkerEvent =
+  /** `summary` is describeBackend(info), one line for logs and the page. */
+  | { kind: 'backend'; info: BackendInfo; summary: string }
+  /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
+  | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean }
+  | { kind: 'state'; state: RunState; iteration: number; message?: string }
+  | { kind: 'progress'; progress: ProgressInfo }
+  /** Trainer events except 'trajectories', which arrive as the lighter 'trajectories' kind. */
+  | { kind: 'train'; event: Exclude<TrainEvent, { type: 'trajectories' }> }
+  | { kind: 'trajectories'; iteration: number; trajectories: TrajectoryView[] }
+  /** Everything saved for a run, sent after configure (resume) so charts are whole after a reload. */
+  | { kind: 'history'; runId: string; metrics: IterationMetrics[]; baseline: EvalResult | null; trajectories: { iteration: number; trajectories: TrajectoryView[] } | null }
+  | { kind: 'model'; name: string; parameters: number; bytes: number }
+  | { kind: 'error'; message: string }
+  | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
+
+export type EventMessage = { type: 'event'; event: WorkerEvent };

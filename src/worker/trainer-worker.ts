@@ -1,0 +1,369 @@
+/**
+ * The training worker: hosts the headless core (backend, models, coach, sandbox, Trainer) in a
+ * Web Worker so the page stays responsive, and drives it the way `mappa train` does (cli/train.ts):
+ * baseline evaluation once per run, iterations until paused or done, a checkpoint whenever it
+ * stops, metrics and trajectories saved with every iteration.
+ *
+ * For: answering the requests of src/worker/protocol.ts and streaming events to the page.
+ * Not for: drawing anything (the page subscribes through client.ts) or any training maths.
+ *
+ * Persistence: each run lives in IndexedDB (core/mappa/store-idb.ts) under an id derived from its
+ * whole configuration, so opening the same configuration (the same URL) resumes that run.
+ */
+/// <reference lib="webworker" />
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, webgpuDevice, type BackendName } from '../core/backend.ts';
+import { loadModel, type LoadedModel } from '../core/model/load.ts';
+import { memorySource } from '../core/model/sources.ts';
+import { exportPeft, importPeft } from '../core/lora/peft.ts';
+import { AdamW } from '../core/rl/adamw.ts';
+import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
+import { buildCoach } from '../core/mappa/coaches.ts';
+import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/mappa/coach.ts';
+import { EngineAgents } from '../core/mappa/agents.ts';
+import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
+import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
+import { hashString } from '../core/tasks/rng.ts';
+import { parseJsonlDataset, formatDatasetErrors } from '../core/tasks/dataset.ts';
+import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { adapterFiles, metricsCsv, trajectoryLines, trajectoryView, zipAdapters } from './exports.ts';
+import { checkFits, isEmbedded, pickedModels, sourceFor } from './models.ts';
+import type { EventMessage, ProgressInfo, ReplyMessage, RequestMessage, Requests, RunState, WorkerEvent } from './protocol.ts';
+
+const scope = self as unknown as DedicatedWorkerGlobalScope;
+
+// ---- state -------------------------------------------------------------------------------------
+let baseUrl = '';
+let config: TrainConfig | null = null;
+let partialConfig: unknown = {};
+let runId = '';
+let store: IdbStore | null = null;
+let trainer: Trainer | null = null;
+let state: RunState = 'booting';
+let pauseRequested = false;
+let lastCheckpoint = 0;
+let lostDevice = false;
+/** Evaluate the untrained team before the first iteration (off with ?baseline=0: slow software GPUs). */
+let baselineEval = true;
+let webllm: { modelId: string; coach: Coach } | null = null;
+const models = new Map<string, Promise<LoadedModel>>();
+let sandbox: Sandbox | null = null;
+/** Seconds each phase took last time: the expected length of its progress bar. */
+const phaseSeconds: Partial<Record<Phase, number>> = {};
+
+function post(event: WorkerEvent): void {
+  scope.postMessage({ type: 'event', event } satisfies EventMessage);
+}
+
+function setState(s: RunState, message?: string): void {
+  state = s;
+  post({ kind: 'state', state: s, iteration: trainer?.iteration ?? 0, message });
+}
+
+function progress(p: ProgressInfo): void {
+  post({ kind: 'progress', progress: p });
+}
+
+// ---- models, coach, sandbox ----------------------------------------------------------------------
+function openModel(spec: string): Promise<LoadedModel> {
+  let m = models.get(spec);
+  if (!m) {
+    m = (async () => {
+      const source = sourceFor(spec, baseUrl);
+      const deviceMemoryGiB = (navigator as Navigator & { deviceMemory?: number }).deviceMemory;
+      const fit = await checkFits(source, { maxBufferSize: backendLimits().maxBufferSize, deviceMemoryGiB });
+      const started = performance.now();
+      let loadedBytes = 0;
+      const label = `downloading ${isEmbedded(spec) ? spec : source.name}`;
+      const loaded = await loadModel(source, {
+        tokenizer: 'required',
+        onProgress: ({ loaded: l, total }) => {
+          loadedBytes = l;
+          const rate = l / Math.max((performance.now() - started) / 1000, 1e-3);
+          const t = total ?? fit.bytes;
+          progress({ task: 'download', label, done: l, total: t, eta: rate > 0 ? Math.max(0, (t - l) / rate) : undefined });
+        },
+      });
+      progress({ task: 'download', label, done: loadedBytes, total: loadedBytes, finished: true });
+      post({ kind: 'model', name: source.name, parameters: fit.parameters, bytes: fit.bytes });
+      return loaded;
+    })();
+    models.set(spec, m);
+    m.catch(() => models.delete(spec));
+  }
+  return m;
+}
+
+async function makeCoach(c: TrainConfig): Promise<Coach> {
+  if (webllm) {
+    let coach = webllm.coach;
+    if (c.coach.miscalibration) coach = new MiscalibratedCoach(coach, c.coach.miscalibration);
+    return cachedCoach(coach);
+  }
+  return buildCoach(c.coach, (spec) => openModel(spec));
+}
+
+function runIdOf(c: TrainConfig): string {
+  const h = (hashString(JSON.stringify(c)) >>> 0).toString(36);
+  return `${c.workflow.name}-${c.rewards.mode}-seed${c.seed}-${h}`;
+}
+
+// ---- run lifecycle ------------------------------------------------------------------------------
+async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promise<Requests['configure']['value']> {
+  if (state === 'running' || state === 'stepping' || state === 'pausing') throw new Error('pause the run before changing its configuration');
+  const c = resolveTrainConfig(partial); // throws ConfigFileError naming the field, as in the CLI
+  setState('loading');
+  try {
+    const agentModel = await openModel(c.agentModel);
+    const coach = await makeCoach(c);
+    const needsTools = c.workflow.agents.some((a) => a.tools.length > 0);
+    if (needsTools && !sandbox) sandbox = createSandbox({ pyodideIndexURL: new URL('pyodide/', baseUrl).href });
+    trainer?.dispose();
+    trainer = null;
+    config = c;
+    partialConfig = partial;
+    runId = runIdOf(c);
+    store = new IdbStore(runId);
+    if (opts.fresh) await store.clear();
+    const saved = await store.load();
+    const t = await Trainer.create(c, { agentModel, coach, sandbox: needsTools ? sandbox : null, store }, { resume: Boolean(saved) });
+    trainer = t;
+    lastCheckpoint = t.iteration;
+    t.on((e) => {
+      if (e.type === 'trajectories') {
+        post({ kind: 'trajectories', iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) });
+        const views = { iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) };
+        void store?.appendText('trajectories.jsonl', trajectoryLines(e.iteration, e.trajectories)).catch(reportError);
+        void store?.writeFile('last-trajectories.json', JSON.stringify(views)).catch(reportError);
+        return;
+      }
+      if (e.type === 'phase') phaseProgress(e.phase, e.done, e.total);
+      if (e.type === 'checkpoint') lastCheckpoint = e.iteration;
+      post({ kind: 'train', event: e });
+    });
+    // Records after the checkpoint's iteration were lost work (a crash before the next save).
+    await store.truncateMetrics(t.iteration);
+    type MetricsRecord = { iteration: number; eval?: EvalResult; perAgent?: unknown };
+    const history = await store.metrics<MetricsRecord>();
+    const baseline = history.find((r) => r.iteration === 0 && !r.perAgent)?.eval ?? null;
+    const last = saved ? await store.readFile('last-trajectories.json') : null;
+    await store.describe(`${c.rewards.mode}, seed ${c.seed}`, partial, t.iteration);
+    post({
+      kind: 'history', runId,
+      metrics: history.filter((r) => r.perAgent) as IterationMetrics[],
+      baseline,
+      trajectories: typeof last === 'string' ? JSON.parse(last) : null,
+    });
+    post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved) });
+    setState('ready', saved ? `resumed at iteration ${t.iteration}` : undefined);
+    return { config: c, runId, iteration: t.iteration, resumed: Boolean(saved) };
+  } catch (e) {
+    setState('error', (e as Error).message);
+    throw e;
+  }
+}
+
+function phaseProgress(phase: Phase, done: number, total: number): void {
+  const key = `phase:${phase}`;
+  const now = performance.now();
+  if (done === 0 && !phaseStarts.has(key)) phaseStarts.set(key, now);
+  const started = phaseStarts.get(key) ?? now;
+  const finished = done >= total && total > 0 && !(phase === 'eval' && done === 0);
+  const label = { rollout: 'rollouts', coach: 'coaching every action', update: 'updating adapters', eval: 'held-out evaluation', checkpoint: 'saving checkpoint' }[phase];
+  if (finished) {
+    phaseSeconds[phase] = (now - started) / 1000;
+    phaseStarts.delete(key);
+  }
+  progress({ task: phase, label, done: finished ? 1 : 0, total: 1, expected: phaseSeconds[phase], finished });
+}
+const phaseStarts = new Map<string, number>();
+
+/** The untrained team's held-out accuracy, once per run (the charts' iteration 0). */
+async function ensureBaseline(): Promise<void> {
+  if (!baselineEval || !trainer || !config || !store || trainer.iteration > 0) return;
+  const saved = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
+  if (saved.some((r) => r.iteration === 0 && r.eval && !r.perAgent)) return;
+  const started = performance.now();
+  progress({ task: 'baseline', label: 'evaluating the untrained team', done: 0, total: 1, expected: phaseSeconds.eval });
+  const base = new EngineAgents(trainer.deps.agentModel, new Map());
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), trainer.deps.sandbox);
+  phaseSeconds.eval = (performance.now() - started) / 1000;
+  progress({ task: 'baseline', label: 'evaluating the untrained team', done: 1, total: 1, finished: true });
+  await store.appendMetrics({ iteration: 0, eval: result });
+  post({ kind: 'train', event: { type: 'eval', iteration: 0, result } });
+}
+
+async function loop(single: boolean): Promise<void> {
+  if (!trainer || !config) throw new Error('no run is open yet; wait for the model to load');
+  if (state === 'running' || state === 'stepping') return;
+  if (lostDevice) throw new Error('the WebGPU device was lost; continue on wasm (Recover) or reload the page');
+  pauseRequested = false;
+  setState(single ? 'stepping' : 'running');
+  const t = trainer;
+  try {
+    await ensureBaseline();
+    do {
+      if (!single && t.iteration >= config.iterations) break;
+      await t.step();
+    } while (!single && !pauseRequested && !lostDevice);
+    if (!lostDevice && t.iteration > lastCheckpoint) {
+      await t.checkpoint(); // nothing is lost by pausing or stepping: a reload resumes here
+    }
+    if (!single && t.iteration >= config.iterations) post({ kind: 'train', event: { type: 'done', iteration: t.iteration } });
+    setState('ready');
+  } catch (e) {
+    if (lostDevice) return; // the device-loss handler has reported it
+    reportError(e);
+    setState('ready', (e as Error).message);
+  }
+}
+
+function reportError(e: unknown): void {
+  const err = e as Error;
+  post({ kind: 'error', message: err?.name === 'StorageQuotaError' ? err.message : `${err?.message ?? String(e)}` });
+}
+
+onDeviceLost((info) => {
+  lostDevice = true;
+  pauseRequested = true;
+  setState('lost', `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${lastCheckpoint})`);
+  post({ kind: 'deviceLost', reason: info.reason, message: info.message, checkpointIteration: lastCheckpoint });
+});
+
+// ---- requests -----------------------------------------------------------------------------------
+type Handlers = { [K in keyof Requests]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
+
+const handlers: Handlers = {
+  async init({ backend, baseUrl: base, baseline }) {
+    baseUrl = base;
+    baselineEval = baseline ?? true;
+    const info = await initBackend(backend ? { force: backend } : {});
+    post({ kind: 'backend', info, summary: describeBackend(info) });
+    return info;
+  },
+  async configure({ config: partial }) {
+    return openRun(partial);
+  },
+  async start() {
+    void loop(false);
+    return null;
+  },
+  async pause() {
+    if (state === 'running') {
+      pauseRequested = true;
+      setState('pausing', 'pausing after this iteration');
+    }
+    return null;
+  },
+  async step() {
+    await loop(true);
+    return null;
+  },
+  async reset() {
+    if (state === 'running' || state === 'stepping' || state === 'pausing') throw new Error('pause the run before resetting it');
+    await openRun(partialConfig, { fresh: true });
+    return null;
+  },
+  async export({ what }) {
+    if (!trainer || !config || !store) throw new Error('no run is open yet');
+    if (what === 'adapters') {
+      const perAgent: Record<string, Record<string, Uint8Array>> = {};
+      for (const [id, p] of trainer.policies) perAgent[id] = await exportPeft(p.adapter, config.agentModel);
+      return { name: `${runId}-adapters.zip`, mime: 'application/zip', bytes: zipAdapters(perAgent) };
+    }
+    if (what === 'trajectories') {
+      const text = (await store.readFile('trajectories.jsonl')) ?? '';
+      return { name: `${runId}-trajectories.jsonl`, mime: 'application/x-ndjson', bytes: new TextEncoder().encode(String(text)) };
+    }
+    const csv = metricsCsv(await store.metrics());
+    return { name: `${runId}-metrics.csv`, mime: 'text/csv', bytes: new TextEncoder().encode(csv) };
+  },
+  async importAdapter({ agentId, files }) {
+    if (!trainer || !config) throw new Error('no run is open yet');
+    const policy = trainer.policies.get(agentId);
+    if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
+    if (state !== 'ready') throw new Error('pause the run before importing an adapter');
+    const adapter = await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.deps.agentModel.config, agentId);
+    policy.adapter.dispose();
+    policy.optimizer.dispose();
+    trainer.policies.set(agentId, { adapter, optimizer: new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay }), trainable: policy.trainable });
+    await trainer.checkpoint();
+    return { agentId };
+  },
+  async importDataset({ text, name }) {
+    const parsed = parseJsonlDataset(text, { source: name.replace(/\.jsonl$/, '') });
+    const errors = parsed.errors.length ? formatDatasetErrors(parsed.errors, name).split('\n') : [];
+    return { tasks: parsed.tasks.length, errors };
+  },
+  async loadModel({ url, files }) {
+    let spec: string;
+    if (files?.length) {
+      const folder = (files[0] as File & { webkitRelativePath?: string }).webkitRelativePath?.split('/')[0] || 'files';
+      spec = `picked:${folder}`;
+      pickedModels.set(spec, files);
+      models.delete(spec);
+    } else if (url) {
+      spec = url.trim();
+    } else {
+      throw new Error('loadModel: give a hub id / URL or pick a folder');
+    }
+    const m = await openModel(spec);
+    const parameters = [...m.model.weights.values()].reduce((n, t) => n + t.size, 0);
+    const patch = { ...(partialConfig as Record<string, unknown>), agentModel: spec };
+    await openRun(patch);
+    return { name: m.source.name, parameters };
+  },
+  async listRuns() {
+    const runs = await listRuns();
+    return Promise.all(runs.map(async (r) => ({
+      ...r,
+      metrics: await new IdbStore(r.runId).metrics<IterationMetrics>(),
+    })));
+  },
+  async webllmCoach({ choice }) {
+    if (!choice) {
+      webllm = null;
+    } else {
+      const { createWebLlmCoach } = await import('../core/mappa/webllm-coach.ts');
+      const coach = await createWebLlmCoach(choice.modelId, {
+        onProgress: (p) => progress({ task: 'webllm', label: `WebLLM ${choice.modelId}: ${p.text}`, done: p.progress, total: 1, finished: p.progress >= 1 }),
+      });
+      webllm = { modelId: choice.modelId, coach };
+    }
+    await openRun(partialConfig);
+    return { name: webllm ? `webllm:${webllm.modelId}` : config?.coach.kind ?? 'rule' };
+  },
+  async recover({ backend }) {
+    if (backend === 'webgpu' && lostDevice) throw new Error('the WebGPU backend cannot restart in this page after a device loss; reload the page to use the GPU again, or continue on wasm');
+    const info = await initBackend({ force: backend });
+    post({ kind: 'backend', info, summary: describeBackend(info) });
+    models.clear(); // their tensors lived on the lost device
+    trainer = null;
+    lostDevice = false;
+    state = 'ready';
+    await openRun(partialConfig);
+    return info;
+  },
+  async runTool({ code, language }) {
+    sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', baseUrl).href });
+    const r = await sandbox.run(code, { language, timeoutMs: 30_000 });
+    return { stdout: r.stdout, stderr: r.stderr, error: r.error?.message };
+  },
+  async loseDevice() {
+    const device = webgpuDevice();
+    if (!device) throw new Error(`the backend is ${currentBackend()?.name ?? 'not started'}, not webgpu: there is no device to lose`);
+    device.destroy();
+    return null;
+  },
+};
+
+scope.onmessage = async (ev: MessageEvent<RequestMessage>) => {
+  const msg = ev.data;
+  const handler = handlers[msg.type] as (args: unknown) => Promise<unknown>;
+  let reply: ReplyMessage;
+  try {
+    reply = { type: 'reply', id: msg.id, ok: true, value: await handler(msg.args) };
+  } catch (e) {
+    reply = { type: 'reply', id: msg.id, ok: false, error: (e as Error)?.message ?? String(e) };
+  }
+  scope.postMessage(reply);
+};
