@@ -11,12 +11,13 @@ import { EngineAgents } from '../core/mappa/agents.ts';
 import { evaluateTeam } from '../core/mappa/train.ts';
 import { folderSource } from '../core/model/sources.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
-import { readConfig, setUpRun } from './run-setup.ts';
+import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 
-const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--backend cpu|wasm|webgpu]\n';
+const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--backend cpu|wasm|webgpu]\n';
 
 export async function evalCommand(argv: string[]): Promise<void> {
-  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const heldOut = await readDataset(o.dataset, '--dataset');
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : Number(o.tasks) });
   await startBackend(o.backend);
   const parts = await setUpRun(config, false);
@@ -29,7 +30,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
     }
   }
   const engine = new EngineAgents(parts.agentModel, adapters);
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.sandbox);
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.sandbox, undefined, heldOut);
   process.stdout.write(JSON.stringify({
     ...result, temperature: config.evalTemperature,
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),

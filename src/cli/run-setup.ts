@@ -8,7 +8,24 @@ import { buildCoach } from '../core/mappa/coaches.ts';
 import type { Coach } from '../core/mappa/coach.ts';
 import type { LoadedModel } from '../core/model/load.ts';
 import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
+import type { RolloutTask } from '../core/mappa/rollout.ts';
 import { CliError, openModel } from './common.ts';
+
+/** A JSONL dataset (problem/answer) for training or evaluation; malformed lines reported, never silent. */
+export async function readDataset(file: string | undefined, flag: string): Promise<RolloutTask[] | undefined> {
+  if (!file) return undefined;
+  let parsed;
+  try {
+    parsed = await loadJsonlDatasetFile(file);
+  } catch (e) {
+    throw new CliError(`${flag}: cannot read "${file}" (${(e as Error).message})`);
+  }
+  if (parsed.errors.length) process.stderr.write(formatDatasetErrors(parsed.errors, file) + '\n');
+  if (parsed.tasks.length === 0) throw new CliError(`${flag}: "${file}" holds no usable problem/answer lines`);
+  process.stderr.write(`${flag}: ${parsed.tasks.length} problems from ${file}${parsed.errors.length ? ` (${parsed.errors.length} lines skipped)` : ''}\n`);
+  return parsed.tasks;
+}
 
 export async function readConfig(file: string | undefined, overrides: Record<string, unknown>): Promise<TrainConfig> {
   let raw: Record<string, unknown> = {};

@@ -12,11 +12,12 @@ import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/mapp
 import { EngineAgents } from '../core/mappa/agents.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
 import { FileStore } from './file-store.ts';
-import { readConfig, setUpRun } from './run-setup.ts';
+import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--iterations N]
-       [--coach model|rule] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
-With no --config it trains the embedded default (models/agent + models/judge, math chain).\n`;
+       [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
+With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
+problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K/MATH/AIME style).\n`;
 
 function bar(done: number, total: number, width = 24): string {
   const n = Math.round((width * done) / Math.max(total, 1));
@@ -30,8 +31,11 @@ function fmtSeconds(s: number): string {
 export async function trainCommand(argv: string[]): Promise<void> {
   const o = parseOptions(argv, {
     config: { type: 'string' }, reward: { type: 'string' }, seed: { type: 'string' }, iterations: { type: 'string' },
-    coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, ...BACKEND_OPTION,
+    coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' },
+    dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, ...BACKEND_OPTION,
   }, USAGE);
+  const train = await readDataset(o.dataset, '--dataset');
+  const heldOut = await readDataset(o['eval-dataset'], '--eval-dataset');
   const config = await readConfig(o.config, {
     seed: o.seed === undefined ? undefined : Number(o.seed),
     iterations: o.iterations === undefined ? undefined : Number(o.iterations),
@@ -46,7 +50,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
 
   await startBackend(o.backend);
   const parts = await setUpRun(config, true);
-  const trainer = await Trainer.create(config, { ...parts, store }, { resume: o.resume });
+  const dataset = train ? { train, eval: heldOut } : undefined;
+  const trainer = await Trainer.create(config, { ...parts, store, dataset }, { resume: o.resume });
   await mkdir(out, { recursive: true });
   if (o.resume) {
     await store.truncateMetrics(trainer.iteration);
@@ -61,7 +66,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   if (!o.resume) {
     process.stderr.write('evaluating the untrained team on the held-out set...\n');
     const base = new EngineAgents(parts.agentModel, new Map());
-    baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts.sandbox);
+    baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts.sandbox, undefined, heldOut);
     await store.appendMetrics({ iteration: 0, eval: baseline });
     process.stderr.write(`untrained: held-out accuracy greedy ${(baseline.greedy * 100).toFixed(1)}%, T=${config.evalTemperature} ${(baseline.sampled * 100).toFixed(1)}%\n`);
   }
@@ -71,7 +76,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
   let phase: Phase = 'rollout';
   trainer.on((e) => {
     if (e.type === 'phase') phase = e.phase;
-    if (e.type === 'phase' || e.type === 'iteration') {
+    // The redrawn bar only on a terminal; logs and CI get one line per iteration.
+    if (process.stderr.isTTY && (e.type === 'phase' || e.type === 'iteration')) {
       const done = e.type === 'iteration' ? e.metrics.iteration : e.iteration - 1;
       const elapsed = (Date.now() - started) / 1000;
       const per = done > startIteration ? elapsed / (done - startIteration) : 0;
@@ -82,7 +88,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       const m = e.metrics;
       const ev = m.eval ? ` | held-out greedy ${(m.eval.greedy * 100).toFixed(1)}% T=${config.evalTemperature} ${(m.eval.sampled * 100).toFixed(1)}%` : '';
       const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
-      process.stderr.write(`\riter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
+      process.stderr.write(`${process.stderr.isTTY ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
     }
     if (e.type === 'trajectories') {
       const lines = e.trajectories.map((t) => JSON.stringify({
@@ -113,7 +119,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
   };
   await store.writeFile('summary.json', JSON.stringify(summary, null, 2) + '\n');
-  process.stderr.write('\n');
+  if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(JSON.stringify(summary) + '\n');
   await parts.sandbox?.dispose();
   trainer.dispose();

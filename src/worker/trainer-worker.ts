@@ -21,6 +21,7 @@ import { buildCoach } from '../core/mappa/coaches.ts';
 import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/mappa/coach.ts';
 import { EngineAgents } from '../core/mappa/agents.ts';
 import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
+import type { RolloutTask } from '../core/mappa/rollout.ts';
 import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
 import { hashString } from '../core/tasks/rng.ts';
 import { parseJsonlDataset, formatDatasetErrors } from '../core/tasks/dataset.ts';
@@ -102,8 +103,11 @@ async function makeCoach(c: TrainConfig): Promise<Coach> {
   return buildCoach(c.coach, (spec) => openModel(spec));
 }
 
+/** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
+let dataset: { name: string; tasks: RolloutTask[] } | null = null;
+
 function runIdOf(c: TrainConfig): string {
-  const h = (hashString(JSON.stringify(c)) >>> 0).toString(36);
+  const h = (hashString(JSON.stringify(c) + (dataset ? `|${dataset.name}:${dataset.tasks.length}` : '')) >>> 0).toString(36);
   return `${c.workflow.name}-${c.rewards.mode}-seed${c.seed}-${h}`;
 }
 
@@ -125,7 +129,9 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     store = new IdbStore(runId);
     if (opts.fresh) await store.clear();
     const saved = await store.load();
-    const t = await Trainer.create(c, { agentModel, coach, sandbox: needsTools ? sandbox : null, store }, { resume: Boolean(saved) });
+    const t = await Trainer.create(c, {
+      agentModel, coach, sandbox: needsTools ? sandbox : null, store, dataset: dataset ? { train: dataset.tasks } : undefined,
+    }, { resume: Boolean(saved) });
     trainer = t;
     lastCheckpoint = t.iteration;
     t.on((e) => {
@@ -292,6 +298,11 @@ const handlers: Handlers = {
   async importDataset({ text, name }) {
     const parsed = parseJsonlDataset(text, { source: name.replace(/\.jsonl$/, '') });
     const errors = parsed.errors.length ? formatDatasetErrors(parsed.errors, name).split('\n') : [];
+    if (parsed.tasks.length) {
+      // Train on it from now on: a new run (its id includes the dataset), resumable like any other.
+      dataset = { name, tasks: parsed.tasks };
+      await openRun(partialConfig);
+    }
     return { tasks: parsed.tasks.length, errors };
   },
   async loadModel({ url, files }) {

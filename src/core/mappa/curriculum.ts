@@ -12,7 +12,7 @@
 import { generateMathTasks, type MathTask } from '../tasks/math.ts';
 import type { RngState } from '../tasks/rng.ts';
 import { Rng } from '../tasks/rng.ts';
-import type { Trajectory } from './rollout.ts';
+import type { RolloutTask, Trajectory } from './rollout.ts';
 
 export interface CurriculumSettings {
   /** Skip tasks whose last `history` results were all solved or all failed. */
@@ -49,25 +49,33 @@ export interface FilterCounts {
   level: number;
 }
 
+/** A training task as the curriculum hands it out (generated math, or an imported dataset row). */
+export type CurriculumTask = RolloutTask & { level?: number };
+
 export class Curriculum {
   state: CurriculumState;
-  constructor(readonly settings: CurriculumSettings, readonly seed: number, state?: CurriculumState) {
+  /**
+   * `fixedPool`: train on these tasks (an imported dataset) instead of generated problems; the
+   * level then stays as it is (the dataset sets the difficulty).
+   */
+  constructor(readonly settings: CurriculumSettings, readonly seed: number, state?: CurriculumState, readonly fixedPool?: CurriculumTask[]) {
     this.state = state ?? { level: settings.startLevel, rng: new Rng(`curriculum:${seed}`).getState(), history: {}, recent: [] };
   }
 
-  private pools = new Map<number, MathTask[]>();
-  private pool(level: number): MathTask[] {
+  private pools = new Map<number, CurriculumTask[]>();
+  private pool(level: number): CurriculumTask[] {
+    if (this.fixedPool) return this.fixedPool;
     let p = this.pools.get(level);
     if (!p) this.pools.set(level, (p = generateMathTasks({ seed: `train:${this.seed}:L${level}`, count: this.settings.poolSize, level })));
     return p;
   }
 
   /** Pick `count` prompts for this iteration, skipping decided ones; counts what it skipped. */
-  pick(count: number): { tasks: MathTask[]; counts: FilterCounts } {
+  pick(count: number): { tasks: CurriculumTask[]; counts: FilterCounts } {
     const rng = Rng.fromState(this.state.rng);
     const pool = this.pool(this.state.level);
     const counts: FilterCounts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, level: this.state.level };
-    const tasks: MathTask[] = [];
+    const tasks: CurriculumTask[] = [];
     const tried = new Set<number>();
     while (tasks.length < count && tried.size < pool.length) {
       const i = rng.int(0, pool.length - 1);
@@ -103,7 +111,7 @@ export class Curriculum {
     }
     const window = 64;
     if (this.state.recent.length > window) this.state.recent = this.state.recent.slice(-window);
-    if (!this.settings.adaptLevel || this.state.recent.length < window / 2) return;
+    if (!this.settings.adaptLevel || this.fixedPool || this.state.recent.length < window / 2) return;
     const acc = this.state.recent.reduce((a, b) => a + b, 0) / this.state.recent.length;
     if (acc >= this.settings.raiseAt && this.state.level < 5) {
       this.state.level++;

@@ -65,6 +65,8 @@ export interface TrainerDeps {
   store?: CheckpointStore | null;
   /** Frozen agents on another engine (e.g. WebLLM), by agent id. */
   external?: Map<string, AgentBackend>;
+  /** Train (and optionally evaluate) on an imported dataset instead of generated math problems. */
+  dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
 }
 
 /** A fixed, level-balanced subset of the 200 held-out problems. */
@@ -76,8 +78,8 @@ export function evalTasks(count: number): RolloutTask[] {
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
 export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, sandbox: Sandbox | null,
-  onStage?: (rows: number) => void): Promise<EvalResult> {
-  const tasks = evalTasks(config.evalTasks);
+  onStage?: (rows: number) => void, heldOut?: RolloutTask[]): Promise<EvalResult> {
+  const tasks = heldOut?.length ? heldOut.slice(0, config.evalTasks) : evalTasks(config.evalTasks);
   const run = async (temperature: number) => {
     const trajs = await runRollouts(config.workflow, tasks, {
       agents: backends, sandbox, samplesPerTask: 1, temperature, seed: 1_000_003, toolTimeoutMs: config.toolTimeoutMs,
@@ -114,7 +116,7 @@ export class Trainer {
         optimizer.setState(a.optimizer);
         policies.set(id, { adapter: a.adapter, optimizer, trainable: config.workflow.agents.find((x) => x.id === id)!.trainable });
       }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum));
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum, deps.dataset?.train));
       trainer.iteration = loop.iteration;
       trainer.metrics.push(...(loop.metrics as IterationMetrics[]));
     } else {
@@ -123,7 +125,7 @@ export class Trainer {
         const adapter = LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
         policies.set(id, { adapter, optimizer: new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay }), trainable: spec.trainable });
       }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed));
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, undefined, deps.dataset?.train));
     }
     if (saved) queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
     return trainer;
@@ -151,7 +153,7 @@ export class Trainer {
   /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
   async evaluate(): Promise<EvalResult> {
     return evaluateTeam(this.config, this.backends(), this.deps.sandbox,
-      (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }));
+      (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }), this.deps.dataset?.eval);
   }
 
   /** One iteration of the loop; returns its metrics. */
