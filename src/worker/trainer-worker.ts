@@ -318,7 +318,7 @@ const handlers: Handlers = {
       throw new Error('loadModel: give a hub id / URL or pick a folder');
     }
     const m = await openModel(spec);
-    const parameters = [...m.model.weights.values()].reduce((n, t) => n + t.size, 0);
+    const parameters = m.model.parameterCount();
     const patch = { ...(partialConfig as Record<string, unknown>), agentModel: spec };
     await openRun(patch);
     return { name: m.source.name, parameters };

@@ -58,7 +58,8 @@ export interface ForwardOptions {
   /** Compute logits for the last position only ([B, 1, V]); saves the lm_head matmul elsewhere. */
   lastOnly?: boolean;
   adapter?: AdapterView | null;
-  /** Training mode: enables LoRA dropout. */
+  /** Training mode: enables LoRA dropout and keeps every layer's input for the gradient tape.
+   *  Set it whenever the forward pass runs under tf.grad / tf.variableGrads. */
   train?: boolean;
 }
 
@@ -69,15 +70,44 @@ export interface ForwardResult {
 
 const MASKED = -1e9; // added to attention scores of masked keys; exp underflows to exactly 0
 
+/** Largest tied-embedding copy made for a fast lm_head on wasm (see `CausalLM` constructor). */
+const MAX_TIED_HEAD_COPY_BYTES = 256 << 20;
+
 export class CausalLM {
   readonly config: ModelConfig;
+  /**
+   * Weights by Hugging Face name. Linear weights are [out, in] as in the checkpoint, except those
+   * listed in `inOut`, which are stored transposed as [in, out] (use `hfWeight` for HF layout).
+   */
   readonly weights: Map<string, tf.Tensor>;
+  /** Names of frozen linear weights stored as [in, out] (wasm only; see constructor). */
+  readonly inOut = new Set<string>();
+  /** The tied output projection as [H, V], when one was made (wasm, small enough). */
+  private tiedHead: tf.Tensor2D | null = null;
   private readonly invFreq: Float64Array;
 
+  /**
+   * tfjs-backend-wasm multiplies by a transposed operand ~10x slower than by a plain one
+   * (bench/README.md). So on wasm, frozen linear weights (not tf.Variables, whose gradients must
+   * reach them as they are) are transposed once here to [in, out], replacing the originals — no
+   * second copy. A tied embedding also serves the lookup, so its [H, V] copy is made only up to
+   * MAX_TIED_HEAD_COPY_BYTES. Trainable weights are transposed per call instead (cheap for LoRA).
+   */
   constructor(config: ModelConfig, weights: Map<string, tf.Tensor>) {
     this.config = config;
     this.weights = weights;
     this.invFreq = inverseFrequencies(config);
+    if (tf.getBackend() !== 'wasm') return;
+    for (const [name, t] of weights) {
+      if (t instanceof tf.Variable || t.rank !== 2 || !(name.endsWith('_proj.weight') || name === 'lm_head.weight')) continue;
+      weights.set(name, tf.transpose(t));
+      t.dispose();
+      this.inOut.add(name);
+    }
+    const embed = weights.get('model.embed_tokens.weight');
+    if (!weights.has('lm_head.weight') && embed && !(embed instanceof tf.Variable) && embed.size * 4 <= MAX_TIED_HEAD_COPY_BYTES) {
+      this.tiedHead = tf.transpose(embed as tf.Tensor2D);
+    }
   }
 
   /** A weight by its Hugging Face name; throws naming it if absent. */
@@ -87,9 +117,25 @@ export class CausalLM {
     return t;
   }
 
-  /** The output projection [V, H]: lm_head, or the embedding table when tied. */
-  get lmHead(): tf.Tensor2D {
-    return (this.weights.get('lm_head.weight') ?? this.w('model.embed_tokens.weight')) as tf.Tensor2D;
+  /** A new tensor holding weight `name` in Hugging Face layout (the caller disposes it). */
+  hfWeight(name: string): tf.Tensor {
+    const t = this.w(name);
+    return this.inOut.has(name) ? tf.transpose(t) : tf.clone(t);
+  }
+
+  /** Number of parameters held (a tied embedding counted once). */
+  parameterCount(): number {
+    return [...this.weights.values()].reduce((n, t) => n + t.size, 0);
+  }
+
+  /**
+   * x [N, in] @ W^T for weight `name` (HF layout [out, in] or stored [in, out]), without asking
+   * the backend for a transposed operand on wasm.
+   */
+  private matMulWeight(x: tf.Tensor2D, name: string): tf.Tensor2D {
+    const w = this.w(name) as tf.Tensor2D;
+    if (this.inOut.has(name)) return tf.matMul(x, w);
+    return matMulTransposed(x, w);
   }
 
   /** Forward pass over ids [B][T] (rows of equal length; pad with any id and mask it). */
@@ -103,9 +149,10 @@ export class CausalLM {
     return { logits, cache };
   }
 
-  /** Final hidden rows [N, H] -> logits [N, V] through the output projection. */
+  /** Final hidden rows [N, H] -> logits [N, V] through the output projection (lm_head or the tied embedding). */
   project(hidden: tf.Tensor2D): tf.Tensor2D {
-    return tf.matMul(hidden, this.lmHead, false, true);
+    if (this.tiedHead) return tf.matMul(hidden, this.tiedHead);
+    return this.matMulWeight(hidden, this.weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight');
   }
 
   /**
@@ -159,10 +206,20 @@ export class CausalLM {
       const newLayers: { k: tf.Tensor4D; v: tf.Tensor4D }[] = [];
       for (let i = 0; i < c.numLayers; i++) {
         const pastKV = past?.layers[i] ?? null;
-        const { out: attn, k, v } = this.attention(i, this.rmsNorm(h, `model.layers.${i}.input_layernorm.weight`), cos, sin, attnBias, pastKV, opts);
-        h = tf.add(h, attn);
-        h = tf.add(h, this.mlp(i, this.rmsNorm(h, `model.layers.${i}.post_attention_layernorm.weight`), opts));
-        if (opts.useCache || past) newLayers.push({ k, v });
+        const input = h;
+        // One scope per layer: outside training, a layer's intermediates are freed as soon as it is done.
+        const layer = tf.tidy(() => {
+          const { out: attn, k, v } = this.attention(i, this.rmsNorm(input, `model.layers.${i}.input_layernorm.weight`), cos, sin, attnBias, pastKV, opts);
+          const mid = tf.add(input, attn) as tf.Tensor3D;
+          return { h: tf.add(mid, this.mlp(i, this.rmsNorm(mid, `model.layers.${i}.post_attention_layernorm.weight`), opts)) as tf.Tensor3D, k, v };
+        });
+        if (!opts.train) input.dispose(); // the gradient tape needs it when training
+        h = layer.h;
+        if (opts.useCache || past) newLayers.push({ k: layer.k, v: layer.v });
+        else {
+          layer.k.dispose();
+          layer.v.dispose();
+        }
       }
       h = this.rmsNorm(h, 'model.norm.weight');
       if (opts.lastOnly) h = tf.slice(h, [0, steps - 1, 0], [batch, 1, c.hiddenSize]);
@@ -187,9 +244,8 @@ export class CausalLM {
   private linear(x: tf.Tensor3D, layer: number, proj: Projection, opts: ForwardOptions): tf.Tensor3D {
     const [b, t, din] = x.shape;
     const prefix = `model.layers.${layer}.${MLP_PROJECTIONS.has(proj) ? 'mlp' : 'self_attn'}.${proj}`;
-    const weight = this.w(`${prefix}.weight`) as tf.Tensor2D; // [out, in]
     const x2 = tf.reshape(x, [b * t, din]) as tf.Tensor2D;
-    let y: tf.Tensor2D = tf.matMul(x2, weight, false, true);
+    let y: tf.Tensor2D = this.matMulWeight(x2, `${prefix}.weight`); // [BT, out]
     const bias = this.weights.get(`${prefix}.bias`);
     if (bias) y = tf.add(y, bias);
     const lora = opts.adapter?.lora(layer, proj);
@@ -197,10 +253,10 @@ export class CausalLM {
       let xa = x2;
       const p = opts.adapter?.dropout ?? 0;
       if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
-      const down = tf.matMul(xa, lora.a, false, true); // [BT, r]
-      y = tf.add(y, tf.mul(tf.matMul(down, lora.b, false, true), lora.scale)); // [BT, out]
+      const down = matMulTransposed(xa, lora.a); // [BT, r]
+      y = tf.add(y, tf.mul(matMulTransposed(down, lora.b), lora.scale)); // [BT, out]
     }
-    return tf.reshape(y, [b, t, weight.shape[0]]) as tf.Tensor3D;
+    return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
   }
 
   /** Self-attention of layer i; returns the output [B, T, H] and this layer's full K/V [B, nkv, S, hd]. */
@@ -246,7 +302,14 @@ export class CausalLM {
   dispose(): void {
     for (const t of this.weights.values()) t.dispose();
     this.weights.clear();
+    this.tiedHead?.dispose();
+    this.tiedHead = null;
   }
+}
+
+/** x @ w^T; on wasm w is transposed explicitly first (a fused transposed operand is ~10x slower there). */
+export function matMulTransposed(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return tf.getBackend() === 'wasm' ? tf.matMul(x, tf.transpose(w)) : tf.matMul(x, w, false, true);
 }
 
 export function disposeCache(cache: KVCache): void {

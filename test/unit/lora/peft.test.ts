@@ -109,3 +109,22 @@ describe('LoRA adapters and PEFT files', () => {
     a.dispose();
   });
 });
+
+describe('the PEFT fixture on wasm (frozen weights stored transposed there)', () => {
+  it('unmerged and merged logits match transformers; hfWeight gives the checkpoint layout back', async () => {
+    await initBackend({ force: 'wasm' });
+    const base = await loadModel(folderSource(path.join(PARITY, 'qwen2')));
+    expect(base.model.inOut.size).toBeGreaterThan(0);
+    const q = base.model.hfWeight('model.layers.0.self_attn.q_proj.weight');
+    expect(q.shape).toEqual([64, 64]);
+    expect(base.model.hfWeight('model.layers.0.mlp.down_proj.weight').shape).toEqual([64, 128]);
+    q.dispose();
+    const a = await importPeft(folderSource(LORA), base.config, 'peft-wasm');
+    expect(maxAbsDiff(await logitsOf(base.model, ref.input_ids, a), ref.logits_unmerged)).toBeLessThan(1e-4);
+    const merged = new CausalLM(base.config, mergeAdapter(base.model, a));
+    expect(maxAbsDiff(await logitsOf(merged, ref.input_ids), ref.logits_merged)).toBeLessThan(1e-4);
+    merged.dispose();
+    a.dispose();
+    base.model.dispose();
+  });
+});
