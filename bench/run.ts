@@ -1,0 +1,55 @@
+/**
+ * Benchmark dispatcher: `npm run bench -- <name> [options]` runs `bench/<name>.ts`.
+ *
+ * For: picking one benchmark by name and handing it the rest of the command line.
+ * Not for: measuring anything itself; each benchmark is its own module exporting
+ * `main(argv: string[]): Promise<void>` (argv = the options after the name).
+ *
+ * Example: npm run bench -- engine --backends wasm --contexts 16,128
+ *          -> imports ./engine.ts and calls main(['--backends', 'wasm', '--contexts', '16,128'])
+ */
+import { existsSync } from 'node:fs';
+
+/** Known benchmarks: name -> what it measures. Each lives in bench/<name>.ts. */
+const BENCHMARKS: Record<string, string> = {
+  engine: 'decoder speed (prefill, KV-cache and recompute decode) and peak memory per backend',
+  update: 'one policy-gradient LoRA update step',
+  rollouts: 'rollouts of a whole agent team',
+};
+
+interface BenchModule {
+  main(argv: string[]): Promise<void>;
+}
+
+function usage(): string {
+  const lines = Object.entries(BENCHMARKS).map(([name, what]) => {
+    const ready = existsSync(new URL(`./${name}.ts`, import.meta.url));
+    return `  ${name.padEnd(10)} ${what}${ready ? '' : ' (not written yet)'}`;
+  });
+  return `usage: npm run bench -- <name> [options]\nknown benchmarks:\n${lines.join('\n')}`;
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h') {
+    console.log(usage());
+    return;
+  }
+  if (!(name in BENCHMARKS)) {
+    throw new Error(`bench/run.ts: unknown benchmark "${name}".\n${usage()}`);
+  }
+  const file = new URL(`./${name}.ts`, import.meta.url);
+  if (!existsSync(file)) {
+    throw new Error(`bench/run.ts: benchmark "${name}" is listed but bench/${name}.ts does not exist yet.\n${usage()}`);
+  }
+  const mod = (await import(`./${name}.ts`)) as Partial<BenchModule>;
+  if (typeof mod.main !== 'function') {
+    throw new Error(`bench/${name}.ts must export "main(argv: string[]): Promise<void>"`);
+  }
+  await mod.main(rest);
+}
+
+run(process.argv.slice(2)).catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});
