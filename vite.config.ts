@@ -30,6 +30,7 @@ function listFiles(dir: string, prefix = ''): string[] {
 
 function staticAssets(): Plugin {
   let outDir = path.join(root, 'dist');
+  let building = false;
   const serve = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
     const url = decodeURIComponent((req.url ?? '').split('?')[0]);
     for (const s of STATIC_DIRS) {
@@ -48,6 +49,7 @@ function staticAssets(): Plugin {
     name: 'mappa-static-assets',
     configResolved(c) {
       outDir = path.resolve(c.root, c.build.outDir);
+      building = c.command === 'build'; // vitest's server also closes bundles, with a dummy outDir
     },
     configureServer(server) {
       server.middlewares.use(serve);
@@ -56,6 +58,7 @@ function staticAssets(): Plugin {
       server.middlewares.use(serve);
     },
     closeBundle() {
+      if (!building) return;
       for (const s of STATIC_DIRS) {
         for (const rel of s.files ?? listFiles(s.dir)) {
           const from = path.join(s.dir, rel);
