@@ -14,9 +14,10 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts';
+import { registerWasmFastMatMul } from './wasm-matmul.ts';
 import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
 
-/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22. */
+/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul. */
 const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, wasmUnsortedSegmentSum];
 const GRADIENTS: tf.GradConfig[] = [selectedLogProbGrad];
 
@@ -31,5 +32,7 @@ export function registerCustomKernels(): string[] {
   for (const g of GRADIENTS) {
     if (!tf.getGradient(g.kernelName)) tf.registerGradient(g);
   }
+  // wasm's BatchMatMul is ~10x slower with a transposed operand: wrap it (once the wasm kernels exist).
+  if (tf.getKernel('BatchMatMul', 'wasm') && registerWasmFastMatMul()) added.push('BatchMatMul@wasm (transpose-first wrapper)');
   return added;
 }

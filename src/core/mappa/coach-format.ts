@@ -34,6 +34,11 @@ export interface ActionContext {
 
 export const OBSERVATION_LIMIT = 2000;
 
+/** The agent's full input as the coach reads it: its messages' contents, blank-line separated. */
+export function actionInputText(messages: { content: string }[]): string {
+  return messages.map((m) => m.content).join('\n\n');
+}
+
 export const DEFAULT_COACH_TEMPLATE = `You are the coach of a team of agents. Score one action of one agent.
 Problem: {{problem}}
 Agent: {{role}}

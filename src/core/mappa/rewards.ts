@@ -17,7 +17,7 @@
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
 import type { TrainSample } from '../rl/update.ts';
-import type { ActionContext } from './coach-format.ts';
+import { actionInputText, type ActionContext } from './coach-format.ts';
 import type { Coach, CoachResult } from './coach.ts';
 import type { Action, Trajectory } from './rollout.ts';
 import type { WorkflowSpec } from './workflow.ts';
@@ -50,7 +50,7 @@ export function agentContext(w: WorkflowSpec, t: Trajectory, agentId: string, fa
     problem: t.task.problem,
     agentId,
     role: spec.role,
-    input: actions[0].messages.filter((m) => m.role === 'user').map((m) => m.content)[0] ?? '',
+    input: actionInputText(actions[0].messages),
     output: actions.map((a) => a.text).join('\n'),
     observation: observations.length ? observations.join('\n') : undefined,
     groundTruth: spec.final ? t.task.answer : undefined,
@@ -67,7 +67,7 @@ export function turnContext(w: WorkflowSpec, t: Trajectory, action: Action): Act
     problem: t.task.problem,
     agentId: action.agentId,
     role: `${spec.role} (turn ${action.turn})`,
-    input: action.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n'),
+    input: actionInputText(action.messages),
     output: action.text,
     observation: action.observation,
     final: false,

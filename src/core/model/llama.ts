@@ -91,7 +91,8 @@ export class CausalLM {
    * (bench/README.md). So on wasm, frozen linear weights (not tf.Variables, whose gradients must
    * reach them as they are) are transposed once here to [in, out], replacing the originals — no
    * second copy. A tied embedding also serves the lookup, so its [H, V] copy is made only up to
-   * MAX_TIED_HEAD_COPY_BYTES. Trainable weights are transposed per call instead (cheap for LoRA).
+   * MAX_TIED_HEAD_COPY_BYTES. Other transposed products (LoRA, attention, gradients) go through the
+   * project's wasm matmul wrapper (kernels/wasm-matmul.ts), which transposes per call.
    */
   constructor(config: ModelConfig, weights: Map<string, tf.Tensor>) {
     this.config = config;
@@ -128,14 +129,10 @@ export class CausalLM {
     return [...this.weights.values()].reduce((n, t) => n + t.size, 0);
   }
 
-  /**
-   * x [N, in] @ W^T for weight `name` (HF layout [out, in] or stored [in, out]), without asking
-   * the backend for a transposed operand on wasm.
-   */
+  /** x [N, in] @ W^T for weight `name`, stored in HF layout [out, in] or as [in, out]. */
   private matMulWeight(x: tf.Tensor2D, name: string): tf.Tensor2D {
     const w = this.w(name) as tf.Tensor2D;
-    if (this.inOut.has(name)) return tf.matMul(x, w);
-    return matMulTransposed(x, w);
+    return this.inOut.has(name) ? tf.matMul(x, w) : tf.matMul(x, w, false, true);
   }
 
   /** Forward pass over ids [B][T] (rows of equal length; pad with any id and mask it). */
@@ -253,8 +250,8 @@ export class CausalLM {
       let xa = x2;
       const p = opts.adapter?.dropout ?? 0;
       if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
-      const down = matMulTransposed(xa, lora.a); // [BT, r]
-      y = tf.add(y, tf.mul(matMulTransposed(down, lora.b), lora.scale)); // [BT, out]
+      const down = tf.matMul(xa, lora.a, false, true); // [BT, r]
+      y = tf.add(y, tf.mul(tf.matMul(down, lora.b, false, true), lora.scale)); // [BT, out]
     }
     return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
   }
@@ -307,10 +304,6 @@ export class CausalLM {
   }
 }
 
-/** x @ w^T; on wasm w is transposed explicitly first (a fused transposed operand is ~10x slower there). */
-export function matMulTransposed(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
-  return tf.getBackend() === 'wasm' ? tf.matMul(x, tf.transpose(w)) : tf.matMul(x, w, false, true);
-}
 
 export function disposeCache(cache: KVCache): void {
   for (const l of cache.layers) {

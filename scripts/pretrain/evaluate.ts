@@ -1,0 +1,104 @@
+/**
+ * Measurements for the model cards: the base team's accuracy on the held-out math set (through
+ * the real rollout runner, real sandbox, the model loaded from its folder), and the judge's
+ * agreement with the rule-based labeller on held-out actions.
+ *
+ * For: scripts/pretrain.ts. Not for: RL evaluation during training (the trainer's own metrics).
+ *
+ * Example:
+ *   const acc = await teamAccuracy(loadedAgent, mathHeldOut(), sandbox, { temperature: 0, seed: 0 });
+ *   acc.accuracy   // share of the 200 held-out problems whose boxed answer is right
+ */
+import { EngineAgents } from '../../src/core/mappa/agents.ts';
+import { parseCoachAnswer, coachPrompt } from '../../src/core/mappa/coach-format.ts';
+import { runRollouts, type Trajectory } from '../../src/core/mappa/rollout.ts';
+import { MATH_CHAIN } from '../../src/core/mappa/workflow.ts';
+import { generate } from '../../src/core/model/generate.ts';
+import { stopTokenIds, type LoadedModel } from '../../src/core/model/load.ts';
+import type { MathTask } from '../../src/core/tasks/math.ts';
+import type { Sandbox } from '../../src/core/tools/sandbox.ts';
+import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
+
+export interface TeamAccuracy {
+  temperature: number;
+  tasks: number;
+  correct: number;
+  accuracy: number;
+  /** Accuracy per level (1..5). */
+  byLevel: Record<number, number>;
+  /** Share of actions whose output has the role's expected structure. */
+  onFormat: Record<string, number>;
+  seconds: number;
+  trajectories: Trajectory[];
+}
+
+/** Structure checks per role (not correctness). */
+export const ROLE_FORMAT: Record<string, (text: string, turn: number) => boolean> = {
+  solver: (t) => /Answer:\s*-?\d/.test(t),
+  executor: (t, turn) => (turn === 1 ? /```python\n[\s\S]*print\(/.test(t) : /Result:\s*-?\d/.test(t)),
+  verifier: (t) => /\\boxed\{[^}]+\}/.test(t),
+};
+
+export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], sandbox: Sandbox, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
+  const start = performance.now();
+  const agents = new EngineAgents(agent, new Map(), opts.batch ?? 40);
+  const trajectories = await runRollouts(MATH_CHAIN, tasks, { agents, sandbox, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed });
+  const byLevel: Record<number, number> = {};
+  for (const level of [1, 2, 3, 4, 5]) {
+    const ts = trajectories.filter((t) => (t.task as MathTask).level === level);
+    if (ts.length) byLevel[level] = ts.filter((t) => t.correct).length / ts.length;
+  }
+  const onFormat: Record<string, number> = {};
+  for (const id of Object.keys(ROLE_FORMAT)) {
+    const acts = trajectories.flatMap((t) => t.actions.filter((a) => a.agentId === id));
+    onFormat[id] = acts.filter((a) => ROLE_FORMAT[id](a.text, a.turn)).length / Math.max(1, acts.length);
+  }
+  const correct = trajectories.filter((t) => t.correct).length;
+  return { temperature: opts.temperature, tasks: tasks.length, correct, accuracy: correct / tasks.length, byLevel, onFormat, seconds: (performance.now() - start) / 1000, trajectories };
+}
+
+export interface JudgeAgreement {
+  actions: number;
+  parsed: number;
+  /** Mean absolute error of PROCESS_SCORE vs the rule label (unparsable answers count as 5). */
+  mae: number;
+  /** Share with |judge - label| <= 1. */
+  within1: number;
+  /** Final-agent actions: share whose ANSWER_CORRECT equals the label. */
+  answerCorrectAccuracy: number;
+  /** MAE of always answering the labels' mean (a baseline the judge should beat). */
+  baselineMae: number;
+  seconds: number;
+}
+
+/** Greedy judge answers for labelled actions, compared with the labels. */
+export async function judgeAgreement(judge: LoadedModel, items: { context: ActionContext; score: number; correct?: boolean }[], batch = 32): Promise<JudgeAgreement> {
+  const start = performance.now();
+  const tok = judge.tokenizer!;
+  let parsed = 0;
+  let absErr = 0;
+  let within = 0;
+  let finals = 0;
+  let finalsRight = 0;
+  for (let i = 0; i < items.length; i += batch) {
+    const slice = items.slice(i, i + batch);
+    const prompts = slice.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
+    const gens = await generate(judge.model, prompts, { maxNewTokens: 16, temperature: 0, eosTokenIds: stopTokenIds(judge) });
+    gens.forEach((g, j) => {
+      const it = slice[j];
+      const answer = parseCoachAnswer(tok.decode(g.tokens, { skipSpecialTokens: true }), it.context.final);
+      if (answer.ok) parsed++;
+      const err = Math.abs(answer.score - it.score);
+      absErr += err;
+      if (err <= 1) within++;
+      if (it.context.final) {
+        finals++;
+        if (answer.correct === it.correct) finalsRight++;
+      }
+    });
+  }
+  const mean = items.reduce((s, it) => s + it.score, 0) / items.length;
+  const baselineMae = items.reduce((s, it) => s + Math.abs(it.score - mean), 0) / items.length;
+  return { actions: items.length, parsed: parsed / items.length, mae: absErr / items.length, within1: within / items.length,
+    answerCorrectAccuracy: finalsRight / Math.max(1, finals), baselineMae, seconds: (performance.now() - start) / 1000 };
+}

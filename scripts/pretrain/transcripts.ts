@@ -1,0 +1,295 @@
+/**
+ * Synthetic team transcripts: a scripted team plays a workflow on a task, with realistic flaws at
+ * controlled rates, and every prompt is rendered from the workflow's own templates, so the data
+ * follows any change to MATH_CHAIN. The transcripts become the agent model's training examples
+ * (chat-rendered prompt, loss on the assistant tokens) and the judge's (coach prompt -> rule score).
+ *
+ * For: the math chain now; a new team (the data-analysis roles) is another `TeamScript` (a plan
+ * drawn once per task plus one `RoleScript` per agent id), played by the same `playTeam`.
+ * Not for: real model rollouts (src/core/mappa/rollout.ts), which this mirrors turn for turn:
+ * [system, user] -> reply; its code blocks run in the tool and, when a turn is left, the reply and
+ * the rendered follow-up are appended; an agent's output is its turns joined by "\n".
+ *
+ * Math team flaws (rates in MATH_FLAW_RATES): the Solver misreads one operation (the plan is
+ * wrong) or slips on one step's arithmetic (the slip carries into later steps); the Executor writes
+ * code that fails, or prints the Solver's answer as a bare literal instead of recomputing it; the
+ * Verifier copies the Solver's answer instead of the program's output.
+ *
+ * Example:
+ *   const t = await playTeam(MATH_TEAM, task, { rng: new Rng(1), runTool });
+ *   t.actions.map((a) => `${a.agentId}#${a.turn}`)   // ['solver#1', 'executor#1', 'executor#2', 'verifier#1']
+ *   t.actions[0].text                                  // '41 - 37 = 4\n4 + 24 = 28\nAnswer: 28'
+ */
+import { actionInputText, coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/mappa/coach-format.ts';
+import { extractFinalAnswer } from '../../src/core/mappa/rollout.ts';
+import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/mappa/rule-coach.ts';
+import { MATH_CHAIN, placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
+import { answersEqual } from '../../src/core/tasks/answers.ts';
+import type { MathOp, MathTask } from '../../src/core/tasks/math.ts';
+import type { Rng } from '../../src/core/tasks/rng.ts';
+import type { ChatMessage, TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
+import { extractCodeBlocks } from '../../src/core/tools/code-blocks.ts';
+
+/** Runs one code block and returns the observation exactly as the rollout shows it (formatObservation). */
+export type ToolRunner = (code: string, language: 'python' | 'javascript') => Promise<string>;
+
+export interface TurnContext<P> {
+  task: MathTask;
+  agent: AgentSpec;
+  turn: number;
+  /** Tool observation of this agent's previous turn, if any. */
+  observation?: string;
+  /** Final text of each earlier agent, and each one's last observation. */
+  outputs: Map<string, string>;
+  lastTool: Map<string, string>;
+  plan: P;
+}
+
+export type RoleScript<P> = (c: TurnContext<P>) => string;
+
+export interface TeamScript<P> {
+  workflow: WorkflowSpec;
+  /** Draw the flaws of one transcript (all randomness happens here). */
+  plan(task: MathTask, rng: Rng): P;
+  roles: Record<string, RoleScript<P>>;
+}
+
+export interface ScriptedAction {
+  agentId: string;
+  role: string;
+  turn: number;
+  final: boolean;
+  /** The conversation the agent saw before this turn. */
+  messages: ChatMessage[];
+  text: string;
+  observation?: string;
+}
+
+export interface Transcript {
+  task: MathTask;
+  actions: ScriptedAction[];
+  finalAnswer: string | null;
+  correct: boolean;
+  flaws: string[];
+}
+
+/** Play a scripted team on one task (mirrors runRollouts for one trajectory). */
+export async function playTeam<P extends { flaws: string[] }>(team: TeamScript<P>, task: MathTask, opts: { rng: Rng; runTool: ToolRunner }): Promise<Transcript> {
+  const plan = team.plan(task, opts.rng);
+  const outputs = new Map<string, string>();
+  const lastTool = new Map<string, string>();
+  const actions: ScriptedAction[] = [];
+  const w = team.workflow;
+  for (const [index, agent] of w.agents.entries()) {
+    const script = team.roles[agent.id];
+    if (!script) throw new Error(`playTeam: team script has no role "${agent.id}" (workflow "${w.name}")`);
+    const vars: Record<string, string | number> = { ...placeVars(w, index), problem: task.problem };
+    for (const a of w.agents) {
+      vars[`output:${a.id}`] = outputs.get(a.id) ?? '(none)';
+      vars[`tool:${a.id}`] = lastTool.get(a.id) ?? '(none)';
+    }
+    let messages: ChatMessage[] = [
+      { role: 'system', content: renderTemplate(agent.system, vars) },
+      { role: 'user', content: renderTemplate(agent.user, vars) },
+    ];
+    const texts: string[] = [];
+    let observation: string | undefined;
+    for (let turn = 1; turn <= agent.turns; turn++) {
+      const text = script({ task, agent, turn, observation, outputs, lastTool, plan });
+      const action: ScriptedAction = { agentId: agent.id, role: agent.role, turn, final: !!agent.final, messages, text };
+      texts.push(text);
+      actions.push(action);
+      const blocks = agent.tools.length ? extractCodeBlocks(text).filter((b) => (agent.tools as string[]).includes(b.language)) : [];
+      if (!blocks.length) break;
+      const observations: string[] = [];
+      for (const b of blocks) observations.push(await opts.runTool(b.code, b.language));
+      observation = action.observation = observations.join('\n');
+      lastTool.set(agent.id, observation);
+      if (turn >= agent.turns || !agent.followUp) break;
+      messages = [...messages, { role: 'assistant', content: text }, { role: 'user', content: renderTemplate(agent.followUp, { ...vars, observation }) }];
+    }
+    outputs.set(agent.id, texts.join('\n'));
+  }
+  const finalId = w.agents.find((a) => a.final)!.id;
+  const finalAnswer = extractFinalAnswer(outputs.get(finalId) ?? '');
+  return { task, actions, finalAnswer, correct: finalAnswer !== null && answersEqual(finalAnswer, task.answer), flaws: plan.flaws };
+}
+
+// ---- the math team ---------------------------------------------------------------------------
+
+export interface MathFlawRates {
+  /** Solver uses a wrong operation at one step. */
+  opMisread: number;
+  /** Solver miscalculates one step (later steps build on the wrong value). */
+  slip: number;
+  /** Executor's program fails (syntax or name error). */
+  malformedCode: number;
+  /** Executor prints the Solver's answer as a literal instead of recomputing. */
+  literalCode: number;
+  /** Verifier boxes the Solver's answer, ignoring the program's output. */
+  verifierCopiesSolver: number;
+}
+
+export const MATH_FLAW_RATES: MathFlawRates = { opMisread: 0.1, slip: 0.3, malformedCode: 0.08, literalCode: 0.08, verifierCopiesSolver: 0.08 };
+
+export interface MathPlan {
+  flaws: string[];
+  /** The Solver's lines as it will write them. */
+  steps: { left: number; op: MathOp; right: number; result: number }[];
+  answer: number;
+  malformed: number; // 0 = fine, 1..3 = which failure
+  literal: boolean;
+  copySolver: boolean;
+}
+
+const CONFUSED: Record<MathOp, MathOp> = { '+': '-', '-': '+', '*': '+', '/': '*' };
+
+function apply(left: number, op: MathOp, right: number): number {
+  if (op === '+') return left + right;
+  if (op === '-') return left - right;
+  if (op === '*') return left * right;
+  return Math.trunc(left / right); // a slipped value may not divide: the solver truncates (another slip)
+}
+
+export function mathPlan(task: MathTask, rng: Rng, rates: MathFlawRates = MATH_FLAW_RATES): MathPlan {
+  const flaws: string[] = [];
+  const n = task.chain.steps.length;
+  const misread = rng.bernoulli(rates.opMisread) ? rng.int(0, n - 1) : -1;
+  const slip = rng.bernoulli(rates.slip) ? rng.int(0, n - 1) : -1;
+  const steps: MathPlan['steps'] = [];
+  let value = task.chain.start;
+  task.chain.steps.forEach((s, i) => {
+    let op = s.op;
+    if (i === misread) {
+      op = CONFUSED[s.op];
+      if (op === '-' && value - s.operand < 0) op = '*';
+      flaws.push(`solver-op@${i + 1}`);
+    }
+    let result = apply(value, op, s.operand);
+    if (i === slip) {
+      const deltas = [-10, -2, -1, 1, 2, 10].filter((d) => result + d >= 0);
+      const delta = rng.pick(deltas.length ? deltas : [1, 2, 10]); // a misread plan can go negative
+      result += delta;
+      flaws.push(`solver-slip@${i + 1}`);
+    }
+    steps.push({ left: value, op, right: s.operand, result });
+    value = result;
+  });
+  const malformed = rng.bernoulli(rates.malformedCode) ? rng.int(1, 3) : 0;
+  const literal = !malformed && rng.bernoulli(rates.literalCode);
+  const copySolver = rng.bernoulli(rates.verifierCopiesSolver);
+  if (malformed) flaws.push(`executor-malformed-${malformed}`);
+  if (literal) flaws.push('executor-literal');
+  if (copySolver) flaws.push('verifier-copies-solver');
+  return { flaws, steps, answer: value, malformed, literal, copySolver };
+}
+
+/** Solver: one "a op b = c" line per operation, then "Answer: n". */
+function solverText(plan: MathPlan): string {
+  return [...plan.steps.map((s) => `${s.left} ${s.op} ${s.right} = ${s.result}`), `Answer: ${plan.answer}`].join('\n');
+}
+
+/** Executor's program, transcribed line by line from the Solver's steps (so a wrong plan stays wrong). */
+function executorCode(solverOutput: string, plan: MathPlan): string {
+  const steps = parseSteps(solverOutput);
+  const answer = labelledNumber(solverOutput, 'Answer') ?? '0';
+  if (plan.literal || !steps.length) return `print(${answer})`;
+  const pyOp = (op: string) => (op === '/' ? '//' : op);
+  const lines = [`x = ${steps[0].left} ${pyOp(steps[0].op)} ${steps[0].right}`, ...steps.slice(1).map((s) => `x = x ${pyOp(s.op)} ${s.right}`), 'print(x)'];
+  if (plan.malformed === 1) lines[lines.length - 1] = 'print(x';
+  if (plan.malformed === 2) lines[lines.length - 1] = 'print(y)';
+  if (plan.malformed === 3) lines[lines.length - 2] = lines[lines.length - 2].replace(/ -?\d+$/, '');
+  return lines.join('\n');
+}
+
+export const MATH_TEAM: TeamScript<MathPlan> = {
+  workflow: MATH_CHAIN,
+  plan: (task, rng) => mathPlan(task, rng),
+  roles: {
+    solver: ({ plan }) => solverText(plan),
+    executor: ({ turn, observation, outputs, plan }) => {
+      const solver = outputs.get('solver') ?? '';
+      if (turn === 1) return '```python\n' + executorCode(solver, plan) + '\n```';
+      const printed = printedNumber(observation);
+      return `Result: ${printed ?? labelledNumber(solver, 'Answer') ?? '0'}`;
+    },
+    verifier: ({ outputs, lastTool, plan }) => {
+      const solverAnswer = labelledNumber(outputs.get('solver') ?? '', 'Answer');
+      const evidence = printedNumber(lastTool.get('executor')) ?? labelledNumber(outputs.get('executor') ?? '', 'Result') ?? solverAnswer ?? '0';
+      return `\\boxed{${plan.copySolver && solverAnswer !== null ? solverAnswer : evidence}}`;
+    },
+  },
+};
+
+// ---- training examples -----------------------------------------------------------------------
+
+/** A token sequence with the positions whose next-token prediction is trained. */
+export interface Example {
+  ids: number[];
+  /** lossMask[t] = 1: train the prediction of ids[t] (an assistant token or its <|im_end|>). */
+  lossMask: number[];
+}
+
+/**
+ * Tokenize a chat whose assistant turns are the targets. The text is exactly the chat template's
+ * rendering; it is encoded piece by piece at the assistant spans (which start after "\n" and end
+ * with <|im_end|>, both token boundaries), so the ids equal encoding the whole text at once.
+ */
+export function chatExample(tok: TextTokenizer, messages: ChatMessage[]): Example {
+  const ids: number[] = [];
+  const lossMask: number[] = [];
+  let done = 0;
+  const push = (text: string, train: boolean) => {
+    if (!text) return;
+    const piece = tok.encode(text, { addSpecialTokens: false });
+    ids.push(...piece);
+    lossMask.push(...piece.map(() => (train ? 1 : 0)));
+  };
+  let full = '';
+  messages.forEach((m, k) => {
+    if (m.role !== 'assistant') return;
+    const prefix = tok.applyChatTemplate(messages.slice(0, k), { addGenerationPrompt: true });
+    push(prefix.slice(done), false);
+    full = m.content + '<|im_end|>';
+    push(full, true);
+    done = prefix.length + full.length;
+  });
+  return { ids, lossMask };
+}
+
+/** One agent example per agent of the transcript: its last turn's conversation with all its replies as targets. */
+export function agentExamples(t: Transcript, tok: TextTokenizer): { agentId: string; example: Example }[] {
+  const out: { agentId: string; example: Example }[] = [];
+  const byAgent = new Map<string, ScriptedAction[]>();
+  for (const a of t.actions) byAgent.set(a.agentId, [...(byAgent.get(a.agentId) ?? []), a]);
+  for (const [agentId, acts] of byAgent) {
+    const last = acts[acts.length - 1];
+    out.push({ agentId, example: chatExample(tok, [...last.messages, { role: 'assistant', content: last.text }]) });
+  }
+  return out;
+}
+
+/** The agent's input as the coach reads it: its messages' contents, separated by blank lines. */
+/** The coach's view of one scripted action (ground truth for the final agent only). */
+export function actionContext(t: Transcript, a: ScriptedAction): ActionContext {
+  return {
+    problem: t.task.problem,
+    agentId: a.agentId,
+    role: a.role,
+    input: actionInputText(a.messages),
+    output: a.text,
+    observation: a.observation,
+    groundTruth: a.final ? t.task.answer : undefined,
+    final: a.final,
+  };
+}
+
+/** Judge examples: coach prompt (user turn) -> "PROCESS_SCORE: n[\nANSWER_CORRECT: c]" from the rule coach. */
+export function judgeExamples(t: Transcript, tok: TextTokenizer): { context: ActionContext; score: number; correct?: boolean; example: Example }[] {
+  return t.actions.map((a) => {
+    const context = actionContext(t, a);
+    const { score, correct } = ruleScore(t.task, context);
+    const example = chatExample(tok, [{ role: 'user', content: coachPrompt(context) }, { role: 'assistant', content: formatCoachAnswer(score, correct) }]);
+    return { context, score, correct, example };
+  });
+}

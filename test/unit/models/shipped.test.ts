@@ -1,0 +1,79 @@
+// The shipped tiny models (models/agent, models/judge, built by `npm run pretrain`): they load through
+// loadModel(folderSource(...)) like the parity fixtures and real checkpoints, stay within the size
+// limits, and answer on-format: the agent in each math role, the judge in the coach format.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROLE_FORMAT } from '../../../scripts/pretrain/evaluate.ts';
+import { actionInputText } from '../../../src/core/mappa/coach-format.ts';
+import { initBackend } from '../../../src/core/backend.ts';
+import { EngineAgents } from '../../../src/core/mappa/agents.ts';
+import { coachPrompt, parseCoachAnswer } from '../../../src/core/mappa/coach-format.ts';
+import { runRollouts } from '../../../src/core/mappa/rollout.ts';
+import { MATH_CHAIN } from '../../../src/core/mappa/workflow.ts';
+import { parameterCount } from '../../../src/core/model/config.ts';
+import { generate } from '../../../src/core/model/generate.ts';
+import { loadModel, stopTokenIds, type LoadedModel } from '../../../src/core/model/load.ts';
+import { folderSource } from '../../../src/core/model/sources.ts';
+import { mathHeldOut } from '../../../src/core/tasks/math.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../../..');
+const FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'README.md'];
+const MAX_BYTES = 16 * 2 ** 20;
+const present = (name: string) => FILES.every((f) => existsSync(path.join(repoRoot, 'models', name, f)));
+const shipped = present('agent') && present('judge');
+if (!shipped) console.warn('shipped.test.ts: models/agent or models/judge is incomplete; run `npm run pretrain -- --seed 0`. Skipping.');
+
+// The Executor's code is not run here (Pyodide takes seconds to start): every program "prints" 12.
+const stubSandbox: Sandbox = {
+  run: async () => ({ ok: true, stdout: '12\n', stderr: '', durationMs: 0 }),
+  dispose: async () => {},
+};
+
+describe.skipIf(!shipped)('shipped models', () => {
+  const loaded: Record<string, LoadedModel> = {};
+  beforeAll(async () => {
+    await initBackend({ force: 'wasm' });
+    for (const name of ['agent', 'judge']) loaded[name] = await loadModel(folderSource(path.join(repoRoot, 'models', name)), { tokenizer: 'required' });
+  }, 60_000);
+
+  it('have every Hugging Face file, each at most 16 MB, and a small Llama config', () => {
+    for (const name of ['agent', 'judge']) {
+      for (const f of FILES) expect(statSync(path.join(repoRoot, 'models', name, f)).size).toBeLessThanOrEqual(MAX_BYTES);
+      const c = loaded[name].config;
+      expect(c.modelType).toBe('llama');
+      expect(c.tieWordEmbeddings).toBe(true);
+      expect(parameterCount(c)).toBeLessThan(5_000_000);
+      expect(c.vocabSize).toBe(loaded[name].tokenizer!.vocabSize);
+      expect(loaded[name].tokenizer!.eosTokenIds).toContain(loaded[name].tokenizer!.tokenToId('<|im_end|>'));
+    }
+  });
+
+  it('tokenizer round-trips any text and keeps digits apart', () => {
+    const tok = loaded.agent.tokenizer!;
+    for (const text of ['Problem: Maya has 128 stickers.\n```python\nx = 128 // 4\nprint(x)\n```', '\\boxed{-7}  tabs\tand ünïcödé 🎉']) {
+      expect(tok.decode(tok.encode(text))).toBe(text);
+    }
+    expect(tok.encode('1234').map((i) => tok.idToToken(i))).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('agent answers on-format in every math role (greedy, held-out problem)', async () => {
+    const task = mathHeldOut(1)[0];
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const roles = traj.actions.map((a) => `${a.agentId}#${a.turn}`);
+    expect(roles).toEqual(['solver#1', 'executor#1', 'executor#2', 'verifier#1']);
+    for (const a of traj.actions) expect(ROLE_FORMAT[a.agentId](a.text, a.turn), `${a.agentId} turn ${a.turn}: ${JSON.stringify(a.text)}`).toBe(true);
+    expect(traj.finalAnswer).not.toBeNull();
+  }, 60_000);
+
+  it('judge answers in the coach format', async () => {
+    const task = mathHeldOut(2)[0];
+    const messages = [{ role: 'system', content: 'You are the Verifier.' }, { role: 'user', content: `Problem: ${task.problem}` }];
+    const context = { problem: task.problem, agentId: 'verifier', role: 'Verifier', input: actionInputText(messages), output: `\\boxed{${task.answer}}`, groundTruth: task.answer, final: true };
+    const tok = loaded.judge.tokenizer!;
+    const [g] = await generate(loaded.judge.model, [tok.encodeChat([{ role: 'user', content: coachPrompt(context) }])], { maxNewTokens: 16, temperature: 0, eosTokenIds: stopTokenIds(loaded.judge) });
+    const answer = parseCoachAnswer(tok.decode(g.tokens, { skipSpecialTokens: true }), true);
+    expect(answer.ok, tok.decode(g.tokens)).toBe(true);
+  }, 60_000);
+});
