@@ -1,0 +1,233 @@
+/**
+ * Rollout-cost benchmark (issue 5 acceptance; MAPPA.md section 5): process vs outcome reward with
+ * equal budgets over several seeds — how many rollouts each needs to reach a target held-out
+ * accuracy, the final accuracy, and the ratio of rollouts (process / outcome; the brief claims
+ * about 0.6, i.e. 40 % fewer).
+ *
+ * For: driving the Trainer in-process, one run after another, each into its own run folder laid out
+ * as `mappa train` writes it (config.json, metrics.jsonl with the {iteration: 0, eval} baseline,
+ * summary.json, checkpoint/, adapters are not exported), so `mappa compare DIR...` plots them. The
+ * numbers come from the same code as `mappa compare` (src/cli/compare.ts).
+ * Not for: timing (see bench/engine.ts, bench/update.ts).
+ *
+ * Equal budgets: both modes run the same iterations x prompts x samples, the same seeds (same
+ * curriculum draws and sampling seeds until the policies diverge), the same coach for process.
+ * The untrained team is evaluated once: it does not depend on the seed or the reward mode (base
+ * model, fixed evaluation seed), so every run's baseline record is that one evaluation.
+ * Target: --target, else that baseline's greedy accuracy + 0.10.
+ *
+ * Example: npm run bench -- rollouts --seeds 0,1,2 --out runs/rollouts        (long: the full default)
+ *          npm run bench -- rollouts --quick                                   (tiny random team, ~seconds)
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { initBackend, describeBackend, type BackendName } from '../src/core/backend.ts';
+import { EngineAgents } from '../src/core/mappa/agents.ts';
+import type { Coach } from '../src/core/mappa/coach.ts';
+import { cachedCoach } from '../src/core/mappa/coach.ts';
+import { ruleCoach } from '../src/core/mappa/coaches.ts';
+import { resolveTrainConfig, type TrainConfig } from '../src/core/mappa/config.ts';
+import { evaluateTeam, Trainer, type EvalResult } from '../src/core/mappa/train.ts';
+import type { LoadedModel } from '../src/core/model/load.ts';
+import { createSandbox, type Sandbox } from '../src/core/tools/sandbox.ts';
+import { readRun, summarizeRun, type RunSummary } from '../src/cli/compare.ts';
+import { FileStore } from '../src/cli/file-store.ts';
+import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
+
+const MODES = ['process', 'outcome'] as const;
+
+export interface RolloutsBenchOptions {
+  seeds: number[];
+  iterations?: number;
+  target?: number;
+  quick: boolean;
+  out: string;
+  config?: string;
+  backend?: BackendName;
+}
+
+export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
+  const o: RolloutsBenchOptions = { seeds: [0, 1, 2], quick: false, out: '' };
+  const value = (i: number, flag: string) => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`bench rollouts: ${flag} needs a value`);
+    return v;
+  };
+  let seedsGiven = false;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === '--seeds') {
+      o.seeds = value(i++, flag).split(',').map((s) => {
+        const n = Number(s.trim());
+        if (!Number.isInteger(n) || n < 0) throw new Error(`bench rollouts: --seeds must be non-negative integers like 0,1,2, got "${s}"`);
+        return n;
+      });
+      seedsGiven = true;
+    } else if (flag === '--iterations') {
+      const n = Number(value(i++, flag));
+      if (!Number.isInteger(n) || n <= 0) throw new Error(`bench rollouts: --iterations must be a positive integer, got "${argv[i]}"`);
+      o.iterations = n;
+    } else if (flag === '--target') {
+      const t = Number(value(i++, flag));
+      if (!(t >= 0 && t <= 1)) throw new Error(`bench rollouts: --target must be an accuracy in [0, 1] (e.g. 0.4), got "${argv[i]}"`);
+      o.target = t;
+    } else if (flag === '--quick') o.quick = true;
+    else if (flag === '--out') o.out = value(i++, flag);
+    else if (flag === '--config') o.config = value(i++, flag);
+    else if (flag === '--backend') {
+      const b = value(i++, flag);
+      if (!['cpu', 'wasm', 'webgpu'].includes(b)) throw new Error(`bench rollouts: --backend must be cpu, wasm or webgpu, got "${b}"`);
+      o.backend = b as BackendName;
+    } else throw new Error(`bench rollouts: unknown option "${flag}". Options: --seeds 0,1,2 --iterations N --target X --quick --out DIR --config FILE --backend cpu|wasm|webgpu`);
+  }
+  if (o.quick && !seedsGiven) o.seeds = [0, 1];
+  if (!o.out) o.out = path.join(os.tmpdir(), `mappa-rollouts-${o.quick ? 'quick-' : ''}${process.pid}-${Date.now()}`);
+  return o;
+}
+
+/**
+ * Tiny settings for the smoke run: the three roles with 4-token budgets and no code tool (starting
+ * the Python sandbox costs more than the whole tiny run), 2 iterations, rule-based coach.
+ */
+export function quickConfig(iterations = 2): TrainConfig {
+  return resolveTrainConfig({
+    iterations, promptsPerIteration: 2, samplesPerPrompt: 1, evalEvery: 1, evalTasks: 1, checkpointEvery: iterations,
+    lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, coach: { kind: 'rule' },
+    workflow: {
+      name: 'math-chain-quick', domain: 'math',
+      agents: [
+        { id: 'solver', role: 'Problem Solver', system: 'Solver {{position}}/{{count}}', user: 'Problem: {{problem}}', maxTokens: 4, turns: 1, tools: [], trainable: true },
+        { id: 'executor', role: 'Code Executor', system: 'Executor', user: '{{problem}}\n{{output:solver}}', maxTokens: 4, turns: 1, tools: [], trainable: true },
+        { id: 'verifier', role: 'Verifier', system: 'Verifier', user: '{{output:executor}}\n{{tool:executor}}', maxTokens: 4, turns: 1, tools: [], trainable: true, final: true },
+      ],
+    },
+  });
+}
+
+const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+interface Parts { agentModel: LoadedModel; coach: Coach; sandbox: Sandbox | null }
+
+async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
+  if (o.quick) {
+    const { tinyTeamModel } = await import('../test/helpers/tiny-team.ts');
+    const needsTools = config.workflow.agents.some((a) => a.tools.length > 0);
+    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(ruleCoach()), sandbox: needsTools ? createSandbox() : null };
+  }
+  for (const spec of [config.agentModel, ...(config.coach.kind === 'model' ? [config.coach.model] : [])]) {
+    if (!/^https?:\/\//.test(spec) && !existsSync(spec)) {
+      throw new Error(`bench rollouts: model folder "${spec}" does not exist. The shipped tiny models (models/agent, models/judge) ` +
+        'are written by scripts/pretrain.ts; build them first, pass --config FILE naming other models, or use --quick');
+    }
+  }
+  return setUpRun(config, true);
+}
+
+/** One run into `dir`, laid out as `mappa train` writes it. */
+async function runOne(config: TrainConfig, parts: Parts, baseline: EvalResult, dir: string): Promise<void> {
+  if (existsSync(path.join(dir, 'metrics.jsonl'))) throw new Error(`bench rollouts: ${dir} already holds a run; pass another --out`);
+  const store = new FileStore(dir);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
+  await store.appendMetrics({ iteration: 0, eval: baseline });
+  const started = Date.now();
+  const trainer = await Trainer.create(config, { ...parts, store });
+  trainer.on((e) => {
+    if (e.type === 'iteration' && e.metrics.eval) log(`  iter ${e.metrics.iteration}: held-out greedy ${(e.metrics.eval.greedy * 100).toFixed(1)}%`);
+  });
+  const metrics = await trainer.run();
+  const evals = metrics.filter((m) => m.eval);
+  await store.writeFile('summary.json', JSON.stringify({
+    out: dir, iterations: trainer.iteration, reward: config.rewards.mode, seed: config.seed, baseline,
+    final: evals[evals.length - 1]?.eval ?? null, seconds: Math.round((Date.now() - started) / 1000),
+    rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
+  }, null, 2) + '\n');
+  trainer.dispose();
+}
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+
+/** The report from the summaries of every run (`rows` in seed order, both modes per seed). */
+export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions, target: number, config: TrainConfig, backend: string): string {
+  const out: string[] = [];
+  const budget = config.iterations * config.promptsPerIteration * config.samplesPerPrompt;
+  out.push(`# Rollouts to a target: process vs outcome reward${o.quick ? ' (quick smoke run, tiny random team)' : ''}`, '');
+  out.push(`- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}`);
+  out.push(`- team: ${config.workflow.name} (${config.workflow.agents.map((a) => a.role).join(' -> ')}); agent model ${o.quick ? 'tiny random (test/helpers/tiny-team.ts)' : config.agentModel}; ` +
+    `coach ${config.coach.kind === 'rule' ? 'rule-based' : config.coach.model}`);
+  out.push(`- budget per run: ${config.iterations} iterations x ${config.promptsPerIteration} prompts x ${config.samplesPerPrompt} samples = ${budget} rollouts; ` +
+    `held-out eval every ${config.evalEvery} iterations on ${config.evalTasks} problems`);
+  out.push(`- target: held-out greedy accuracy ${pct(target)}${o.target === undefined ? ' (untrained baseline + 10 points)' : ''}`);
+  out.push(`- run folders: ${o.out} (plot: mappa compare ${path.join(o.out, '*')})`, '');
+  out.push('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
+  out.push('|---|---:|---:|---:|---:|---:|');
+  for (const s of rows) {
+    out.push(`| ${s.run.reward} | ${s.run.seed} | ${s.rolloutsToTarget ?? 'not reached'} | ${pct(s.final?.greedy)} | ${pct(s.bestGreedy)} | ${pct(s.final?.sampled)} |`);
+  }
+  out.push('', '| reward | seeds reaching target | mean rollouts to target (those seeds) | mean final greedy | mean final sampled |');
+  out.push('|---|---:|---:|---:|---:|');
+  for (const mode of MODES) {
+    const m = rows.filter((r) => r.run.reward === mode);
+    const reached = m.filter((r) => r.rolloutsToTarget !== null).map((r) => r.rolloutsToTarget!);
+    const meanReached = mean(reached);
+    out.push(`| ${mode} | ${reached.length}/${m.length} | ${meanReached === null ? 'n/a' : meanReached.toFixed(1)} | ` +
+      `${pct(mean(m.map((r) => r.final?.greedy ?? 0)))} | ${pct(mean(m.map((r) => r.final?.sampled ?? 0)))} |`);
+  }
+  // Ratio over the seeds where both modes reached the target.
+  const pairs = o.seeds.map((seed) => {
+    const p = rows.find((r) => r.run.seed === seed && r.run.reward === 'process')?.rolloutsToTarget ?? null;
+    const q = rows.find((r) => r.run.seed === seed && r.run.reward === 'outcome')?.rolloutsToTarget ?? null;
+    return { seed, p, q };
+  });
+  const both = pairs.filter((x) => x.p !== null && x.q !== null && x.q > 0);
+  out.push('');
+  if (both.length) {
+    const ratio = mean(both.map((x) => x.p!))! / mean(both.map((x) => x.q!))!;
+    out.push(`Rollouts ratio process / outcome: ${ratio.toFixed(2)} over seeds ${both.map((x) => x.seed).join(', ')} ` +
+      `(${ratio < 1 ? `${((1 - ratio) * 100).toFixed(0)}% fewer` : `${((ratio - 1) * 100).toFixed(0)}% more`} rollouts with process reward; the brief claims ~40% fewer).`);
+    for (const x of both) out.push(`- seed ${x.seed}: ${x.p} / ${x.q} = ${(x.p! / x.q!).toFixed(2)}`);
+  } else {
+    out.push('Rollouts ratio process / outcome: n/a (no seed where both modes reached the target within the budget; ' +
+      `${pairs.filter((x) => x.q === null).length} outcome run(s) and ${pairs.filter((x) => x.p === null).length} process run(s) did not reach it).`);
+  }
+  const missing = pairs.filter((x) => (x.p === null) !== (x.q === null));
+  for (const x of missing) out.push(`- seed ${x.seed}: only ${x.p !== null ? 'process' : 'outcome'} reached the target (${x.p ?? x.q} rollouts): a lower bound of the saving is not computed.`);
+  return out.join('\n') + '\n';
+}
+
+export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<string> {
+  const info = await initBackend(o.backend ? { force: o.backend } : o.quick ? { force: 'cpu' } : {});
+  const backend = describeBackend(info);
+  const base = o.quick ? quickConfig(o.iterations) : await readConfig(o.config, { iterations: o.iterations });
+  log(`backend ${backend}; runs into ${o.out}`);
+  const parts = await openParts(o, base);
+  try {
+    log('evaluating the untrained team once (the same for every seed and mode)');
+    const plain = new EngineAgents(parts.agentModel, new Map());
+    const baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts.sandbox);
+    log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
+    const target = o.target ?? Math.min(1, baseline.greedy + 0.1);
+    const rows: RunSummary[] = [];
+    for (const seed of o.seeds) {
+      for (const mode of MODES) {
+        const config: TrainConfig = { ...base, seed, rewards: { ...base.rewards, mode } };
+        const dir = path.join(o.out, `${mode}-seed${seed}`);
+        log(`${mode}, seed ${seed}: ${config.iterations} iterations -> ${dir}`);
+        await runOne(config, parts, baseline, dir);
+        rows.push(summarizeRun(await readRun(dir), target));
+      }
+    }
+    return formatRolloutsReport(rows, o, target, base, backend);
+  } finally {
+    await parts.sandbox?.dispose();
+    parts.agentModel.model.dispose();
+  }
+}
+
+/** Entry point of `npm run bench -- rollouts [options]`. */
+export async function main(argv: string[]): Promise<void> {
+  process.stdout.write(await runRolloutsBenchmark(parseRolloutsArgs(argv)));
+}

@@ -1,0 +1,54 @@
+/**
+ * Smoke test of the rollout-cost benchmark: options, the report's ratio on hand-made summaries,
+ * and one tiny quick run (one seed, one iteration per mode) whose folders `mappa compare` reads.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatRolloutsReport, parseRolloutsArgs, quickConfig, runRolloutsBenchmark } from '../../../bench/rollouts.ts';
+import { readRun, type RunSummary } from '../../../src/cli/compare.ts';
+
+function row(reward: string, seed: number, rolloutsToTarget: number | null, greedy: number): RunSummary {
+  const run = { dir: '', label: `${reward}-seed${seed}`, reward, seed, iterations: 4, plannedIterations: 4, rollouts: 64, baseline: { greedy: 0.2, sampled: 0.2 }, evals: [] };
+  return { run, target: 0.3, rolloutsToTarget, final: { iteration: 4, rollouts: 64, greedy, sampled: greedy / 2 }, bestGreedy: greedy };
+}
+
+describe('bench rollouts', () => {
+  it('parses options', () => {
+    expect(parseRolloutsArgs(['--out', 'x'])).toMatchObject({ seeds: [0, 1, 2], quick: false, out: 'x' });
+    expect(parseRolloutsArgs(['--quick']).seeds).toEqual([0, 1]);
+    expect(parseRolloutsArgs(['--seeds', '3,4', '--iterations', '5', '--target', '0.4'])).toMatchObject({ seeds: [3, 4], iterations: 5, target: 0.4 });
+    expect(() => parseRolloutsArgs(['--target', '40'])).toThrow(/\[0, 1\]/);
+    expect(() => parseRolloutsArgs(['--seeds', 'a'])).toThrow(/non-negative integers/);
+  });
+
+  it('reports the ratio over seeds where both modes reached the target', () => {
+    // seed 0: 32 / 48; seed 1: 48 / 64; seed 2: outcome never reached -> left out.
+    // ratio = mean(32, 48) / mean(48, 64) = 40 / 56 = 0.71 -> 29% fewer.
+    const rows = [row('process', 0, 32, 0.4), row('outcome', 0, 48, 0.35), row('process', 1, 48, 0.38), row('outcome', 1, 64, 0.3),
+      row('process', 2, 16, 0.5), row('outcome', 2, null, 0.25)];
+    const o = parseRolloutsArgs(['--out', '/tmp/x']);
+    const text = formatRolloutsReport(rows, o, 0.3, quickConfig(4), 'cpu');
+    expect(text).toContain('Rollouts ratio process / outcome: 0.71 over seeds 0, 1 (29% fewer rollouts with process reward');
+    expect(text).toContain('| process | 3/3 | 32.0 | 42.7% | 21.3% |');
+    expect(text).toContain('| outcome | 2/3 | 56.0 | 30.0% | 15.0% |');
+    expect(text).toContain('| outcome | 2 | not reached | 25.0% | 25.0% | 12.5% |');
+    expect(text).toContain('- seed 2: only process reached the target (16 rollouts)');
+  });
+
+  it('--quick runs both modes into run folders that mappa compare reads', async () => {
+    const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'mappa-rollouts-')), 'runs');
+    const text = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--out', out]));
+    expect(text).toContain('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
+    expect(text).toMatch(/\| process \| 0 \| (\d+|not reached) \| [\d.]+% \| [\d.]+% \| [\d.]+% \|/);
+    expect(text).toMatch(/\| outcome \| 0 \| /);
+    expect(text).toContain('Rollouts ratio process / outcome:');
+    for (const mode of ['process', 'outcome']) {
+      const run = await readRun(path.join(out, `${mode}-seed0`));
+      expect(run).toMatchObject({ reward: mode, seed: 0, iterations: 1, rollouts: 2 });
+      expect(run.baseline).not.toBeNull();
+      expect(existsSync(path.join(out, `${mode}-seed0`, 'summary.json'))).toBe(true);
+    }
+  }, 120_000);
+});
