@@ -6,7 +6,7 @@
 //
 // Speed: SwiftShader is a CPU GPU (~1 s per decoding step here), so the run is tiny (1 prompt x 2
 // samples, 4-token budgets, LoRA rank 2 on q/v, rule coach, no baseline or periodic evaluation)
-// and /models/ is a tiny random stand-in (test/e2e/tiny-models.ts): the page's plumbing is
+// and /models/ is a tiny random stand-in (test/helpers/tiny-team.ts): the page's plumbing is
 // tested, not the shipped models' skill. The tests share one page and run in order.
 // Screenshots: test-results/sandbox-*.png.
 
@@ -21,7 +21,7 @@ import {
   chromiumAvailable, ensureBuilt, launchChromium, openPage, repoRoot, resultsDir, screenshot, serveStatic, type StaticServer,
 } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
-import { writeTinyModel } from './tiny-models.ts';
+import { writeTinyModel } from '../helpers/tiny-team.ts';
 
 const have = chromiumAvailable();
 warnIfSkipped('sandbox e2e suite (test/e2e/sandbox.test.ts)', have);

@@ -15,29 +15,26 @@
 import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
 import { formatObservation, type Sandbox } from '../tools/sandbox.ts';
-import { Workspace } from '../tools/workspace.ts';
+import { Workspace, type WorkspaceEntry } from '../tools/workspace.ts';
 import type { ChatMessage } from '../tokenizer/tokenizer.ts';
-import type { AgentBackend } from './agents.ts';
+import type { AgentBackend, GenerationResult } from './agents.ts';
 import { placeVars, renderTemplate, type WorkflowSpec } from './workflow.ts';
 
 export interface RolloutTask {
   id: string;
   problem: string;
   answer: string;
+  /** Files the trajectory's workspace starts with (path -> text), owned by "task" (data team: data.csv, test.csv). */
+  files?: Record<string, string>;
 }
 
-export interface Action {
+/** One turn of one agent: what it generated (GenerationResult) and where it stands in the chain. */
+export interface Action extends GenerationResult {
   agentId: string;
   role: string;
   turn: number;
   /** The chat messages the agent saw. */
   messages: ChatMessage[];
-  promptText: string;
-  promptTokens: number[];
-  tokens: number[];
-  logprobs: number[];
-  text: string;
-  truncated: boolean;
   /** Tool observation produced by this turn's code (undefined when it ran none). */
   observation?: string;
   codeBlocks: number;
@@ -54,6 +51,20 @@ export interface Trajectory {
   actions: Action[];
   finalAnswer: string | null;
   correct: boolean;
+  /** The workspace's files at the end, with the agent that last wrote each (only when it is not empty). */
+  files?: WorkspaceEntry[];
+  /** Quality metrics from the `outcome` hook (data team: rocAuc, accuracy, f1 or rmse, rmseOverRange...). */
+  metrics?: Record<string, number>;
+  /** What the `outcome` hook found, in words, for the coach (e.g. which tables exist and their shape). */
+  report?: string;
+}
+
+/** A domain's verdict on a finished trajectory, from its answer and its workspace. */
+export interface TrajectoryOutcome {
+  correct: boolean;
+  finalAnswer?: string | null;
+  metrics?: Record<string, number>;
+  report?: string;
 }
 
 export interface RolloutOptions {
@@ -63,6 +74,10 @@ export interface RolloutOptions {
   temperature: number;
   seed: number;
   toolTimeoutMs?: number;
+  /** Runs ```sql blocks of agents whose tools include 'sql' (tools/sql.ts). */
+  sql?: Sandbox | null;
+  /** Decides success (and metrics) instead of comparing the boxed answer with task.answer (data team). */
+  outcome?: (t: Trajectory, workspace: Workspace) => TrajectoryOutcome;
   /** Progress: stage finished (agent id and turn). */
   onStage?: (info: { agentId: string; turn: number; rows: number }) => void;
 }
@@ -86,7 +101,11 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   );
   const outputs = trajs.map(() => new Map<string, string>()); // agent id -> final text
   const lastTool = trajs.map(() => new Map<string, string>()); // agent id -> last observation
-  const workspaces = trajs.map(() => new Workspace());
+  const workspaces = trajs.map((t) => {
+    const ws = new Workspace();
+    for (const [path, text] of Object.entries(t.task.files ?? {})) ws.write(path, text, 'task');
+    return ws;
+  });
   let stageSeed = opts.seed * 7919;
 
   for (const [index, agent] of workflow.agents.entries()) {
@@ -114,17 +133,14 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
       const next: number[] = [];
       for (const [j, r] of active.entries()) {
         const res = results[j];
-        const action: Action = {
-          agentId: agent.id, role: agent.role, turn, messages: conversations[r], promptText: res.promptText,
-          promptTokens: res.promptTokens, tokens: res.tokens, logprobs: res.logprobs, text: res.text,
-          truncated: res.truncated, codeBlocks: 0,
-        };
+        const action: Action = { ...res, agentId: agent.id, role: agent.role, turn, messages: conversations[r], codeBlocks: 0 };
         texts[r].push(res.text);
-        const blocks = agent.tools.length && opts.sandbox ? extractCodeBlocks(res.text).filter((b) => agent.tools.includes(b.language)) : [];
+        const runnerFor = (language: string) => (language === 'sql' ? opts.sql : opts.sandbox);
+        const blocks = agent.tools.length ? extractCodeBlocks(res.text, agent.tools).filter((b) => runnerFor(b.language)) : [];
         if (blocks.length) {
           const observations: string[] = [];
           for (const b of blocks) {
-            const run = await opts.sandbox!.run(b.code, { language: b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
+            const run = await runnerFor(b.language)!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
             observations.push(formatObservation(run));
           }
           action.observation = observations.join('\n');
@@ -148,6 +164,14 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   for (const [r, t] of trajs.entries()) {
     t.finalAnswer = extractFinalAnswer(outputs[r].get(finalId) ?? '');
     t.correct = t.finalAnswer !== null && answersEqual(t.finalAnswer, t.task.answer);
+    if (workspaces[r].list().length) t.files = workspaces[r].list();
+    if (opts.outcome) {
+      const o = opts.outcome(t, workspaces[r]);
+      t.correct = o.correct;
+      if (o.finalAnswer !== undefined) t.finalAnswer = o.finalAnswer;
+      if (o.metrics) t.metrics = o.metrics;
+      if (o.report) t.report = o.report;
+    }
   }
   return trajs;
 }
