@@ -3,17 +3,20 @@
 //
 // Example: extractCodeBlocks("Let me check:\n```py\nprint(1)\n```\n```js\nconsole.log(2)\n```")
 //   -> [{language: 'python', code: 'print(1)'}, {language: 'javascript', code: 'console.log(2)'}]
-// A bare ``` block counts as Python; blocks in other languages (```output, ```json, ```bash) are skipped,
-// so the observations we append ourselves are never executed again.
+// A bare ``` block counts as Python; ```sql blocks (for the SQL tool, tools/sql.ts) are returned only
+// when asked for; blocks in other languages (```output, ```json, ```bash) are skipped, so the
+// observations we append ourselves are never executed again.
 
 import type { SandboxLanguage } from './sandbox.ts';
 
-export interface CodeBlock {
-  language: SandboxLanguage;
+export type BlockLanguage = SandboxLanguage | 'sql';
+
+export interface CodeBlock<L extends BlockLanguage = SandboxLanguage> {
+  language: L;
   code: string;
 }
 
-const LANGUAGE_TAGS: Record<string, SandboxLanguage> = {
+const LANGUAGE_TAGS: Record<string, BlockLanguage> = {
   '': 'python',
   python: 'python',
   python3: 'python',
@@ -21,10 +24,15 @@ const LANGUAGE_TAGS: Record<string, SandboxLanguage> = {
   js: 'javascript',
   javascript: 'javascript',
   node: 'javascript',
+  sql: 'sql',
+  duckdb: 'sql',
 };
 
-export function extractCodeBlocks(text: string): CodeBlock[] {
-  const blocks: CodeBlock[] = [];
+/** Blocks in `languages` (default Python and JavaScript; pass ['python', 'javascript', 'sql'] for SQL too). */
+export function extractCodeBlocks(text: string): CodeBlock[];
+export function extractCodeBlocks<L extends BlockLanguage>(text: string, languages: readonly L[]): CodeBlock<L>[];
+export function extractCodeBlocks(text: string, languages: readonly BlockLanguage[] = ['python', 'javascript']): CodeBlock<BlockLanguage>[] {
+  const blocks: CodeBlock<BlockLanguage>[] = [];
   const lines = text.replace(/\r\n/g, '\n').split('\n');
   let open: { fence: string; tag: string; body: string[] } | undefined;
   for (const line of lines) {
@@ -36,14 +44,14 @@ export function extractCodeBlocks(text: string): CodeBlock[] {
     const trimmed = line.trim();
     if (trimmed.startsWith(open.fence) && /^`+$/.test(trimmed)) {
       const language = LANGUAGE_TAGS[open.tag];
-      if (language) blocks.push({ language, code: open.body.join('\n') });
+      if (language && languages.includes(language)) blocks.push({ language, code: open.body.join('\n') });
       open = undefined;
     } else {
       open.body.push(line);
     }
   }
   // An unclosed fence at the end (the model ran out of tokens) is still run: small models often stop there.
-  if (open && LANGUAGE_TAGS[open.tag] && open.body.some((l) => l.trim() !== '')) {
+  if (open && LANGUAGE_TAGS[open.tag] && languages.includes(LANGUAGE_TAGS[open.tag]) && open.body.some((l) => l.trim() !== '')) {
     blocks.push({ language: LANGUAGE_TAGS[open.tag], code: open.body.join('\n') });
   }
   return blocks;

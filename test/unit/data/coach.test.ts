@@ -1,0 +1,148 @@
+/**
+ * The data coach's blame logic on constructed trajectories: the coach sees which files exist and who
+ * made them, blames the agent that caused a failure, and caps the final agent when the held-out
+ * metrics are poor.
+ */
+import { describe, expect, it } from 'vitest';
+import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/mappa/data-coach.ts';
+import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
+import { DATA_TEAM, dataHeldOut, type DataRolloutTask } from '../../../src/core/mappa/data-team.ts';
+import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
+import type { Action, Trajectory } from '../../../src/core/mappa/rollout.ts';
+import { Workspace } from '../../../src/core/tools/workspace.ts';
+import type { TabularTask } from '../../../src/core/tasks/tabular.ts';
+
+const [classification] = dataHeldOut(['classification']);
+const [regression] = dataHeldOut(['regression']);
+
+function action(agentId: string, text: string, observation?: string): Action {
+  const role = DATA_TEAM.agents.find((a) => a.id === agentId)!.role;
+  return {
+    agentId, role, turn: 1, messages: [{ role: 'system', content: role }, { role: 'user', content: 'Task: ...' }], promptText: '', promptTokens: [1],
+    tokens: [1, 2], logprobs: [-1, -1], text, truncated: false, observation, codeBlocks: observation ? 1 : 0,
+  };
+}
+
+const sql = (code: string) => '```sql\n' + code + '\n```';
+const ids = (task: DataRolloutTask, which: 'csv' | 'testCsv') => (task.data as TabularTask)[which].trim().split('\n').slice(1).map((l) => Number(l.split(',')[0]));
+const csv = (header: string[], rows: (number | string)[][]) => [header.join(','), ...rows.map((r) => r.join(','))].join('\n') + '\n';
+
+/** A workspace with the files the named stages produced (correct shapes), plus a submission scored by `predict`. */
+function build(task: DataRolloutTask, stages: { features?: 'both' | 'train-only'; predictions?: boolean; submission?: (truth: number, i: number) => number }): Workspace {
+  const ws = new Workspace();
+  for (const [p, text] of Object.entries(task.files)) ws.write(p, text, 'task');
+  const data = task.data as TabularTask;
+  if (stages.features) {
+    ws.write('train_features.csv', csv(['id', 'f1', data.target], ids(task, 'csv').map((id) => [id, id % 7, id % 2])), 'data_engineer');
+    if (stages.features === 'both') ws.write('test_features.csv', csv(['id', 'f1'], ids(task, 'testCsv').map((id) => [id, id % 7])), 'data_engineer');
+  }
+  if (stages.predictions) ws.write('predictions.csv', csv(['id', 'prediction'], ids(task, 'testCsv').map((id) => [id, 0.5])), 'modeler');
+  if (stages.submission) {
+    const f = stages.submission;
+    ws.write('submission.csv', csv(['id', 'prediction'], ids(task, 'testCsv').map((id, i) => [id, f(data.testTargets[i], i)])), 'analyst');
+  }
+  return ws;
+}
+
+async function coach(task: DataRolloutTask, ws: Workspace, actions: Action[]) {
+  const t: Trajectory = { task, sample: 0, actions, finalAnswer: 'submission.csv', correct: false };
+  const o = dataOutcome(t, ws);
+  Object.assign(t, { correct: o.correct, metrics: o.metrics, report: o.report, files: ws.list() });
+  const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (tr, id) => dataFacts(tr, id));
+  const score = (id: string) => coached[0].agentScores.get(id)!;
+  return { t, de: score('data_engineer'), modeler: score('modeler'), analyst: score('analyst') };
+}
+
+const fullTeam = () => [
+  action('data_engineer', sql('CREATE TABLE train_features AS ...'), '```output\nsaved table train_features\n```'),
+  action('modeler', sql("CREATE TABLE predictions AS SELECT * FROM fit_predict('train_features', 'test_features', 'y')"), '```output\nfit_predict: logistic regression ...\n```'),
+  action('analyst', sql('CREATE TABLE submission AS SELECT id, probability AS prediction FROM predictions') + '\n\\boxed{submission.csv}', '```output\nsaved table submission\n```'),
+];
+
+describe('data coach blame', () => {
+  it('a missing feature table is the Data Engineer\'s fault, not the Modeler\'s or the Analyst\'s', async () => {
+    const ws = build(classification, { features: 'train-only' });
+    const r = await coach(classification, ws, [
+      action('data_engineer', sql('CREATE TABLE train_features AS ...'), '```output\nsaved table train_features\n```'),
+      action('modeler', sql("SELECT * FROM fit_predict('train_features', 'test_features', 'y')"), 'Error: Catalog Error: Table with name test_features does not exist!'),
+      action('analyst', 'There are no predictions.\n\\boxed{submission.csv}'),
+    ]);
+    expect(r.t.correct).toBe(false);
+    expect(r.de.score).toBe(3);
+    expect(r.modeler.score).toBe(5);
+    expect(r.analyst.score).toBe(5);
+    expect(r.analyst.correct).toBe(false);
+    expect(r.de.score).toBeLessThan(Math.min(r.modeler.score, r.analyst.score));
+  });
+
+  it('the Modeler is blamed when the features were there and it made no predictions', async () => {
+    const ws = build(classification, { features: 'both' });
+    const r = await coach(classification, ws, [fullTeam()[0], action('modeler', sql('SELECT * FROM train_features'), '```output\n...\n```'), action('analyst', '\\boxed{submission.csv}')]);
+    expect(r.de.score).toBe(10);
+    expect(r.modeler.score).toBe(2);
+    expect(r.analyst.score).toBe(5);
+  });
+
+  it('the Analyst is blamed when predictions were there and it wrote no submission', async () => {
+    const ws = build(classification, { features: 'both', predictions: true });
+    const r = await coach(classification, ws, [...fullTeam().slice(0, 2), action('analyst', 'Done.')]);
+    expect([r.de.score, r.modeler.score, r.analyst.score]).toEqual([10, 10, 0]);
+  });
+
+  it('a good submission succeeds and scores 10 everywhere', async () => {
+    const ws = build(classification, { features: 'both', predictions: true, submission: (y) => (y ? 0.8 : 0.2) });
+    const r = await coach(classification, ws, fullTeam());
+    expect(r.t.metrics).toMatchObject({ rocAuc: 1, accuracy: 1, f1: 1, coverage: 1, success: 1 });
+    expect(r.t.correct).toBe(true);
+    expect([r.de.score, r.modeler.score, r.analyst.score]).toEqual([10, 10, 10]);
+    expect(r.analyst.correct).toBe(true);
+  });
+
+  it('ROC-AUC under 0.55 caps the final agent at 3 (upstream agents keep their scores)', async () => {
+    const ws = build(classification, { features: 'both', predictions: true, submission: (y) => (y ? 0.2 : 0.8) });
+    const r = await coach(classification, ws, fullTeam());
+    expect(r.t.metrics!.rocAuc).toBe(0);
+    expect(r.analyst.score).toBe(3);
+    expect(r.analyst.correct).toBe(false);
+    expect([r.de.score, r.modeler.score]).toEqual([10, 10]);
+  });
+
+  it('a regression submission no better than the mean is capped at 3; a fair one is 7', async () => {
+    const data = regression.data as TabularTask;
+    const mean = data.testTargets.reduce((a, b) => a + b, 0) / data.testTargets.length;
+    const constant = await coach(regression, build(regression, { features: 'both', predictions: true, submission: () => mean + 10 * data.generator.numeric[0].sd }), fullTeam());
+    expect(constant.t.metrics!.rmseOverIqr).toBeGreaterThan(0.7);
+    expect(constant.analyst.score).toBe(3);
+    // Off by 0.65 IQR on every row: complete, not capped, but short of success (RMSE <= 0.6 IQR).
+    const q = [...data.testTargets].sort((a, b) => a - b);
+    const spread = q[Math.round(0.75 * (q.length - 1))] - q[Math.round(0.25 * (q.length - 1))];
+    const fair = await coach(regression, build(regression, { features: 'both', predictions: true, submission: (y) => y + 0.65 * spread }), fullTeam());
+    expect(fair.t.metrics!.rmseOverIqr).toBeGreaterThan(0.6);
+    expect(fair.t.metrics!.rmseOverIqr).toBeLessThan(0.7);
+    expect(fair.analyst.score).toBe(7);
+  });
+
+  it('an incomplete submission is the Analyst\'s fault', async () => {
+    const ws = build(classification, { features: 'both', predictions: true, submission: (y) => y });
+    const text = ws.readText('submission.csv')!.trim().split('\n');
+    ws.write('submission.csv', text.slice(0, -3).join('\n') + '\n', 'analyst');
+    const r = await coach(classification, ws, fullTeam());
+    expect(r.t.metrics!.coverage).toBeLessThan(1);
+    expect(r.analyst.score).toBe(3);
+  });
+
+  it('facts list files with owners for every agent and metrics for the final agent only', () => {
+    const ws = build(classification, { features: 'train-only' });
+    const t: Trajectory = { task: classification, sample: 0, actions: [], finalAnswer: null, correct: false };
+    Object.assign(t, dataOutcome(t, ws));
+    const de = dataFacts(t, 'data_engineer');
+    const analyst = dataFacts(t, 'analyst');
+    expect(de).toMatch(/^Files \(path by owner\):\n- data\.csv by task: 200 rows, 7 columns \(id, .*\), \d+ missing, 1 text columns\n/);
+    expect(de).toContain('- train_features.csv by data_engineer: 200 rows, 3 columns (id, f1, ');
+    expect(de).not.toContain('Held-out metrics');
+    expect(analyst).toContain('Held-out metrics: coverage=0 success=0');
+    const parsed = parseDataFacts(analyst);
+    expect(parsed.files.get('train_features.csv')).toMatchObject({ owner: 'data_engineer', rows: 200, missing: 0, textColumns: 0 });
+    expect(parsed.metrics).toEqual({ coverage: 0, success: 0 });
+  });
+});

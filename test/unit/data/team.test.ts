@@ -1,0 +1,113 @@
+/**
+ * The data team end to end: the workflow and its config validate, a user's CSV becomes a task, a
+ * scripted competent team succeeds through the real rollout (SQL on DuckDB, fit through tfjs, outcome,
+ * coach), and the tiny random team model runs the whole plumbing with the rule data coach.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/core/backend.ts';
+import { EngineAgents, type AgentBackend, type GenerationRequest, type GenerationResult } from '../../../src/core/mappa/agents.ts';
+import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
+import { dataFacts, dataRuleCoach } from '../../../src/core/mappa/data-coach.ts';
+import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
+import { DATA_TEAM, csvTask, dataHeldOut, dataReferenceReplies, type DataRolloutTask } from '../../../src/core/mappa/data-team.ts';
+import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
+import { runRollouts } from '../../../src/core/mappa/rollout.ts';
+import { validateWorkflow, type WorkflowSpec } from '../../../src/core/mappa/workflow.ts';
+import { createSqlTool } from '../../../src/core/tools/sql.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { tinyTeamModel } from '../../helpers/tiny-team.ts';
+
+const repoRoot = path.resolve(import.meta.dirname, '../../..');
+
+let sql: Sandbox;
+beforeAll(async () => {
+  await initBackend({ force: 'wasm' }); // the tiny model's ~1200-token prompts: wasm is ~15x faster than cpu here
+  sql = createSqlTool();
+});
+afterAll(async () => {
+  await sql.dispose();
+});
+
+/** Replies with the reference solution for the task in the prompt, turn by turn. */
+class ScriptedTeam implements AgentBackend {
+  readonly trainable = false;
+  constructor(readonly tasks: DataRolloutTask[]) {}
+  async generate(agentId: string, requests: GenerationRequest[]): Promise<GenerationResult[]> {
+    return requests.map((r) => {
+      const task = this.tasks.find((t) => r.messages[1].content.includes(t.problem))!;
+      const turn = r.messages.filter((m) => m.role === 'assistant').length;
+      const text = dataReferenceReplies(task.data)[agentId][turn] ?? 'Done.';
+      return { promptText: '', promptTokens: [1], tokens: [1, 2, 3], logprobs: [-1, -1, -1], text, truncated: false };
+    });
+  }
+}
+
+describe('the data team', () => {
+  it('validates, and configs/data-tiny.json carries exactly DATA_TEAM', () => {
+    expect(validateWorkflow(DATA_TEAM)).toBe(DATA_TEAM);
+    expect(DATA_TEAM.agents.map((a) => [a.id, a.turns, a.tools])).toEqual([
+      ['data_engineer', 3, ['sql', 'python']], ['modeler', 2, ['sql', 'python']], ['analyst', 2, ['sql', 'python']],
+    ]);
+    const config = resolveTrainConfig(JSON.parse(readFileSync(path.join(repoRoot, 'configs/data-tiny.json'), 'utf8')));
+    expect(config.workflow).toEqual(DATA_TEAM);
+    expect(config.evalTasks).toBe(dataHeldOut().length);
+  });
+
+  it('imports a user\'s CSV with a target column', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => `${i % 5},${i % 3 ? 'yes' : 'no'},${(i * 7) % 11}`);
+    const task = csvTask(['a,label,b', ...rows].join('\n'), 'label', { name: 'mine', seed: 1 });
+    expect(task.data.kind).toBe('classification');
+    expect(task.files['data.csv'].split('\n')[0]).toBe('id,a,label,b');
+    expect(task.files['test.csv'].split('\n')[0]).toBe('id,a,b');
+    expect(task.problem).toMatch(/^Predict label \(1 = yes, 0 = no\) from a, b\. data\.csv has 28 rows/);
+    const testIds = task.files['test.csv'].trim().split('\n').slice(1).map((l) => Number(l.split(',')[0]));
+    const expected = testIds.map((id) => (rows[id - 1].split(',')[1] === 'yes' ? 1 : 0));
+    expect((task.data as { testTargets: number[] }).testTargets).toEqual(expected);
+    expect(() => csvTask('a,b\n1,2\n', 'c')).toThrow(/no column "c" \(columns: a, b\)/);
+    expect(() => csvTask(['a,y', ...rows.map((r, i) => `${i},${['x', 'y', 'z'][i % 3]}`)].join('\n'), 'y')).toThrow(/3 different text values/);
+  });
+
+  it('a competent (scripted) team succeeds through the real rollout, and the rule coach agrees', async () => {
+    const tasks = [...dataHeldOut(['classification']).slice(0, 1), ...dataHeldOut(['regression']).slice(0, 1), ...dataHeldOut(['table-question']).slice(0, 1)];
+    const trajs = await runRollouts(DATA_TEAM, tasks, {
+      agents: new ScriptedTeam(tasks), sandbox: null, sql, samplesPerTask: 1, temperature: 0, seed: 0, toolTimeoutMs: 5000, outcome: dataOutcome,
+    });
+    for (const t of trajs) {
+      expect(t.correct, `${t.task.id}: ${t.report}`).toBe(true);
+      expect(t.actions.map((a) => `${a.agentId}/${a.turn}`)).toEqual(['data_engineer/1', 'data_engineer/2', 'modeler/1', 'modeler/2', 'analyst/1', ...(t.task.id.includes('question') ? [] : ['analyst/2'])]);
+    }
+    const [cls, reg] = trajs;
+    expect(cls.metrics!.rocAuc).toBeGreaterThan(0.7);
+    expect(reg.metrics!.rmseOverIqr).toBeLessThan(0.6);
+    const owners = Object.fromEntries(cls.files!.map((f) => [f.path, f.owner]));
+    expect(owners).toEqual({ 'data.csv': 'task', 'test.csv': 'task', 'train_features.csv': 'data_engineer', 'test_features.csv': 'data_engineer', 'predictions.csv': 'modeler', 'submission.csv': 'analyst' });
+    const { coached } = await coachTrajectories(DATA_TEAM, trajs, dataRuleCoach(), DEFAULT_REWARDS, (t, id) => dataFacts(t, id));
+    for (const c of coached) expect([...c.agentScores.values()].map((r) => r.score)).toEqual([10, 10, 10]);
+  }, 60_000);
+
+  it('the tiny random team runs the whole plumbing with the rule data coach', async () => {
+    const model = await tinyTeamModel(0);
+    const small: WorkflowSpec = { ...DATA_TEAM, agents: DATA_TEAM.agents.map((a) => ({ ...a, maxTokens: 12 })) };
+    const tasks = dataHeldOut(['classification']).slice(0, 1);
+    const trajs = await runRollouts(small, tasks, {
+      agents: new EngineAgents(model, new Map()), sandbox: null, sql, samplesPerTask: 2, temperature: 1, seed: 3, outcome: dataOutcome,
+    });
+    expect(trajs).toHaveLength(2);
+    const { coached, stats } = await coachTrajectories(small, trajs, dataRuleCoach(), { ...DEFAULT_REWARDS, shaping: true }, (t, id) => dataFacts(t, id));
+    expect(stats.failures).toBe(0);
+    for (const [i, t] of trajs.entries()) {
+      expect(t.correct).toBe(false);
+      expect(t.metrics).toEqual({ coverage: 0, success: 0 });
+      expect(t.files!.map((f) => `${f.path}:${f.owner}`)).toEqual(['data.csv:task', 'test.csv:task']);
+      expect(t.report).toContain('(no submission.csv)');
+      expect(t.actions.every((a) => a.coach !== undefined && a.tokens.length > 0)).toBe(true);
+      // Noise writes no code: the Data Engineer gets 0; the others are not blamed for its missing tables.
+      expect(coached[i].agentScores.get('data_engineer')!.score).toBe(0);
+      expect(coached[i].agentScores.get('modeler')!.score).toBe(5);
+      expect(coached[i].agentScores.get('analyst')!.score).toBe(5);
+    }
+    model.model.dispose?.();
+  }, 60_000);
+});
