@@ -207,7 +207,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
   try {
     log('evaluating the untrained team once (the same for every seed and mode)');
     const plain = new EngineAgents(parts.agentModel, new Map());
-    const baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts.sandbox);
+    const baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts);
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
     const target = o.target ?? Math.min(1, baseline.greedy + 0.1);
     const rows: RunSummary[] = [];

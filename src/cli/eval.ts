@@ -30,10 +30,11 @@ export async function evalCommand(argv: string[]): Promise<void> {
     }
   }
   const engine = new EngineAgents(parts.agentModel, adapters);
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.sandbox, undefined, heldOut);
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, undefined, heldOut);
   process.stdout.write(JSON.stringify({
     ...result, temperature: config.evalTemperature,
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),
   }) + '\n');
   await parts.sandbox?.dispose();
+  await parts.sql?.dispose();
 }

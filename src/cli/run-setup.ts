@@ -8,6 +8,8 @@ import { buildCoach } from '../core/mappa/coaches.ts';
 import type { Coach } from '../core/mappa/coach.ts';
 import type { LoadedModel } from '../core/model/load.ts';
 import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { createSqlTool } from '../core/tools/sql.ts';
+import { domainOf } from '../core/mappa/domains.ts';
 import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
 import type { RolloutTask } from '../core/mappa/rollout.ts';
 import { CliError, openModel } from './common.ts';
@@ -60,13 +62,19 @@ export interface RunParts {
   agentModel: LoadedModel;
   coach: Coach;
   sandbox: Sandbox | null;
+  sql: Sandbox | null;
 }
 
 export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise<RunParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
   const coach = withCoach
-    ? await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }))
+    ? await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach)
     : ({ name: 'none', scoreBatch: async () => [] } as Coach);
-  const needsTools = config.workflow.agents.some((a) => a.tools.length > 0);
-  return { agentModel, coach, sandbox: needsTools ? createSandbox() : null };
+  const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
+  return {
+    agentModel,
+    coach,
+    sandbox: uses('python') || uses('javascript') ? createSandbox() : null,
+    sql: uses('sql') ? createSqlTool() : null,
+  };
 }

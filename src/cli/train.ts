@@ -66,7 +66,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   if (!o.resume) {
     process.stderr.write('evaluating the untrained team on the held-out set...\n');
     const base = new EngineAgents(parts.agentModel, new Map());
-    baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts.sandbox, undefined, heldOut);
+    baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts, undefined, heldOut);
     await store.appendMetrics({ iteration: 0, eval: baseline });
     process.stderr.write(`untrained: held-out accuracy greedy ${(baseline.greedy * 100).toFixed(1)}%, T=${config.evalTemperature} ${(baseline.sampled * 100).toFixed(1)}%\n`);
   }
@@ -122,5 +122,6 @@ export async function trainCommand(argv: string[]): Promise<void> {
   if (process.stderr.isTTY) process.stderr.write('\n');
   process.stdout.write(JSON.stringify(summary) + '\n');
   await parts.sandbox?.dispose();
+  await parts.sql?.dispose();
   trainer.dispose();
 }

@@ -26,6 +26,8 @@ import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
 import { hashString } from '../core/tasks/rng.ts';
 import { parseJsonlDataset, formatDatasetErrors } from '../core/tasks/dataset.ts';
 import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { createSqlTool } from '../core/tools/sql.ts';
+import { domainOf } from '../core/mappa/domains.ts';
 import { adapterFiles, metricsCsv, trajectoryLines, trajectoryView, zipAdapters } from './exports.ts';
 import { checkFits, isEmbedded, pickedModels, sourceFor } from './models.ts';
 import type { EventMessage, ProgressInfo, ReplyMessage, RequestMessage, Requests, RunState, WorkerEvent } from './protocol.ts';
@@ -48,6 +50,8 @@ let baselineEval = true;
 let webllm: { modelId: string; coach: Coach } | null = null;
 const models = new Map<string, Promise<LoadedModel>>();
 let sandbox: Sandbox | null = null;
+/** The SQL tool (DuckDB-wasm), started when a workflow uses it (data team). */
+let sql: Sandbox | null = null;
 /** Seconds each phase took last time: the expected length of its progress bar. */
 const phaseSeconds: Partial<Record<Phase, number>> = {};
 
@@ -100,7 +104,7 @@ async function makeCoach(c: TrainConfig): Promise<Coach> {
     if (c.coach.miscalibration) coach = new MiscalibratedCoach(coach, c.coach.miscalibration);
     return cachedCoach(coach);
   }
-  return buildCoach(c.coach, (spec) => openModel(spec));
+  return buildCoach(c.coach, (spec) => openModel(spec), domainOf(c.workflow).ruleCoach);
 }
 
 /** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
@@ -119,8 +123,10 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
   try {
     const agentModel = await openModel(c.agentModel);
     const coach = await makeCoach(c);
-    const needsTools = c.workflow.agents.some((a) => a.tools.length > 0);
+    const uses = (tool: string) => c.workflow.agents.some((a) => a.tools.includes(tool as never));
+    const needsTools = uses('python') || uses('javascript');
     if (needsTools && !sandbox) sandbox = createSandbox({ pyodideIndexURL: new URL('pyodide/', baseUrl).href });
+    if (uses('sql') && !sql) sql = createSqlTool();
     trainer?.dispose();
     trainer = null;
     config = c;
@@ -130,7 +136,8 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     if (opts.fresh) await store.clear();
     const saved = await store.load();
     const t = await Trainer.create(c, {
-      agentModel, coach, sandbox: needsTools ? sandbox : null, store, dataset: dataset ? { train: dataset.tasks } : undefined,
+      agentModel, coach, sandbox: needsTools ? sandbox : null, sql: uses('sql') ? sql : null, store,
+      dataset: dataset ? { train: dataset.tasks } : undefined,
     }, { resume: Boolean(saved) });
     trainer = t;
     lastCheckpoint = t.iteration;
@@ -191,7 +198,7 @@ async function ensureBaseline(): Promise<void> {
   const started = performance.now();
   progress({ task: 'baseline', label: 'evaluating the untrained team', done: 0, total: 1, expected: phaseSeconds.eval });
   const base = new EngineAgents(trainer.deps.agentModel, new Map());
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), trainer.deps.sandbox);
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), trainer.deps);
   phaseSeconds.eval = (performance.now() - started) / 1000;
   progress({ task: 'baseline', label: 'evaluating the untrained team', done: 1, total: 1, finished: true });
   await store.appendMetrics({ iteration: 0, eval: result });

@@ -21,8 +21,9 @@ export function ruleCoach(): Coach {
   });
 }
 
-export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>): Promise<Coach> {
-  let coach: Coach = s.kind === 'rule' ? ruleCoach() : new ModelCoach(await loadJudge(s.model), s.template || DEFAULT_COACH_TEMPLATE);
+/** `ruleCoach`: the domain's rule-based coach (math verifier by default; data-coach.ts for the data team). */
+export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, rule: () => Coach = ruleCoach): Promise<Coach> {
+  let coach: Coach = s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(s.model), s.template || DEFAULT_COACH_TEMPLATE);
   if (s.miscalibration) coach = new MiscalibratedCoach(coach, s.miscalibration);
   return cachedCoach(coach);
 }

@@ -16,13 +16,13 @@ import { AdamW } from '../rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
 import type { LoadedModel } from '../model/load.ts';
-import { mathHeldOut } from '../tasks/math.ts';
 import type { Sandbox } from '../tools/sandbox.ts';
 import { EngineAgents, type AgentBackend } from './agents.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
 import type { Coach } from './coach.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
+import { domainOf, meanMetrics } from './domains.ts';
 import { coachTrajectories, trainSamples, type CoachStats } from './rewards.ts';
 import { runRollouts, type RolloutTask, type Trajectory } from './rollout.ts';
 
@@ -32,6 +32,8 @@ export interface EvalResult {
   greedy: number;
   sampled: number;
   tasks: number;
+  /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...). */
+  metrics?: Record<string, number>;
 }
 
 export interface IterationMetrics {
@@ -42,6 +44,8 @@ export interface IterationMetrics {
   kl: number;
   coach: CoachStats;
   filters: FilterCounts;
+  /** Mean quality metrics of this iteration's trajectories (data team), empty for math. */
+  quality: Record<string, number>;
   trajectories: number;
   rolloutTokensPerSecond: number;
   updateTokensPerSecond: number;
@@ -62,6 +66,8 @@ export interface TrainerDeps {
   agentModel: LoadedModel;
   coach: Coach;
   sandbox: Sandbox | null;
+  /** The SQL tool, for workflows whose agents use it (data team). */
+  sql?: Sandbox | null;
   store?: CheckpointStore | null;
   /** Frozen agents on another engine (e.g. WebLLM), by agent id. */
   external?: Map<string, AgentBackend>;
@@ -69,25 +75,20 @@ export interface TrainerDeps {
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
 }
 
-/** A fixed, level-balanced subset of the 200 held-out problems. */
-export function evalTasks(count: number): RolloutTask[] {
-  const all = mathHeldOut();
-  const step = all.length / count;
-  return Array.from({ length: count }, (_, i) => all[Math.floor(i * step)]);
-}
-
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
-export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, sandbox: Sandbox | null,
+export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: { sandbox: Sandbox | null; sql?: Sandbox | null },
   onStage?: (rows: number) => void, heldOut?: RolloutTask[]): Promise<EvalResult> {
-  const tasks = heldOut?.length ? heldOut.slice(0, config.evalTasks) : evalTasks(config.evalTasks);
-  const run = async (temperature: number) => {
-    const trajs = await runRollouts(config.workflow, tasks, {
-      agents: backends, sandbox, samplesPerTask: 1, temperature, seed: 1_000_003, toolTimeoutMs: config.toolTimeoutMs,
-      onStage: (s) => onStage?.(s.rows),
-    });
-    return trajs.filter((t) => t.correct).length / trajs.length;
-  };
-  return { greedy: await run(0), sampled: await run(config.evalTemperature), tasks: tasks.length };
+  const domain = domainOf(config.workflow);
+  const tasks = heldOut?.length ? heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
+  const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
+    agents: backends, sandbox: tools.sandbox, sql: tools.sql, outcome: domain.outcome, samplesPerTask: 1, temperature,
+    seed: 1_000_003, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => onStage?.(s.rows),
+  });
+  const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / trajs.length;
+  const greedy = await run(0);
+  const sampled = await run(config.evalTemperature);
+  const metrics = meanMetrics(greedy, domain.metricNames);
+  return { greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}) };
 }
 
 export class Trainer {
@@ -116,7 +117,7 @@ export class Trainer {
         optimizer.setState(a.optimizer);
         policies.set(id, { adapter: a.adapter, optimizer, trainable: config.workflow.agents.find((x) => x.id === id)!.trainable });
       }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum, deps.dataset?.train));
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum, deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed)));
       trainer.iteration = loop.iteration;
       trainer.metrics.push(...(loop.metrics as IterationMetrics[]));
     } else {
@@ -125,7 +126,7 @@ export class Trainer {
         const adapter = LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
         policies.set(id, { adapter, optimizer: new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay }), trainable: spec.trainable });
       }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, undefined, deps.dataset?.train));
+      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, undefined, deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed)));
     }
     if (saved) queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
     return trainer;
@@ -152,7 +153,7 @@ export class Trainer {
 
   /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
   async evaluate(): Promise<EvalResult> {
-    return evaluateTeam(this.config, this.backends(), this.deps.sandbox,
+    return evaluateTeam(this.config, this.backends(), this.deps,
       (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }), this.deps.dataset?.eval);
   }
 
@@ -172,13 +173,14 @@ export class Trainer {
       }
     };
 
+    const domain = domainOf(c.workflow);
     const { tasks, counts } = this.curriculum.pick(c.promptsPerIteration);
     const trajs = await timed('rollout', () => runRollouts(c.workflow, tasks, {
-      agents: this.backends(), sandbox: this.deps.sandbox, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature,
-      seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
+      agents: this.backends(), sandbox: this.deps.sandbox, sql: this.deps.sql, outcome: domain.outcome,
+      samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
-    const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards));
+    const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards, domain.facts));
     this.curriculum.record(trajs);
     const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
     const kept = trajs.filter((_, i) => keptIdx.has(i));
@@ -208,6 +210,7 @@ export class Trainer {
       kl: update?.kl ?? 0,
       coach: stats,
       filters: counts,
+      quality: meanMetrics(trajs, domain.metricNames),
       trajectories: trajs.length,
       rolloutTokensPerSecond: generated / Math.max(seconds.rollout, 1e-9),
       updateTokensPerSecond: update?.tokensPerSecond ?? 0,
