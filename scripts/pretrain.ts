@@ -35,7 +35,7 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
-  'agent-steps': 300, 'judge-steps': 120, 'tokens-per-batch': 2048, lr: 3e-3, 'judge-lr': 1e-3, 'prompt-weight': 0.2, 'max-minutes': 60,
+  'agent-steps': 1400, 'judge-steps': 160, 'tokens-per-batch': 2048, lr: 3e-3, 'judge-lr': 1e-3, 'prompt-weight': 0.2, 'max-minutes': 120,
   'eval-tasks': 200, 'skip-eval': 0,
 };
 type Flags = typeof DEFAULTS;

@@ -67,7 +67,7 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   update: { ...DEFAULT_UPDATE },
   rewards: { ...DEFAULT_REWARDS },
   curriculum: { ...DEFAULT_CURRICULUM },
-  coach: { kind: 'model', model: 'models/judge', template: '', miscalibration: null },
+  coach: { kind: 'rule', model: 'models/judge', template: '', miscalibration: null },
   toolTimeoutMs: 2000,
 };
 

@@ -5,15 +5,14 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROLE_FORMAT } from '../../../scripts/pretrain/evaluate.ts';
-import { actionInputText } from '../../../src/core/mappa/coach-format.ts';
+import { ModelCoach } from '../../../src/core/mappa/coach.ts';
+import { agentContext } from '../../../src/core/mappa/rewards.ts';
 import { initBackend } from '../../../src/core/backend.ts';
 import { EngineAgents } from '../../../src/core/mappa/agents.ts';
-import { coachPrompt, parseCoachAnswer } from '../../../src/core/mappa/coach-format.ts';
 import { runRollouts } from '../../../src/core/mappa/rollout.ts';
 import { MATH_CHAIN } from '../../../src/core/mappa/workflow.ts';
 import { parameterCount } from '../../../src/core/model/config.ts';
-import { generate } from '../../../src/core/model/generate.ts';
-import { loadModel, stopTokenIds, type LoadedModel } from '../../../src/core/model/load.ts';
+import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
 import { folderSource } from '../../../src/core/model/sources.ts';
 import { mathHeldOut } from '../../../src/core/tasks/math.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
@@ -67,13 +66,12 @@ describe.skipIf(!shipped)('shipped models', () => {
     expect(traj.finalAnswer).not.toBeNull();
   }, 60_000);
 
-  it('judge answers in the coach format', async () => {
+  it('judge answers in the coach format on a real team trajectory (with the one format-repair retry)', async () => {
     const task = mathHeldOut(2)[0];
-    const messages = [{ role: 'system', content: 'You are the Verifier.' }, { role: 'user', content: `Problem: ${task.problem}` }];
-    const context = { problem: task.problem, agentId: 'verifier', role: 'Verifier', input: actionInputText(messages), output: `\\boxed{${task.answer}}`, groundTruth: task.answer, final: true };
-    const tok = loaded.judge.tokenizer!;
-    const [g] = await generate(loaded.judge.model, [tok.encodeChat([{ role: 'user', content: coachPrompt(context) }])], { maxNewTokens: 16, temperature: 0, eosTokenIds: stopTokenIds(loaded.judge) });
-    const answer = parseCoachAnswer(tok.decode(g.tokens, { skipSpecialTokens: true }), true);
-    expect(answer.ok, tok.decode(g.tokens)).toBe(true);
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const coach = new ModelCoach(loaded.judge);
+    const results = await coach.scoreBatch(MATH_CHAIN.agents.map((a) => agentContext(MATH_CHAIN, traj, a.id)!));
+    for (const r of results) expect(r.ok, r.raw).toBe(true);
+    expect(results[2].correct).toBeTypeOf('boolean'); // the final agent also answers ANSWER_CORRECT
   }, 60_000);
 });
