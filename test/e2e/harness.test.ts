@@ -1,53 +1,38 @@
 // The browser harness (test/e2e/harness.html, a test-only build) in headless Chromium: runs the
 // 'matmul-vs-cpu' check on WebGPU (SwiftShader) and compares with tfjs cpu inside the page.
 // Pattern for more browser checks: add test/e2e/checks/<name>.ts exporting `check`, then call
-// runInHarness(page, '<name>') here or in a new test file. Fixtures are served at /fixtures/.
+// openHarness().run('<name>') (test/helpers/browser.ts) in a test file. Fixtures are served at /fixtures/.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import {
-  chromiumAvailable, ensureBuilt, fixturesDir, launchChromium, openPage, serveStatic, type StaticServer,
-} from '../helpers/browser.ts';
+import { chromiumAvailable, openHarness, type OpenHarness } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
-import type { HarnessOptions, HarnessResult, HarnessWindow } from './harness-types.ts';
+import type { HarnessWindow } from './harness-types.ts';
 
 const have = chromiumAvailable();
 warnIfSkipped('browser harness suite (test/e2e/harness.test.ts)', have);
 
-/** Calls window.runHarness(name) in the page and returns its JSON result. */
-async function runInHarness(page: Page, name: string, opts: HarnessOptions = {}): Promise<HarnessResult> {
-  await page.waitForFunction(() => (window as unknown as HarnessWindow).harnessReady === true);
-  return page.evaluate(([n, o]) => (window as unknown as HarnessWindow).runHarness(n, o), [name, opts] as const);
-}
 
 describe.skipIf(!have.ok)('browser harness in headless Chromium', () => {
-  let server: StaticServer;
-  let browser: Browser;
-  let page: Page;
-
+  let harness: OpenHarness;
   beforeAll(async () => {
-    const dist = await ensureBuilt('harness');
-    server = await serveStatic(dist, { '/fixtures/': fixturesDir });
-    browser = await launchChromium();
-    page = await openPage(browser, `${server.url}harness.html`);
+    harness = await openHarness();
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await harness?.close();
   });
 
   it('lists its checks and serves fixtures', async () => {
-    await page.waitForFunction(() => (window as unknown as HarnessWindow).harnessReady === true);
+    const { page } = harness;
     const names = await page.evaluate(() => (window as unknown as HarnessWindow).harnessChecks());
     expect(names).toContain('matmul-vs-cpu');
     const status = await page.evaluate(async () => (await fetch('/fixtures/parity/llama/config.json')).status);
     expect(status).toBe(200);
-    const missing = await runInHarness(page, 'no-such-check');
+    const missing = await harness.run('no-such-check');
     expect(missing).toMatchObject({ ok: false, error: expect.stringContaining('matmul-vs-cpu') });
   });
 
   it('matmul 64x96x80 and softmax on WebGPU equal tfjs cpu within 1e-4', async () => {
-    const r = await runInHarness(page, 'matmul-vs-cpu');
+    const r = await harness.run('matmul-vs-cpu');
     if (!r.ok) throw new Error(`harness check failed in the browser: ${r.error}\n${r.stack ?? ''}`);
     expect(r.backend.name).toBe('webgpu');
     expect(r.backend.adapter?.architecture).toBe('swiftshader');
@@ -59,7 +44,7 @@ describe.skipIf(!have.ok)('browser harness in headless Chromium', () => {
   });
 
   it('the wasm backend loads its bundled .wasm assets (no CDN) and agrees with cpu', async () => {
-    const r = await runInHarness(page, 'matmul-vs-cpu', { backend: 'wasm' });
+    const r = await harness.run('matmul-vs-cpu', { backend: 'wasm' });
     if (!r.ok) throw new Error(`harness check failed in the browser: ${r.error}\n${r.stack ?? ''}`);
     expect(r.backend.name).toBe('wasm');
     expect(r.backend.wasm?.simd).toBe(true);

@@ -3,12 +3,8 @@
 // equal the plain path on tfjs cpu within 1e-4, also when forced into several row chunks.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import {
-  chromiumAvailable, ensureBuilt, fixturesDir, launchChromium, openPage, serveStatic, type StaticServer,
-} from '../helpers/browser.ts';
+import { chromiumAvailable, openHarness, type OpenHarness } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
-import type { HarnessWindow } from './harness-types.ts';
 
 const have = chromiumAvailable();
 warnIfSkipped('browser log-prob kernel suite (test/e2e/logprob.test.ts)', have);
@@ -20,24 +16,16 @@ interface LogProbCheckResult {
 }
 
 describe.skipIf(!have.ok)('fused log-prob kernel in headless Chromium', () => {
-  let server: StaticServer;
-  let browser: Browser;
-  let page: Page;
-
+  let harness: OpenHarness;
   beforeAll(async () => {
-    const dist = await ensureBuilt('harness');
-    server = await serveStatic(dist, { '/fixtures/': fixturesDir });
-    browser = await launchChromium();
-    page = await openPage(browser, `${server.url}harness.html`);
+    harness = await openHarness();
   });
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await harness?.close();
   });
 
   it('fused forward + gradient on WebGPU equal the plain path on cpu within 1e-4', async () => {
-    await page.waitForFunction(() => (window as unknown as HarnessWindow).harnessReady === true);
-    const r = await page.evaluate(() => (window as unknown as HarnessWindow).runHarness('logprob-fused-vs-cpu'));
+    const r = await harness.run('logprob-fused-vs-cpu');
     if (!r.ok) throw new Error(`harness check failed in the browser: ${r.error}\n${r.stack ?? ''}`);
     expect(r.backend.name).toBe('webgpu');
     const res = r.result as LogProbCheckResult;

@@ -11,6 +11,7 @@
 //   ...; await browser.close(); await server.close();
 
 import { execFileSync } from 'node:child_process';
+import type { HarnessOptions, HarnessResult, HarnessWindow } from '../e2e/harness-types.ts';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -193,4 +194,27 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = path.join(resultsDir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** The test-only harness page (test/e2e/harness.html) open in headless Chromium, fixtures served at /fixtures/. */
+export interface OpenHarness {
+  page: Page;
+  /** window.runHarness(name, opts) in the page: a registered check's JSON result. */
+  run(name: string, opts?: HarnessOptions): Promise<HarnessResult>;
+  close(): Promise<void>;
+}
+
+export async function openHarness(): Promise<OpenHarness> {
+  const server = await serveStatic(await ensureBuilt('harness'), { '/fixtures/': fixturesDir });
+  const browser = await launchChromium();
+  const page = await openPage(browser, `${server.url}harness.html`);
+  await page.waitForFunction(() => (window as unknown as HarnessWindow).harnessReady === true);
+  return {
+    page,
+    run: (name, opts = {}) => page.evaluate(([n, o]) => (window as unknown as HarnessWindow).runHarness(n, o), [name, opts] as const),
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
 }

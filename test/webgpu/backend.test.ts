@@ -6,20 +6,11 @@ import { describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
 import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost } from '../../src/core/backend.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
+import { lcg } from '../helpers/lcg.ts';
 
 const gpu = webgpuAvailable();
 warnIfSkipped('WebGPU suite (test/webgpu/backend.test.ts)', gpu);
 
-/** Deterministic inputs that are independent of any backend's RNG: a simple LCG in [-1, 1). */
-function lcg(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 const A = lcg(64 * 96, 1); // [64, 96]
 const B = lcg(96 * 80, 2); // [96, 80]

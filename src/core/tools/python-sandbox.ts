@@ -30,7 +30,7 @@
 //   const py = createPythonSandbox();
 //   await py.run('import statistics; print(statistics.mean([1, 2, 3]))')  -> {ok: true, stdout: '2\n', ...}
 
-import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
+import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
 import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
 
 export interface PythonSandboxConfig {
@@ -73,7 +73,6 @@ const clipText = (c: Clip): string => clipParts(c.head, c.tail, c.total);
 export function createPythonSandbox(config: PythonSandboxConfig = {}): Sandbox {
   const killGraceMs = config.killGraceMs ?? 500;
   let worker: Promise<LiveWorker> | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
   let nextId = 1;
 
   async function startWorker(): Promise<LiveWorker> {
@@ -173,17 +172,7 @@ export function createPythonSandbox(config: PythonSandboxConfig = {}): Sandbox {
     return { ok: !error, stdout: clipText(outcome.stdout), stderr: clipText(outcome.stderr), error, durationMs };
   }
 
-  return {
-    run(code, opts = {}) {
-      const result = queue.then(() => runNow(code, opts));
-      queue = result.catch(() => undefined);
-      return result;
-    },
-    async dispose() {
-      await queue;
-      await discardWorker();
-    },
-  };
+  return serialSandbox(runNow, discardWorker);
 }
 
 /** Where pyodide.mjs lives: node_modules/pyodide in Node (offline), `indexURL` or '/pyodide/' in the browser. */

@@ -149,3 +149,23 @@ export function createSandbox(config: { pyodideIndexURL?: string } = {}): Sandbo
     },
   };
 }
+
+/**
+ * A Sandbox over one interpreter whose runs never overlap: each run waits for the previous one,
+ * and dispose waits for the last before shutting the interpreter down.
+ * Example: return serialSandbox(runNow, () => worker.terminate());
+ */
+export function serialSandbox(runNow: (code: string, opts: RunOptions) => Promise<RunResult>, shutdown: () => Promise<void>): Sandbox {
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    run(code, opts = {}) {
+      const result = queue.then(() => runNow(code, opts));
+      queue = result.catch(() => undefined);
+      return result;
+    },
+    async dispose() {
+      await queue;
+      await shutdown();
+    },
+  };
+}

@@ -31,7 +31,7 @@
 import type { AsyncDuckDB, AsyncDuckDBConnection } from '@duckdb/duckdb-wasm';
 import { FitError, fitPredict, FIT_MODELS, type Cell, type DataTable, type FitModel } from '../mappa/data-fit.ts';
 import { toCsv } from '../tasks/tabular.ts';
-import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
+import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
 import { startDuckDb, type DuckDbUrls } from './sql-duckdb.ts';
 import type { Workspace } from './workspace.ts';
 
@@ -93,7 +93,6 @@ export function createSqlTool(config: SqlToolConfig = {}): Sandbox {
   const rowsRead = config.rowsRead ?? 1000;
   const exportRowLimit = config.exportRowLimit ?? 20_000;
   let db: Promise<AsyncDuckDB> | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
 
   async function kill(): Promise<void> {
     const old = db;
@@ -280,17 +279,7 @@ export function createSqlTool(config: SqlToolConfig = {}): Sandbox {
     ws.applyChanges(changed, deleted, owner);
   }
 
-  return {
-    run(code, opts = {}) {
-      const result = queue.then(() => runNow(code, opts));
-      queue = result.catch(() => undefined);
-      return result;
-    },
-    async dispose() {
-      await queue;
-      await kill();
-    },
-  };
+  return serialSandbox(runNow, kill);
 }
 
 /** Row count, an order-free hash of the rows, and the column names and types. */

@@ -4,17 +4,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { initBackend } from '../../../src/core/backend.ts';
 import type { HarnessCheck } from '../harness-types.ts';
+import { lcg } from '../../helpers/lcg.ts';
 
-/** Inputs independent of any backend's RNG: an LCG in [-1, 1). */
-function lcg(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 async function compute(): Promise<{ mm: Float32Array; sm: Float32Array }> {
   const [mmT, smT] = tf.tidy(() => [
