@@ -131,6 +131,6 @@ export function resolveTrainConfig(partial: unknown = {}): TrainConfig {
   check(['batch', 'agent', 'group'].includes(c.update.whitening), `update.whitening: must be batch, agent or group, got "${c.update.whitening}"`);
   check(c.update.klCoef >= 0, `update.klCoef: must be >= 0, got ${c.update.klCoef}`);
   check(['model', 'rule'].includes(c.coach.kind), `coach.kind: must be model or rule, got "${c.coach.kind}"`);
-  check(c.curriculum.startLevel >= 1 && c.curriculum.startLevel <= 5, `curriculum.startLevel: must be 1..5, got ${c.curriculum.startLevel}`);
+  check(Number.isInteger(c.curriculum.startLevel) && c.curriculum.startLevel >= 0 && c.curriculum.startLevel <= 5, `curriculum.startLevel: must be 1..5, or 0 for all levels mixed, got ${c.curriculum.startLevel}`);
   return c;
 }

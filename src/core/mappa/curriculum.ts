@@ -22,6 +22,7 @@ export interface CurriculumSettings {
   dropCoachFailures: boolean;
   /** Raise the level when the rolling training accuracy reaches `raiseAt` (and lower below `lowerAt`). */
   adaptLevel: boolean;
+  /** 1..5, or 0: every level mixed (as the held-out set is), with no level adaptation. */
   startLevel: number;
   raiseAt: number;
   lowerAt: number;
@@ -66,7 +67,11 @@ export class Curriculum {
   private pool(level: number): CurriculumTask[] {
     if (this.fixedPool) return this.fixedPool;
     let p = this.pools.get(level);
-    if (!p) this.pools.set(level, (p = generateMathTasks({ seed: `train:${this.seed}:L${level}`, count: this.settings.poolSize, level })));
+    if (!p) {
+      const mixed = level === 0;
+      p = generateMathTasks({ seed: `train:${this.seed}:L${level}`, count: this.settings.poolSize * (mixed ? 5 : 1), level: mixed ? undefined : level });
+      this.pools.set(level, p);
+    }
     return p;
   }
 
@@ -111,7 +116,7 @@ export class Curriculum {
     }
     const window = 64;
     if (this.state.recent.length > window) this.state.recent = this.state.recent.slice(-window);
-    if (!this.settings.adaptLevel || this.fixedPool || this.state.recent.length < window / 2) return;
+    if (!this.settings.adaptLevel || this.fixedPool || this.state.level === 0 || this.state.recent.length < window / 2) return;
     const acc = this.state.recent.reduce((a, b) => a + b, 0) / this.state.recent.length;
     if (acc >= this.settings.raiseAt && this.state.level < 5) {
       this.state.level++;

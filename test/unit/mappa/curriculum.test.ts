@@ -39,6 +39,14 @@ describe('curriculum', () => {
     expect(c.state.level).toBe(2);
   });
 
+  it('startLevel 0 mixes every level, as the held-out set does, and never adapts', () => {
+    const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 0, poolSize: 20 }, 0);
+    const levels = new Set(c.pick(40).tasks.map((t) => t.level));
+    expect(levels.size).toBeGreaterThan(3);
+    c.record(Array.from({ length: 40 }, (_, i) => traj(`m${i}`, true)));
+    expect(c.state.level).toBe(0);
+  });
+
   it('trains on an imported dataset when given one (and keeps its level)', () => {
     const pool = [{ id: 'd1', problem: 'p1', answer: '1' }, { id: 'd2', problem: 'p2', answer: '2' }];
     const c = new Curriculum(DEFAULT_CURRICULUM, 0, undefined, pool);
