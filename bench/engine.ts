@@ -18,16 +18,14 @@
  *
  * Example: npm run bench -- engine --backends wasm --contexts 16,128 --layers 4
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
 import { type ModelConfig, expectedWeights, parameterCount, parseConfig } from '../src/core/model/config.ts';
 import { generate } from '../src/core/model/generate.ts';
 import { CausalLM, disposeCache } from '../src/core/model/llama.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
+import { fmt, runAsChild, runInChild } from './child.ts';
 
 /** HuggingFaceTB/SmolLM2-135M's config.json, minus fields the engine ignores. */
 export const SMOLLM2_135M_CONFIG = {
@@ -46,7 +44,6 @@ export const SMOLLM2_135M_CONFIG = {
 };
 
 const ALL_BACKENDS: BackendName[] = ['wasm', 'cpu', 'webgpu'];
-const RESULT_MARK = 'ENGINE_BENCH_RESULT ';
 const MB = 1024 * 1024;
 
 export interface EngineBenchOptions {
@@ -262,35 +259,10 @@ export async function measureBackend(backend: BackendName, opts: EngineBenchOpti
   };
 }
 
-/** Spawns `node --import tsx bench/engine.ts --worker <backend> <options json>` and reads its result line. */
 function runWorker(backend: BackendName, opts: EngineBenchOptions): Promise<BackendResult> {
-  const self = fileURLToPath(import.meta.url);
-  const repoRoot = path.resolve(path.dirname(self), '..');
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', self, '--worker', backend, JSON.stringify(opts)], {
-      cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderrTail = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => {
-      process.stderr.write(b);
-      stderrTail = (stderrTail + b.toString()).slice(-600);
-    });
-    child.on('close', (code, signal) => {
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_MARK));
-      if (line) return resolve(JSON.parse(line.slice(RESULT_MARK.length)) as BackendResult);
-      const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-      resolve({ backend, skipped: `worker failed (${why}): ${stderrTail.trim().split('\n').slice(-3).join(' / ')}` });
-    });
-  });
+  return runInChild<BackendResult>(import.meta.url, backend, opts, (why) => ({ backend, skipped: why }));
 }
 
-const fmt = (x: number | undefined, digits?: number) => {
-  if (x === undefined || !Number.isFinite(x)) return 'n/a';
-  const d = digits ?? (x >= 100 ? 0 : x >= 10 ? 1 : x >= 1 ? 2 : 3);
-  return x.toFixed(d);
-};
 
 /** The markdown report for a finished run. */
 export function formatReport(results: BackendResult[], opts: EngineBenchOptions, date = new Date()): string {
@@ -348,16 +320,4 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 // Child process mode: node --import tsx bench/engine.ts --worker <backend> <options json>
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) && process.argv[2] === '--worker') {
-  const backend = process.argv[3] as BackendName;
-  const opts = JSON.parse(process.argv[4]) as EngineBenchOptions;
-  measureBackend(backend, opts)
-    .then((r) => {
-      process.stdout.write(`${RESULT_MARK}${JSON.stringify(r)}\n`);
-      process.exit(0); // the webgpu/wasm runtimes may keep handles open
-    })
-    .catch((err: unknown) => {
-      console.error((err as Error).stack ?? err);
-      process.exit(1);
-    });
-}
+runAsChild<EngineBenchOptions>(import.meta.url, (backend, opts) => measureBackend(backend as BackendName, opts));

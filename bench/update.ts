@@ -30,10 +30,7 @@
  *
  * Example: npm run bench -- update --backends wasm --layers 4
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
 import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
 import { benchLogProb, type LogProbBench } from '../src/core/kernels/logprob-bench.ts';
@@ -47,9 +44,9 @@ import { AdamW } from '../src/core/rl/adamw.ts';
 import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { benchConfig, randomWeights } from './engine.ts';
+import { fmt, runAsChild, runInChild } from './child.ts';
 
 const ALL_BACKENDS: BackendName[] = ['wasm', 'cpu', 'webgpu'];
-const RESULT_MARK = 'UPDATE_BENCH_RESULT ';
 const MB = 1024 * 1024;
 const TARGETS: Projection[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
 
@@ -254,32 +251,10 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   };
 }
 
-function runWorker(backend: BackendName, o: UpdateBenchOptions): Promise<UpdateResult> {
-  const self = fileURLToPath(import.meta.url);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', self, '--worker', backend, JSON.stringify(o)], {
-      cwd: path.resolve(path.dirname(self), '..'), stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderrTail = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => {
-      process.stderr.write(b);
-      stderrTail = (stderrTail + b.toString()).slice(-600);
-    });
-    child.on('close', (code, signal) => {
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_MARK));
-      if (line) return resolve(JSON.parse(line.slice(RESULT_MARK.length)) as UpdateResult);
-      resolve({ backend, skipped: `worker failed (${signal ? `killed by ${signal}` : `exit code ${code}`}): ${stderrTail.trim().split('\n').slice(-3).join(' / ')}`, notes: [] });
-    });
-  });
+function runWorker(backend: BackendName, opts: UpdateBenchOptions): Promise<UpdateResult> {
+  return runInChild<UpdateResult>(import.meta.url, backend, opts, (why) => ({ backend, skipped: why, notes: [] }));
 }
 
-const fmt = (x: number | undefined | null, digits?: number) => {
-  if (x === undefined || x === null || !Number.isFinite(x)) return 'n/a';
-  const d = digits ?? (x >= 100 ? 0 : x >= 10 ? 1 : x >= 1 ? 2 : 3);
-  return x.toFixed(d);
-};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The markdown report. */
@@ -347,14 +322,4 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 // Child process mode: node --import tsx bench/update.ts --worker <backend> <options json>
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) && process.argv[2] === '--worker') {
-  measureUpdate(process.argv[3] as BackendName, JSON.parse(process.argv[4]) as UpdateBenchOptions)
-    .then((r) => {
-      process.stdout.write(`${RESULT_MARK}${JSON.stringify(r)}\n`);
-      process.exit(0);
-    })
-    .catch((err: unknown) => {
-      console.error((err as Error).stack ?? err);
-      process.exit(1);
-    });
-}
+runAsChild<UpdateBenchOptions>(import.meta.url, (backend, opts) => measureUpdate(backend as BackendName, opts));
