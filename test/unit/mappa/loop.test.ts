@@ -36,7 +36,7 @@ describe('the MAPPA loop', () => {
   let sandbox: Sandbox;
   const config = resolveTrainConfig({
     iterations: 3, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 2, checkpointEvery: 1,
-    lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 4 },
+    lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 4 }, curriculum: { startLevel: 1 },
     coach: { kind: 'rule' },
     workflow: {
       name: 'math-chain-short', domain: 'math',
