@@ -162,26 +162,27 @@ function formatValue(vm: QuickJSContext, handle: QuickJSHandle): string {
 
 function installFiles(vm: QuickJSContext, files: Map<string, string>, written: Set<string>): void {
   const fail = (message: string) => ({ error: vm.newError(message) });
-  const readFile = vm.newFunction('readFile', (pathHandle) => {
-    const raw = vm.getString(pathHandle);
-    let path: string;
+  /** The workspace path a script named, or the error to throw in the script (paths outside are forbidden). */
+  const resolve = (raw: string): { path: string } | { error: ReturnType<typeof vm.newError> } => {
     try {
-      path = normalizeWorkspacePath(raw);
+      return { path: normalizeWorkspacePath(raw) };
     } catch (e) {
       return fail(`forbidden: ${(e as Error).message}`);
     }
+  };
+  const readFile = vm.newFunction('readFile', (pathHandle) => {
+    const raw = vm.getString(pathHandle);
+    const r = resolve(raw);
+    if ('error' in r) return r;
+    const path = r.path;
     const text = files.get(path);
     if (text === undefined) return fail(`readFile: no file '${raw}' in the workspace (listFiles() shows what exists)`);
     return vm.newString(text);
   });
   const writeFile = vm.newFunction('writeFile', (pathHandle, textHandle) => {
-    const raw = vm.getString(pathHandle);
-    let path: string;
-    try {
-      path = normalizeWorkspacePath(raw);
-    } catch (e) {
-      return fail(`forbidden: ${(e as Error).message}`);
-    }
+    const r = resolve(vm.getString(pathHandle));
+    if ('error' in r) return r;
+    const path = r.path;
     files.set(path, textHandle ? vm.getString(textHandle) : '');
     written.add(path);
   });
