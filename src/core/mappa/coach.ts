@@ -11,7 +11,7 @@
  * Example: const coach = cachedCoach(new ModelCoach(judge));
  *          const [r] = await coach.scoreBatch([ctx]);  // {score: 7, ok: true, raw: 'PROCESS_SCORE: 7', attempts: 1}
  */
-import { generate } from '../model/generate.ts';
+import { generate, promptBatches } from '../model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../model/load.ts';
 import { Rng } from '../tasks/rng.ts';
 import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, parseCoachAnswer, type ActionContext } from './coach-format.ts';
@@ -40,12 +40,12 @@ export class ModelCoach implements Coach {
 
   private async ask(prompts: string[][]): Promise<string[]> {
     const tok = this.judge.tokenizer!;
-    const out: string[] = [];
-    for (let i = 0; i < prompts.length; i += this.maxBatch) {
-      const ids = prompts.slice(i, i + this.maxBatch).map((turns) =>
-        tok.encodeChat(turns.map((content, k) => ({ role: k % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
-      const gens = await generate(this.judge.model, ids, { maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge) });
-      out.push(...gens.map((g) => tok.decode(g.tokens, { skipSpecialTokens: true })));
+    const ids = prompts.map((turns) =>
+      tok.encodeChat(turns.map((content, k) => ({ role: k % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
+    const out: string[] = new Array(prompts.length);
+    for (const batch of promptBatches(ids.map((p) => p.length), this.maxBatch)) {
+      const gens = await generate(this.judge.model, batch.map((i) => ids[i]), { maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge) });
+      gens.forEach((g, j) => (out[batch[j]] = tok.decode(g.tokens, { skipSpecialTokens: true })));
     }
     return out;
   }

@@ -43,6 +43,31 @@ export interface Generation {
 }
 
 /** Left-pad rows to one length. Example: [[5], [6, 7]] -> ids [[0, 5], [6, 7]], mask [[0, 1], [1, 1]]. */
+/**
+ * Split prompts (by index, order kept) into batches whose prefill attention stays bounded:
+ * rows x longest^2 <= maxCells, and at most maxRows rows. Long prompts (a coach reading a whole
+ * data-team workspace, ~2k tokens) then go a few at a time instead of building a [B, heads, T, T]
+ * score tensor of gigabytes.
+ * Example: promptBatches([100, 100, 2000], 16, 4_000_000) -> [[0, 1], [2]]
+ */
+export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 * 1024 * 1024): number[][] {
+  const batches: number[][] = [];
+  let current: number[] = [];
+  let longest = 0;
+  lengths.forEach((len, i) => {
+    const l = Math.max(longest, len);
+    if (current.length && (current.length + 1 > maxRows || (current.length + 1) * l * l > maxCells)) {
+      batches.push(current);
+      current = [];
+      longest = 0;
+    }
+    current.push(i);
+    longest = Math.max(longest, len);
+  });
+  if (current.length) batches.push(current);
+  return batches;
+}
+
 export function leftPad(rows: number[][], padId = 0): { ids: number[][]; mask: number[][] } {
   const width = Math.max(...rows.map((r) => r.length));
   return {

@@ -7,17 +7,19 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/backend.ts';
-import { EngineAgents, type AgentBackend, type GenerationRequest, type GenerationResult } from '../../../src/core/mappa/agents.ts';
+import { EngineAgents } from '../../../src/core/mappa/agents.ts';
 import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { dataFacts, dataRuleCoach } from '../../../src/core/mappa/data-coach.ts';
 import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
-import { DATA_TEAM, csvTask, dataHeldOut, dataReferenceReplies, type DataRolloutTask } from '../../../src/core/mappa/data-team.ts';
+import { DATA_TEAM, csvTask, dataHeldOut } from '../../../src/core/mappa/data-team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
-import { runRollouts } from '../../../src/core/mappa/rollout.ts';
+import { runRollouts, type Trajectory } from '../../../src/core/mappa/rollout.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/mappa/workflow.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
+import { Rng } from '../../../src/core/tasks/rng.ts';
+import { NO_DATA_FLAWS, dataPlan, playDataTeam } from '../../../scripts/pretrain/data-transcripts.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 
@@ -29,20 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sql.dispose();
 });
-
-/** Replies with the reference solution for the task in the prompt, turn by turn. */
-class ScriptedTeam implements AgentBackend {
-  readonly trainable = false;
-  constructor(readonly tasks: DataRolloutTask[]) {}
-  async generate(agentId: string, requests: GenerationRequest[]): Promise<GenerationResult[]> {
-    return requests.map((r) => {
-      const task = this.tasks.find((t) => r.messages[1].content.includes(t.problem))!;
-      const turn = r.messages.filter((m) => m.role === 'assistant').length;
-      const text = dataReferenceReplies(task.data)[agentId][turn] ?? 'Done.';
-      return { promptText: '', promptTokens: [1], tokens: [1, 2, 3], logprobs: [-1, -1, -1], text, truncated: false };
-    });
-  }
-}
 
 describe('the data team', () => {
   it('validates, and configs/data-tiny.json carries exactly DATA_TEAM', () => {
@@ -71,9 +59,7 @@ describe('the data team', () => {
 
   it('a competent (scripted) team succeeds through the real rollout, and the rule coach agrees', async () => {
     const tasks = [...dataHeldOut(['classification']).slice(0, 1), ...dataHeldOut(['regression']).slice(0, 1), ...dataHeldOut(['table-question']).slice(0, 1)];
-    const trajs = await runRollouts(DATA_TEAM, tasks, {
-      agents: new ScriptedTeam(tasks), sandbox: null, sql, samplesPerTask: 1, temperature: 0, seed: 0, toolTimeoutMs: 5000, outcome: dataOutcome,
-    });
+    const trajs = (await playDataTeam(tasks, { rng: new Rng(0), sandbox: null, sql, rates: NO_DATA_FLAWS })).map((r) => r.trajectory);
     for (const t of trajs) {
       expect(t.correct, `${t.task.id}: ${t.report}`).toBe(true);
       expect(t.actions.map((a) => `${a.agentId}/${a.turn}`)).toEqual(['data_engineer/1', 'data_engineer/2', 'modeler/1', 'modeler/2', 'analyst/1', ...(t.task.id.includes('question') ? [] : ['analyst/2'])]);
@@ -85,6 +71,28 @@ describe('the data team', () => {
     expect(owners).toEqual({ 'data.csv': 'task', 'test.csv': 'task', 'train_features.csv': 'data_engineer', 'test_features.csv': 'data_engineer', 'predictions.csv': 'modeler', 'submission.csv': 'analyst' });
     const { coached } = await coachTrajectories(DATA_TEAM, trajs, dataRuleCoach(), DEFAULT_REWARDS, (t, id) => dataFacts(t, id));
     for (const c of coached) expect([...c.agentScores.values()].map((r) => r.score)).toEqual([10, 10, 10]);
+  }, 60_000);
+
+  it('scripted flaws (the pretraining data) reach the rule coach as blame on the agent that made them', async () => {
+    const task = dataHeldOut(['classification'])[0];
+    const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), sandbox: null, sql, rates: { ...NO_DATA_FLAWS, ...rates } }))[0];
+    const scores = async (t: Trajectory) => {
+      const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (x, id) => dataFacts(x, id));
+      return [...coached[0].agentScores.values()].map((r) => r.score);
+    };
+    const broken = await play({ typo: 1 });
+    expect(broken.flaws).toEqual(['engineer-typo']);
+    expect(broken.trajectory.actions[0].observation).toMatch(/^Error: .*not found/m);
+    expect(await scores(broken.trajectory)).toEqual([1, 5, 5]); // only the Data Engineer is blamed
+    const repaired = await play({ typo: 1, repair: 1 });
+    expect(repaired.flaws).toEqual(['engineer-typo-repaired']);
+    expect(repaired.trajectory.actions[1].text).toBe(dataPlan(task, new Rng(0), NO_DATA_FLAWS).first.data_engineer); // the fix is the clean SQL
+    expect(repaired.trajectory.correct).toBe(true);
+    expect(await scores(repaired.trajectory)).toEqual([10, 10, 10]);
+    const constant = await play({ constant: 1 });
+    expect(constant.flaws).toEqual(['modeler-constant']);
+    expect(constant.trajectory.metrics!.rocAuc).toBe(0.5);
+    expect(await scores(constant.trajectory)).toEqual([10, 6, 3]); // no fit: 6; the Analyst's complete submission is capped at 3
   }, 60_000);
 
   it('the tiny random team runs the whole plumbing with the rule data coach', async () => {

@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend, type BackendName } from '../../../src/core/backend.ts';
-import { generate } from '../../../src/core/model/generate.ts';
+import { generate, promptBatches } from '../../../src/core/model/generate.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
 import { scoreSequences } from '../../../src/core/model/score.ts';
 import { folderSource } from '../../../src/core/model/sources.ts';
@@ -119,3 +119,14 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
     });
   });
 }
+
+describe('promptBatches', () => {
+  it('bounds rows and rows x longest^2, keeping order', () => {
+    expect(promptBatches([100, 100, 2000], 16, 4_000_000)).toEqual([[0, 1], [2]]);
+    expect(promptBatches([10, 10, 10, 10, 10], 2)).toEqual([[0, 1], [2, 3], [4]]);
+    // 3 x 1000^2 = 3e6 fits 3.5e6; a fourth row does not
+    expect(promptBatches([1000, 1000, 1000, 1000], 16, 3_500_000)).toEqual([[0, 1, 2], [3]]);
+    expect(promptBatches([5000], 16, 100)).toEqual([[0]]); // one row always goes, however long
+    expect(promptBatches([], 4)).toEqual([]);
+  });
+});
