@@ -271,6 +271,34 @@ function watchDeviceLoss(device: GPUDevice): void {
 }
 
 /**
+ * After a device loss: asks the browser for a new adapter and device and makes a fresh tfjs
+ * WebGPU backend on it (tensors of the lost backend are gone; reload weights from a checkpoint).
+ * Throws, saying so, when no GPU comes back, so the caller can continue on wasm instead.
+ * Example: onDeviceLost(async () => { try { await restartWebGPU(); } catch { await initBackend({ force: 'wasm' }); } });
+ */
+export function restartWebGPU(): Promise<BackendInfo> {
+  const run = queue.then(async () => {
+    const factory = tf.findBackendFactory('webgpu');
+    if (!factory) throw new Error('restartWebGPU: the webgpu backend was never started in this page');
+    try {
+      tf.removeBackend('webgpu'); // disposes the old backend; its device is already lost
+    } catch {
+      // a lost device may refuse some frees; the registry entry is gone either way
+    }
+    tf.registerBackend('webgpu', factory, 3);
+    try {
+      current = await activate('webgpu');
+    } catch (e) {
+      current = null;
+      throw new Error(`the GPU did not come back (${(e as Error).message}); continue on wasm or reload the page`);
+    }
+    return current;
+  });
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/**
  * Calls `cb` when the WebGPU device behind tfjs is lost (driver reset, tab backgrounded too long,
  * device.destroy()). Returns an unsubscribe function. Never fires on cpu/wasm.
  */

@@ -81,7 +81,7 @@ export type RunState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' |
 
 /** Long steps the page shows a bar for; `eta` is seconds left when it can be estimated. */
 export interface ProgressInfo {
-  task: 'download' | 'prefill' | 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint' | 'baseline' | 'webllm';
+  task: 'download' | 'prefill' | 'decode' | 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint' | 'baseline' | 'webllm';
   label: string;
   done: number;
   total: number;

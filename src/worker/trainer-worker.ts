@@ -11,7 +11,7 @@
  * whole configuration, so opening the same configuration (the same URL) resumes that run.
  */
 /// <reference lib="webworker" />
-import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, webgpuDevice, type BackendName } from '../core/backend.ts';
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice, type BackendName } from '../core/backend.ts';
 import { loadModel, type LoadedModel } from '../core/model/load.ts';
 import { memorySource } from '../core/model/sources.ts';
 import { exportPeft, importPeft } from '../core/lora/peft.ts';
@@ -20,6 +20,7 @@ import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
 import { buildCoach } from '../core/mappa/coaches.ts';
 import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/mappa/coach.ts';
 import { EngineAgents } from '../core/mappa/agents.ts';
+import type { GenerationProgress } from '../core/model/generate.ts';
 import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
 import type { RolloutTask } from '../core/mappa/rollout.ts';
 import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
@@ -149,6 +150,7 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
         void store?.writeFile('last-trajectories.json', JSON.stringify(views)).catch(reportError);
         return;
       }
+      if (e.type === 'generation') return generationProgress(e.agentId, e.progress);
       if (e.type === 'phase') phaseProgress(e.phase, e.done, e.total);
       if (e.type === 'checkpoint') lastCheckpoint = e.iteration;
       post({ kind: 'train', event: e });
@@ -190,6 +192,27 @@ function phaseProgress(phase: Phase, done: number, total: number): void {
 }
 const phaseStarts = new Map<string, number>();
 
+/** Pre-fill bars timed by the last measured rate (prompt tokens per second); decoding bars by step. */
+let prefillRate = 0;
+let prefillStarted = 0;
+function generationProgress(agentId: string, p: GenerationProgress): void {
+  const now = performance.now();
+  if (p.phase === 'prefill') {
+    const label = `pre-fill: ${agentId}, ${p.rows} prompt${p.rows === 1 ? '' : 's'} (${p.tokens} tokens)`;
+    if (p.done === 0) {
+      prefillStarted = now;
+      progress({ task: 'prefill', label, done: 0, total: 1, expected: prefillRate > 0 ? p.tokens / prefillRate : undefined });
+    } else {
+      const seconds = (now - prefillStarted) / 1000;
+      if (seconds > 0) prefillRate = p.tokens / seconds;
+      progress({ task: 'prefill', label, done: 1, total: 1, finished: true });
+    }
+    return;
+  }
+  const finished = p.done >= p.total;
+  progress({ task: 'decode', label: `decoding: ${agentId}, ${p.rows} row${p.rows === 1 ? '' : 's'} still writing`, done: p.done, total: p.total, finished });
+}
+
 /** The untrained team's held-out accuracy, once per run (the charts' iteration 0). */
 async function ensureBaseline(): Promise<void> {
   if (!baselineEval || !trainer || !config || !store || trainer.iteration > 0) return;
@@ -208,7 +231,7 @@ async function ensureBaseline(): Promise<void> {
 async function loop(single: boolean): Promise<void> {
   if (!trainer || !config) throw new Error('no run is open yet; wait for the model to load');
   if (state === 'running' || state === 'stepping') return;
-  if (lostDevice) throw new Error('the WebGPU device was lost; continue on wasm (Recover) or reload the page');
+  if (lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
   pauseRequested = false;
   setState(single ? 'stepping' : 'running');
   const t = trainer;
@@ -351,8 +374,8 @@ const handlers: Handlers = {
     return { name: webllm ? `webllm:${webllm.modelId}` : config?.coach.kind ?? 'rule' };
   },
   async recover({ backend }) {
-    if (backend === 'webgpu' && lostDevice) throw new Error('the WebGPU backend cannot restart in this page after a device loss; reload the page to use the GPU again, or continue on wasm');
-    const info = await initBackend({ force: backend });
+    // After a loss, webgpu means a new device in this page (the GPU may not come back: then say so).
+    const info = backend === 'webgpu' && lostDevice ? await restartWebGPU() : await initBackend({ force: backend });
     post({ kind: 'backend', info, summary: describeBackend(info) });
     models.clear(); // their tensors lived on the lost device
     trainer = null;

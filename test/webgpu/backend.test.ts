@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost } from '../../src/core/backend.ts';
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../../src/core/backend.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
 import { lcg } from '../helpers/lcg.ts';
 
@@ -98,5 +98,24 @@ describe.skipIf(!gpu.ok)('backend selection on real WebGPU (Dawn + SwiftShader)'
     expect((await initBackend({ force: 'webgpu' })).name).toBe('webgpu');
     await expect(initBackend({ force: 'tpu' as never })).rejects.toThrow(/unknown backend 'tpu'/);
     expect(currentBackend()?.name).toBe('webgpu');
+  });
+
+  it('after a device loss, restartWebGPU gives a new device that computes the same results', async () => {
+    const lost = new Promise<{ reason: string }>((resolve) => {
+      const off = onDeviceLost((info) => {
+        off();
+        resolve(info);
+      });
+    });
+    const old = webgpuDevice()!;
+    old.destroy(); // what a driver reset looks like to the page
+    expect((await lost).reason).toBe('destroyed');
+    const info = await restartWebGPU();
+    expect(info.name).toBe('webgpu');
+    expect(tf.getBackend()).toBe('webgpu');
+    expect(webgpuDevice()).not.toBe(old);
+    const again = await matmulAndSoftmax();
+    expect(maxAbsDiff(again.mm, onGpu.mm)).toBeLessThan(1e-5);
+    expect(maxAbsDiff(again.sm, onGpu.sm)).toBeLessThan(1e-6);
   });
 });

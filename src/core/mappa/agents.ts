@@ -9,7 +9,7 @@
  *          const [r] = await agents.generate('solver', [{messages, maxTokens: 64, temperature: 1}], 7);
  */
 import type { LoraAdapter } from '../lora/adapter.ts';
-import { generate } from '../model/generate.ts';
+import { generate, type GenerationProgress } from '../model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../model/load.ts';
 import type { ChatMessage } from '../tokenizer/tokenizer.ts';
 
@@ -41,6 +41,8 @@ export interface AgentBackend {
 /** The project's engine: one base model, one adapter per agent (null = the base model). */
 export class EngineAgents implements AgentBackend {
   readonly trainable = true;
+  /** Pre-fill and decoding progress of each generate call (the page's progress bars). */
+  onProgress?: (agentId: string, p: GenerationProgress) => void;
   constructor(
     readonly loaded: LoadedModel,
     readonly adapters: Map<string, LoraAdapter | null>,
@@ -75,6 +77,7 @@ export class EngineAgents implements AgentBackend {
           seed: seed + idx[0],
           eosTokenIds: eos,
           adapter,
+          onProgress: this.onProgress && ((p) => this.onProgress!(agentId, p)),
         });
         gens.forEach((g, j) => {
           const i = idx[j];

@@ -15,6 +15,7 @@
 import { AdamW } from '../rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
+import type { GenerationProgress } from '../model/generate.ts';
 import type { LoadedModel } from '../model/load.ts';
 import type { Sandbox } from '../tools/sandbox.ts';
 import { EngineAgents, type AgentBackend } from './agents.ts';
@@ -55,6 +56,8 @@ export interface IterationMetrics {
 
 export type TrainEvent =
   | { type: 'phase'; iteration: number; phase: Phase; done: number; total: number }
+  /** Inside a rollout or evaluation: one agent's pre-fill and decoding steps. */
+  | { type: 'generation'; iteration: number; agentId: string; progress: GenerationProgress }
   | { type: 'iteration'; metrics: IterationMetrics }
   | { type: 'trajectories'; iteration: number; trajectories: Trajectory[] }
   | { type: 'eval'; iteration: number; result: EvalResult }
@@ -148,6 +151,7 @@ export class Trainer {
 
   private backends(): Map<string, AgentBackend> {
     const engine = new EngineAgents(this.deps.agentModel, new Map([...this.policies].map(([id, p]) => [id, p.adapter])));
+    engine.onProgress = (agentId, progress) => this.emit({ type: 'generation', iteration: this.iteration, agentId, progress });
     return new Map(this.config.workflow.agents.map((a) => [a.id, this.deps.external?.get(a.id) ?? engine]));
   }
 

@@ -28,8 +28,20 @@ export interface GenerateOptions extends SamplingOptions {
   adapter?: AdapterView | null;
   /** false = recompute the whole sequence every step (no KV cache). Default true. */
   useCache?: boolean;
+  /** Progress: the pre-fill (done 0 then 1; tokens = rows x padded prompt length), then each decoding step. */
+  onProgress?: (p: GenerationProgress) => void;
   /** Called after each step for each still-running row with its new token. */
   onToken?: (row: number, token: number) => void;
+}
+
+export interface GenerationProgress {
+  phase: 'prefill' | 'decode';
+  done: number;
+  total: number;
+  /** Rows still generating. */
+  rows: number;
+  /** Prompt tokens of the pre-fill (rows x padded length). */
+  tokens: number;
 }
 
 export type FinishReason = 'eos' | 'stop' | 'length';
@@ -94,6 +106,8 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   let stepIds = ids;
   let stepMask: number[][] | undefined = mask;
 
+  const prefillTokens = ids.length * (ids[0]?.length ?? 0);
+  opts.onProgress?.({ phase: 'prefill', done: 0, total: 1, rows: ids.length, tokens: prefillTokens });
   try {
     for (let step = 0; step < opts.maxNewTokens; step++) {
       const out = model.forward(useCache ? stepIds : seqIds, {
@@ -106,6 +120,8 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
       cache = out.cache;
       const last = (await out.logits.data()) as Float32Array; // [B', 1, V]
       out.logits.dispose();
+      if (step === 0) opts.onProgress?.({ phase: 'prefill', done: 1, total: 1, rows: active.length, tokens: prefillTokens });
+      else opts.onProgress?.({ phase: 'decode', done: step, total: opts.maxNewTokens - 1, rows: active.length, tokens: 0 });
       const vocab = model.config.vocabSize;
 
       const keep: number[] = [];

@@ -85,8 +85,13 @@ for (const backend of ['cpu', 'wasm'] as BackendName[]) {
       const m = models.llama.model;
       const ref = readReference('llama');
       const eos = ref.greedy.new_ids[3];
-      const [g] = await generate(m, [ref.greedy.prompt_ids], { maxNewTokens: 12, temperature: 0, eosTokenIds: [eos] });
+      const events: string[] = [];
+      const [g] = await generate(m, [ref.greedy.prompt_ids], { maxNewTokens: 12, temperature: 0, eosTokenIds: [eos],
+        onProgress: (p) => events.push(`${p.phase} ${p.done}/${p.total} rows ${p.rows} tokens ${p.tokens}`) });
       expect(g.finishReason).toBe('eos');
+      const T = ref.greedy.prompt_ids.length;
+      // pre-fill start and end, then one event per decoding step until EOS (the 4th token)
+      expect(events).toEqual([`prefill 0/1 rows 1 tokens ${T}`, `prefill 1/1 rows 1 tokens ${T}`, 'decode 1/11 rows 1 tokens 0', 'decode 2/11 rows 1 tokens 0', 'decode 3/11 rows 1 tokens 0']);
       expect(g.tokens).toEqual(ref.greedy.new_ids.slice(0, 4));
       const decode = (ids: number[]) => ids.map((i) => `<${i}>`).join('');
       const stop = `<${ref.greedy.new_ids[2]}>`;
