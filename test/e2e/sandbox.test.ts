@@ -2,7 +2,7 @@
 // on SwiftShader WebGPU: it opens on webgpu, trains two iterations in the worker (charts and
 // inspector update, typing stays responsive during the update), exports a valid PEFT adapter zip,
 // resumes after a reload, loads a hub-layout model folder through the URL loader, and survives a
-// WebGPU device loss by continuing on wasm.
+// WebGPU device loss by restarting the GPU in the page, or by continuing on wasm.
 //
 // Speed: SwiftShader is a CPU GPU (~1 s per decoding step here), so the run is tiny (1 prompt x 2
 // samples, 4-token budgets, LoRA rank 2 on q/v, rule coach, no baseline or periodic evaluation)
@@ -209,15 +209,32 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await expect(page.getByTestId('model-error').textContent({ timeout: 60_000 })).resolves.toMatch(/404|not found/i);
   });
 
-  it('a WebGPU device loss stops the run at its checkpoint and it continues on wasm', async () => {
+  const loseDevice = async () => {
     await page.evaluate(() => (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<unknown> } } }).__mappa.client.request('loseDevice', {}));
     await page.getByTestId('device-lost').waitFor({ timeout: 30_000 });
+  };
+
+  it('a WebGPU device loss stops the run at its checkpoint; the GPU restarts in the page and training goes on', async () => {
+    const before = (await view(page)).metrics.length;
+    await loseDevice();
     await screenshot(page, 'sandbox-device-lost');
+    await page.getByTestId('btn-restart-gpu').click();
+    await waitRun(page, "r.backend && r.backend.name === 'webgpu' && r.state === 'ready'", 120_000);
+    await page.getByTestId('btn-step').click();
+    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 240_000);
+    const r = await view(page);
+    expect(r.errors).toEqual([]);
+    expect(r.backend?.name).toBe('webgpu');
+  }, 300_000);
+
+  it('after another loss it continues on wasm', async () => {
+    const before = (await view(page)).metrics.length;
+    await loseDevice();
     await page.getByTestId('btn-recover').click();
     await waitRun(page, "r.backend && r.backend.name === 'wasm' && r.state === 'ready'", 120_000);
     await expect(page.getByTestId('backend-notice').textContent()).resolves.toMatch(/wasm/);
     await page.getByTestId('btn-step').click();
-    await waitRun(page, "r.state === 'ready' && r.metrics.length >= 1", 240_000);
+    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 240_000);
     const r = await view(page);
     expect(r.errors).toEqual([]);
   }, 300_000);
