@@ -15,11 +15,11 @@
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdir, writeFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { initBackend, describeBackend } from '../src/core/backend.ts';
 import { parameterCount, parseConfig, expectedWeights, type ModelConfig } from '../src/core/model/config.ts';
 import { loadModel } from '../src/core/model/load.ts';
-import { encodeSafetensors } from '../src/core/model/safetensors.ts';
+import { decodeSafetensors, encodeSafetensors } from '../src/core/model/safetensors.ts';
 import { folderSource } from '../src/core/model/sources.ts';
 import { actionInputText, coachPrompt, type ActionContext } from '../src/core/mappa/coach-format.ts';
 import { dataRuleScore } from '../src/core/mappa/data-coach.ts';
@@ -43,8 +43,8 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
-  'data-tasks': 600, 'agent-steps': 1800, 'judge-steps': 600, 'tokens-per-batch': 2048, lr: 3e-3, 'judge-lr': 2e-3, 'prompt-weight': 0.2,
-  'max-minutes': 120, 'eval-tasks': 200, 'skip-eval': 0,
+  'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 600, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 1e-3,
+  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '',
 };
 type Flags = typeof DEFAULTS;
 
@@ -65,12 +65,12 @@ const MAX_TOKENS = 2048;
 
 const log = (msg: string) => console.log(`[pretrain ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-function modelConfigJson(flags: Flags, vocabSize: number, tok: TextTokenizer): Record<string, unknown> {
+function modelConfigJson(flags: Flags, vocabSize: number, tok: TextTokenizer, positions = MAX_TOKENS): Record<string, unknown> {
   const heads = 4;
   return {
     architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: vocabSize, hidden_size: flags.hidden,
     intermediate_size: flags.hidden * 3, num_hidden_layers: flags.layers, num_attention_heads: heads, num_key_value_heads: 2,
-    head_dim: flags.hidden / heads, hidden_act: 'silu', max_position_embeddings: MAX_TOKENS, rms_norm_eps: 1e-5, rope_theta: 10000,
+    head_dim: flags.hidden / heads, hidden_act: 'silu', max_position_embeddings: positions, rms_norm_eps: 1e-5, rope_theta: 10000,
     rope_scaling: null, attention_bias: false, mlp_bias: false, tie_word_embeddings: true, initializer_range: 0.02,
     eos_token_id: tok.tokenToId('<|im_end|>'), pad_token_id: tok.tokenToId('<|endoftext|>'), torch_dtype: 'float32', use_cache: true,
   };
@@ -110,40 +110,65 @@ async function main(): Promise<void> {
   const dataScripted = dataRuns.filter((r) => r.trajectory.correct).length / Math.max(1, dataRuns.length);
   log(`${dataRuns.length} data-team transcripts, scripted success ${(dataScripted * 100).toFixed(1)}%`);
 
-  // 2. Tokenizer: BPE on agent conversations and coach prompts of the first 600 transcripts.
-  const corpus: string[] = [];
-  const corpusOf = (actions: { messages: { content: string }[]; text: string; observation?: string }[], contexts: ActionContext[]) => {
-    for (const a of actions) corpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
-    for (const c of contexts) corpus.push(coachPrompt(c));
-    corpus.push('PROCESS_SCORE: 0 1 2 3 4 5 6 7 8 9 10\nANSWER_CORRECT: 0 1');
-  };
-  for (const t of transcripts.slice(0, 600)) corpusOf(t.actions, mathCoachContexts(asTrajectory(t)));
-  for (const r of dataRuns.slice(0, 150)) corpusOf(r.trajectory.actions, dataCoachContexts(r.trajectory));
-  const bpe = trainBpe(corpus, { vocabSize: flags.vocab });
-  const tokJson = tokenizerJson(bpe);
-  const tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
-  const tok = TextTokenizer.fromJson(tokJson, tokConfig);
-  log(`tokenizer: ${bpe.vocab.size} tokens, ${bpe.merges.length} merges`);
-
-  // 3. Agent model.
-  const configJson = modelConfigJson(flags, bpe.vocab.size, tok);
-  const config = parseConfig(configJson, 'generated config.json');
-  const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
-  const mathExamples = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
-  const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
-  const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
-  log(`agent examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped)`);
-  const budget = flags['max-minutes'] * 60;
-  const weights = initWeights(config, new Rng(`pretrain-init/${flags.seed}`));
-  log(`agent: ${parameterCount(config)} parameters, ${agentData.length} examples, ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
+  // 2. Tokenizer: BPE on the math team's conversations and coach prompts of the first 600 transcripts
+  //    (stage 1's recipe; the data team's text is byte-level encoded by the same merges).
+  //    With --init, the tokenizer and stage-1 weights come from that folder instead.
   const logEvery = (name: string) => (i: { step: number; loss: number; lr: number; tokens: number; seconds: number }) => {
     if (i.step % 10 === 0) log(`${name} step ${i.step} loss ${i.loss.toFixed(3)} lr ${i.lr.toExponential(2)} ${Math.round(i.tokens / i.seconds)} tok/s`);
   };
+  const budget = flags['max-minutes'] * 60;
+  let tokJson: Record<string, unknown>;
+  let tokConfig: Record<string, unknown>;
+  let stage1: TrainReport | null = null;
+  let configJson: Record<string, unknown>;
+  let weights: Map<string, tf.Variable>;
+  if (flags.init) {
+    tokJson = JSON.parse(await readFile(`${flags.init}/tokenizer.json`, 'utf8'));
+    tokConfig = { ...JSON.parse(await readFile(`${flags.init}/tokenizer_config.json`, 'utf8')), model_max_length: MAX_TOKENS };
+    configJson = { ...JSON.parse(await readFile(`${flags.init}/config.json`, 'utf8')), max_position_embeddings: MAX_TOKENS };
+    const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${flags.init}/model.safetensors`)), `${flags.init}/model.safetensors`);
+    weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
+    log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
+  } else {
+    const corpus: string[] = [];
+    for (const t of transcripts.slice(0, 600)) {
+      for (const a of t.actions) {
+        corpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
+        corpus.push(coachPrompt({ problem: t.task.problem, agentId: a.agentId, role: a.role, input: actionInputText(a.messages), output: a.text, observation: a.observation, groundTruth: a.final ? t.task.answer : undefined, final: a.final }));
+      }
+      corpus.push('PROCESS_SCORE: 0 1 2 3 4 5 6 7 8 9 10\nANSWER_CORRECT: 0 1');
+    }
+    const bpe = trainBpe(corpus, { vocabSize: flags.vocab });
+    tokJson = tokenizerJson(bpe);
+    tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
+    log(`tokenizer: ${bpe.vocab.size} tokens, ${bpe.merges.length} merges`);
+    const stage1Tok = TextTokenizer.fromJson(tokJson, tokenizerConfig(bpe, 1024));
+    configJson = modelConfigJson(flags, bpe.vocab.size, stage1Tok, 1024);
+    weights = initWeights(parseConfig(configJson, 'generated config.json'), new Rng(`pretrain-init/${flags.seed}`));
+    // 3a. Stage 1: the math team alone, from scratch (a tiny model first learns to read and copy numbers).
+    const mathOnly = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
+    log(`stage 1 (math team): ${parameterCount(parseConfig(configJson, 'config'))} parameters, ${mathOnly.length} examples`);
+    stage1 = await trainModel(parseConfig(configJson, 'config'), weights, mathOnly, {
+      steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
+      maxSeconds: budget * 0.45, log: logEvery('agent'),
+    });
+    log(`stage 1 trained: ${JSON.stringify(stage1)}`);
+    configJson = { ...configJson, max_position_embeddings: MAX_TOKENS };
+  }
+  const tok = TextTokenizer.fromJson(tokJson, tokConfig);
+  const config = parseConfig(configJson, 'generated config.json');
+  const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
+
+  // 3b. Stage 2: both teams mixed, at a lower rate, so the data roles are learnt without losing the math team.
+  const mathExamples = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
+  const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
+  const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
+  log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
   const agentTrain = await trainModel(config, weights, agentData, {
-    steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
-    maxSeconds: budget * 0.55, log: logEvery('agent'),
+    steps: flags['mix-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['mix-lr'], seed: flags.seed + 2, promptWeight: flags['prompt-weight'], warmup: 20,
+    maxSeconds: Math.max(60, budget * 0.65 - (performance.now() - started) / 1000), log: logEvery('stage 2'),
   });
-  log(`agent trained: ${JSON.stringify(agentTrain)}`);
+  log(`stage 2 trained: ${JSON.stringify(agentTrain)}`);
   const agentDir = `${flags.out}/agent`;
   const files = { 'config.json': configJson, 'tokenizer.json': tokJson, 'tokenizer_config.json': tokConfig, 'generation_config.json': generation };
   await saveFolder(agentDir, files, weights, config);
@@ -208,7 +233,8 @@ async function main(): Promise<void> {
 
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,
-    vocabSize: bpe.vocab.size, merges: bpe.merges.length, flawRates: MATH_FLAW_RATES, scriptedAccuracy,
+    vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates: MATH_FLAW_RATES, scriptedAccuracy,
+    stage1, stage1From: flags.init || null,
     agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentData.length, judgeExamples: judgeData.length,
     agentTrain, judgeTrain, trainSeconds, totalSeconds: (performance.now() - started) / 1000,
     greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), dataTasks: dataRuns.length, dataScriptedSuccess: dataScripted,

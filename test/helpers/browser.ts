@@ -52,7 +52,7 @@ const BUILDS: Record<BuildKind, { outDir: string; entry: string; args: string[];
     outDir: path.join(repoRoot, 'dist'),
     entry: 'index.html',
     args: ['build'],
-    sources: ['src', 'index.html', 'public', 'vite.config.ts', 'package-lock.json'],
+    sources: ['src', 'index.html', 'public', 'models', 'vite.config.ts', 'package-lock.json'],
   },
   harness: {
     outDir: path.join(resultsDir, 'harness-dist'),

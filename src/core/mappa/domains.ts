@@ -57,7 +57,8 @@ const DATA: Domain = {
   outcome: dataOutcome,
   facts: (t, agentId) => dataFacts(t, agentId),
   ruleCoach: dataRuleCoach,
-  metricNames: ['rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
+  // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
+  metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
 };
 
 export function domainOf(w: WorkflowSpec): Domain {
