@@ -167,9 +167,10 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
       const { tensors } = await decodeSafetensors(files[`${agent}/adapter_model.safetensors`], `${agent}/adapter_model.safetensors`);
       const a = tensors.get('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight');
       const b = tensors.get('base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight');
-      expect(a?.shape).toEqual([2, 32]); // [r, hidden]
+      const shipped = JSON.parse(fs.readFileSync(path.join(repoRoot, 'models/agent/config.json'), 'utf8'));
+      expect(a?.shape).toEqual([2, shipped.hidden_size]); // [r, hidden]
       expect(b?.shape[1]).toBe(2); // [out, r]
-      expect(tensors.size).toBe(2 * 2 * 2); // layers x targets x (A, B)
+      expect(tensors.size).toBe(shipped.num_hidden_layers * 2 * 2); // layers x targets x (A, B)
       expect([...a!.data].every(Number.isFinite)).toBe(true);
     }
     const [traj] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-trajectories').click()]);
