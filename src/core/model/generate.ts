@@ -54,7 +54,6 @@ export interface Generation {
   text?: string;
 }
 
-/** Left-pad rows to one length. Example: [[5], [6, 7]] -> ids [[0, 5], [6, 7]], mask [[0, 1], [1, 1]]. */
 /**
  * Split prompts (by index, order kept) into batches whose prefill attention stays bounded:
  * rows x longest^2 <= maxCells, and at most maxRows rows. Long prompts (a coach reading a whole
@@ -80,6 +79,7 @@ export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 
   return batches;
 }
 
+/** Left-pad rows to one length. Example: [[5], [6, 7]] -> ids [[0, 5], [6, 7]], mask [[0, 1], [1, 1]]. */
 export function leftPad(rows: number[][], padId = 0): { ids: number[][]; mask: number[][] } {
   const width = Math.max(...rows.map((r) => r.length));
   return {
