@@ -1,42 +1,50 @@
 /**
  * `npm run pretrain -- --seed 0`: rebuilds the project's own tiny models, models/agent and
- * models/judge, from nothing but this repository: synthetic team transcripts -> a byte-level BPE
+ * models/judge, from nothing but this repository: synthetic transcripts of both teams (math chain
+ * and data-analysis team, every code block run in the real sandbox / SQL engine) -> a byte-level BPE
  * tokenizer -> a Llama agent model -> a judge model (continued from the agent) -> measurements ->
  * Hugging Face folders with model cards. Runs on tfjs `wasm` in Node, seeded throughout.
  *
  * For: reproducing the shipped models (about an hour on 2 cores). Not for: RL (the trainer does
  * that on top of these models).
  *
- * Flags (defaults in DEFAULTS): --seed, --out, --agent-tasks, --judge-tasks, --vocab, --hidden,
+ * Flags (defaults in DEFAULTS): --seed, --out, --agent-tasks, --judge-tasks (math), --data-tasks (data team), --vocab, --hidden,
  * --layers, --agent-steps, --judge-steps, --tokens-per-batch, --lr, --judge-lr, --prompt-weight (agent loss
  * weight on prompt tokens; the judge trains on its answers only), --max-minutes,
  * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval.
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdir, writeFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { initBackend, describeBackend } from '../src/core/backend.ts';
 import { parameterCount, parseConfig, expectedWeights, type ModelConfig } from '../src/core/model/config.ts';
 import { loadModel } from '../src/core/model/load.ts';
-import { encodeSafetensors } from '../src/core/model/safetensors.ts';
+import { decodeSafetensors, encodeSafetensors } from '../src/core/model/safetensors.ts';
 import { folderSource } from '../src/core/model/sources.ts';
-import { coachPrompt } from '../src/core/mappa/coach-format.ts';
-import { ruleScore } from '../src/core/mappa/rule-coach.ts';
+import { actionInputText, coachPrompt, type ActionContext } from '../src/core/mappa/coach-format.ts';
+import { dataRuleScore } from '../src/core/mappa/data-coach.ts';
+import { dataHeldOut, dataRolloutTask } from '../src/core/mappa/data-team.ts';
+import type { Trajectory } from '../src/core/mappa/rollout.ts';
+import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
+import { createSqlTool } from '../src/core/tools/sql.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/tasks/math.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { TextTokenizer } from '../src/core/tokenizer/tokenizer.ts';
 import { createSandbox, formatObservation } from '../src/core/tools/sandbox.ts';
 import { trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
-import { judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
+import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
+import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
 import { initWeights, trainModel, type TrainReport } from './pretrain/train.ts';
-import { MATH_FLAW_RATES, MATH_TEAM, agentExamples, judgeExamples, playTeam, type Transcript } from './pretrain/transcripts.ts';
-import { actionInputText } from '../src/core/mappa/coach-format.ts';
+import {
+  MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
+  type JudgeItem, type Transcript,
+} from './pretrain/transcripts.ts';
 import { writeCards, type RunSummary } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
-  'agent-steps': 1400, 'judge-steps': 160, 'tokens-per-batch': 2048, lr: 3e-3, 'judge-lr': 1e-3, 'prompt-weight': 0.2, 'max-minutes': 120,
-  'eval-tasks': 200, 'skip-eval': 0,
+  'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 600, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 1e-3,
+  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '',
 };
 type Flags = typeof DEFAULTS;
 
@@ -52,14 +60,17 @@ function parseFlags(argv: string[]): Flags {
   return flags as Flags;
 }
 
+/** Context length of the models; the data team's coach prompts (files, metrics) run past 1024 tokens. */
+const MAX_TOKENS = 2048;
+
 const log = (msg: string) => console.log(`[pretrain ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
-function modelConfigJson(flags: Flags, vocabSize: number, tok: TextTokenizer): Record<string, unknown> {
+function modelConfigJson(flags: Flags, vocabSize: number, tok: TextTokenizer, positions = MAX_TOKENS): Record<string, unknown> {
   const heads = 4;
   return {
     architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: vocabSize, hidden_size: flags.hidden,
     intermediate_size: flags.hidden * 3, num_hidden_layers: flags.layers, num_attention_heads: heads, num_key_value_heads: 2,
-    head_dim: flags.hidden / heads, hidden_act: 'silu', max_position_embeddings: 1024, rms_norm_eps: 1e-5, rope_theta: 10000,
+    head_dim: flags.hidden / heads, hidden_act: 'silu', max_position_embeddings: positions, rms_norm_eps: 1e-5, rope_theta: 10000,
     rope_scaling: null, attention_bias: false, mlp_bias: false, tie_word_embeddings: true, initializer_range: 0.02,
     eos_token_id: tok.tokenToId('<|im_end|>'), pad_token_id: tok.tokenToId('<|endoftext|>'), torch_dtype: 'float32', use_cache: true,
   };
@@ -90,45 +101,86 @@ async function main(): Promise<void> {
   for (const t of tasks) transcripts.push(await playTeam(MATH_TEAM, t, { rng, runTool }));
   const scriptedAccuracy = transcripts.filter((t) => t.correct).length / transcripts.length;
   log(`${transcripts.length} transcripts, scripted team accuracy ${(scriptedAccuracy * 100).toFixed(1)}%`);
+  const sql = createSqlTool();
+  const dataTasks = [
+    ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.85), kinds: ['classification', 'regression'] }),
+    ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.15), kinds: ['table-question'] }),
+  ].map(dataRolloutTask);
+  const dataRuns = await playDataTeam(dataTasks, { rng: new Rng(`pretrain-data-transcripts/${flags.seed}`), sandbox, sql });
+  const dataScripted = dataRuns.filter((r) => r.trajectory.correct).length / Math.max(1, dataRuns.length);
+  log(`${dataRuns.length} data-team transcripts, scripted success ${(dataScripted * 100).toFixed(1)}%`);
 
-  // 2. Tokenizer: BPE on agent conversations and coach prompts of the first 600 transcripts.
-  const corpus: string[] = [];
-  for (const t of transcripts.slice(0, 600)) {
-    for (const a of t.actions) {
-      corpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
-      corpus.push(coachPrompt({ problem: t.task.problem, agentId: a.agentId, role: a.role, input: actionInputText(a.messages), output: a.text, observation: a.observation, groundTruth: a.final ? t.task.answer : undefined, final: a.final }));
-    }
-    corpus.push('PROCESS_SCORE: 0 1 2 3 4 5 6 7 8 9 10\nANSWER_CORRECT: 0 1');
-  }
-  const bpe = trainBpe(corpus, { vocabSize: flags.vocab });
-  const tokJson = tokenizerJson(bpe);
-  const tokConfig = tokenizerConfig(bpe, 1024);
-  const tok = TextTokenizer.fromJson(tokJson, tokConfig);
-  log(`tokenizer: ${bpe.vocab.size} tokens, ${bpe.merges.length} merges`);
-
-  // 3. Agent model.
-  const configJson = modelConfigJson(flags, bpe.vocab.size, tok);
-  const config = parseConfig(configJson, 'generated config.json');
-  const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
-  const agentData = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
-  const budget = flags['max-minutes'] * 60;
-  const weights = initWeights(config, new Rng(`pretrain-init/${flags.seed}`));
-  log(`agent: ${parameterCount(config)} parameters, ${agentData.length} examples, ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
+  // 2. Tokenizer: BPE on the math team's conversations and coach prompts of the first 600 transcripts
+  //    (stage 1's recipe; the data team's text is byte-level encoded by the same merges).
+  //    With --init, the tokenizer and stage-1 weights come from that folder instead.
   const logEvery = (name: string) => (i: { step: number; loss: number; lr: number; tokens: number; seconds: number }) => {
     if (i.step % 10 === 0) log(`${name} step ${i.step} loss ${i.loss.toFixed(3)} lr ${i.lr.toExponential(2)} ${Math.round(i.tokens / i.seconds)} tok/s`);
   };
+  const budget = flags['max-minutes'] * 60;
+  let tokJson: Record<string, unknown>;
+  let tokConfig: Record<string, unknown>;
+  let stage1: TrainReport | null = null;
+  let configJson: Record<string, unknown>;
+  let weights: Map<string, tf.Variable>;
+  if (flags.init) {
+    tokJson = JSON.parse(await readFile(`${flags.init}/tokenizer.json`, 'utf8'));
+    tokConfig = { ...JSON.parse(await readFile(`${flags.init}/tokenizer_config.json`, 'utf8')), model_max_length: MAX_TOKENS };
+    configJson = { ...JSON.parse(await readFile(`${flags.init}/config.json`, 'utf8')), max_position_embeddings: MAX_TOKENS };
+    const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${flags.init}/model.safetensors`)), `${flags.init}/model.safetensors`);
+    weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
+    log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
+  } else {
+    const corpus: string[] = [];
+    for (const t of transcripts.slice(0, 600)) {
+      for (const a of t.actions) {
+        corpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
+        corpus.push(coachPrompt({ problem: t.task.problem, agentId: a.agentId, role: a.role, input: actionInputText(a.messages), output: a.text, observation: a.observation, groundTruth: a.final ? t.task.answer : undefined, final: a.final }));
+      }
+      corpus.push('PROCESS_SCORE: 0 1 2 3 4 5 6 7 8 9 10\nANSWER_CORRECT: 0 1');
+    }
+    const bpe = trainBpe(corpus, { vocabSize: flags.vocab });
+    tokJson = tokenizerJson(bpe);
+    tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
+    log(`tokenizer: ${bpe.vocab.size} tokens, ${bpe.merges.length} merges`);
+    const stage1Tok = TextTokenizer.fromJson(tokJson, tokenizerConfig(bpe, 1024));
+    configJson = modelConfigJson(flags, bpe.vocab.size, stage1Tok, 1024);
+    weights = initWeights(parseConfig(configJson, 'generated config.json'), new Rng(`pretrain-init/${flags.seed}`));
+    // 3a. Stage 1: the math team alone, from scratch (a tiny model first learns to read and copy numbers).
+    const mathOnly = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
+    log(`stage 1 (math team): ${parameterCount(parseConfig(configJson, 'config'))} parameters, ${mathOnly.length} examples`);
+    stage1 = await trainModel(parseConfig(configJson, 'config'), weights, mathOnly, {
+      steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
+      maxSeconds: budget * 0.45, log: logEvery('agent'),
+    });
+    log(`stage 1 trained: ${JSON.stringify(stage1)}`);
+    configJson = { ...configJson, max_position_embeddings: MAX_TOKENS };
+  }
+  const tok = TextTokenizer.fromJson(tokJson, tokConfig);
+  const config = parseConfig(configJson, 'generated config.json');
+  const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
+
+  // 3b. Stage 2: both teams mixed, at a lower rate, so the data roles are learnt without losing the math team.
+  const mathExamples = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
+  const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
+  const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
+  log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
   const agentTrain = await trainModel(config, weights, agentData, {
-    steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
-    maxSeconds: budget * 0.55, log: logEvery('agent'),
+    steps: flags['mix-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['mix-lr'], seed: flags.seed + 2, promptWeight: flags['prompt-weight'], warmup: 20,
+    maxSeconds: Math.max(60, budget * 0.65 - (performance.now() - started) / 1000), log: logEvery('stage 2'),
   });
-  log(`agent trained: ${JSON.stringify(agentTrain)}`);
+  log(`stage 2 trained: ${JSON.stringify(agentTrain)}`);
   const agentDir = `${flags.out}/agent`;
   const files = { 'config.json': configJson, 'tokenizer.json': tokJson, 'tokenizer_config.json': tokConfig, 'generation_config.json': generation };
   await saveFolder(agentDir, files, weights, config);
 
   // 4. Judge model: continued from the agent on (coach prompt -> rule score) pairs.
-  const judgeItems = transcripts.slice(0, flags['judge-tasks']).flatMap((t) => judgeExamples(t, tok));
-  const judgeData = judgeItems.map((j) => j.example).filter((e) => e.ids.length <= 1024);
+  // Balanced by score: the scripted team is mostly competent, and a judge that sees 10 most of the time learns to say 10.
+  const judgeRng = new Rng(`pretrain-judge/${flags.seed}`);
+  const mathJudge = balanceByScore(transcripts.slice(0, flags['judge-tasks']).flatMap((t) => judgeExamples(asTrajectory(t), tok)), judgeRng);
+  const dataJudge = balanceByScore(dataRuns.flatMap((r) => dataJudgeItems(r.trajectory, tok)), judgeRng);
+  const judgeItems = [...mathJudge, ...dataJudge];
+  const judgeData = judgeItems.map((j) => j.example).filter((e) => e.ids.length <= MAX_TOKENS);
+  log(`judge items: ${mathJudge.length} math, ${dataJudge.length} data; scores ${JSON.stringify(histogram(judgeItems.map((j) => j.score)))}`);
   log(`judge: ${judgeData.length} examples, ${judgeData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
   const judgeTrain = await trainModel(config, weights, judgeData, {
     steps: flags['judge-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['judge-lr'], seed: flags.seed + 1, warmup: 10,
@@ -143,46 +195,67 @@ async function main(): Promise<void> {
   // 5. Measurements, with the models loaded back from their folders (the path every model takes).
   let greedy: TeamAccuracy | null = null;
   let sampled: TeamAccuracy | null = null;
-  let judgeScripted: JudgeAgreement | null = null;
-  let judgeTeam: JudgeAgreement | null = null;
+  let dataGreedy: TeamAccuracy | null = null;
+  let dataSampled: TeamAccuracy | null = null;
+  const judge: Record<string, JudgeAgreement> = {};
   if (!flags['skip-eval']) {
     const heldOut = mathHeldOut().filter((_, i) => i % Math.max(1, Math.round(200 / flags['eval-tasks'])) === 0);
+    const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
     const agent = await loadModel(folderSource(agentDir));
-    greedy = await teamAccuracy(agent, heldOut, sandbox, { temperature: 0, seed: flags.seed });
-    log(`team greedy: ${(greedy.accuracy * 100).toFixed(1)}% ${JSON.stringify(greedy.byLevel)} format ${JSON.stringify(greedy.onFormat)} (${greedy.seconds.toFixed(0)} s)`);
-    sampled = await teamAccuracy(agent, heldOut, sandbox, { temperature: 1, seed: flags.seed });
-    log(`team T=1.0: ${(sampled.accuracy * 100).toFixed(1)}% ${JSON.stringify(sampled.byLevel)} format ${JSON.stringify(sampled.onFormat)} (${sampled.seconds.toFixed(0)} s)`);
+    const show = (name: string, a: TeamAccuracy) =>
+      log(`${name}: ${(a.accuracy * 100).toFixed(1)}% ${JSON.stringify(a.byLevel)} format ${JSON.stringify(a.onFormat)}${a.metrics ? ' metrics ' + JSON.stringify(a.metrics) : ''} (${a.seconds.toFixed(0)} s)`);
+    show('math team greedy', (greedy = await teamAccuracy(agent, heldOut, sandbox, { temperature: 0, seed: flags.seed })));
+    show('math team T=1.0', (sampled = await teamAccuracy(agent, heldOut, sandbox, { temperature: 1, seed: flags.seed })));
+    show('data team greedy', (dataGreedy = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: 0, seed: flags.seed, batch: 10 })));
+    show('data team T=1.0', (dataSampled = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: 1, seed: flags.seed, batch: 10 })));
     agent.model.dispose();
 
-    const judge = await loadModel(folderSource(judgeDir));
+    // The judge against the labeller: on scripted held-out work, and on the base team's own held-out work.
+    const judgeModel = await loadModel(folderSource(judgeDir));
     const heldRng = new Rng(`pretrain-heldout-transcripts/${flags.seed}`);
-    const scriptedItems = [];
-    for (const t of heldOut.filter((_, i) => i % 2 === 0)) scriptedItems.push(...judgeExamples(await playTeam(MATH_TEAM, t, { rng: heldRng, runTool }), tok));
-    judgeScripted = await judgeAgreement(judge, scriptedItems);
-    log(`judge vs labeller, scripted held-out actions: ${JSON.stringify(judgeScripted)}`);
-    const teamItems = greedy.trajectories.flatMap((traj) => traj.actions.map((a) => {
-      const task = heldOut.find((t) => t.id === traj.task.id)!;
-      const final = a.agentId === 'verifier';
-      const context = { problem: task.problem, agentId: a.agentId, role: a.role, input: actionInputText(a.messages), output: a.text, observation: a.observation, groundTruth: final ? task.answer : undefined, final };
-      return { context, ...ruleScore(task, context) };
-    }));
-    judgeTeam = await judgeAgreement(judge, teamItems.filter((_, i) => i % 2 === 0));
-    log(`judge vs labeller, base team's held-out actions: ${JSON.stringify(judgeTeam)}`);
-    judge.model.dispose();
+    const scripted: Transcript[] = [];
+    for (const t of heldOut.filter((_, i) => i % 4 === 0)) scripted.push(await playTeam(MATH_TEAM, t, { rng: heldRng, runTool }));
+    const dataScriptedHeld = await playDataTeam(dataHeld, { rng: heldRng, sandbox, sql });
+    const sets: Record<string, JudgeItem[]> = {
+      mathScripted: scripted.flatMap((t) => judgeExamples(asTrajectory(t), tok)),
+      mathTeam: greedy.trajectories.filter((_, i) => i % 4 === 0).flatMap((t) => judgeExamples(t, tok)),
+      dataScripted: dataScriptedHeld.flatMap((r) => dataJudgeItems(r.trajectory, tok)),
+      dataTeam: dataGreedy.trajectories.flatMap((t) => dataJudgeItems(t, tok)),
+    };
+    for (const [name, items] of Object.entries(sets)) {
+      judge[name] = await judgeAgreement(judgeModel, items, 16);
+      log(`judge vs labeller, ${name}: ${JSON.stringify(judge[name])}`);
+    }
+    judgeModel.model.dispose();
   }
   await sandbox.dispose();
+  await sql.dispose();
 
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,
-    vocabSize: bpe.vocab.size, merges: bpe.merges.length, flawRates: MATH_FLAW_RATES, scriptedAccuracy,
+    vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates: MATH_FLAW_RATES, scriptedAccuracy,
+    stage1, stage1From: flags.init || null,
     agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentData.length, judgeExamples: judgeData.length,
     agentTrain, judgeTrain, trainSeconds, totalSeconds: (performance.now() - started) / 1000,
-    greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), judgeScripted, judgeTeam,
+    greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), dataTasks: dataRuns.length, dataScriptedSuccess: dataScripted,
+    dataGreedy: dataGreedy && strip(dataGreedy), dataSampled: dataSampled && strip(dataSampled), judge,
   };
   await writeCards(agentDir, judgeDir, summary);
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
+}
+
+/** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */
+function histogram(scores: number[]): Record<number, number> {
+  const h: Record<number, number> = {};
+  for (const v of scores) h[v] = (h[v] ?? 0) + 1;
+  return h;
+}
+
+/** Judge examples of a data trajectory, labelled by the rule data coach (facts: files, owners, metrics). */
+function dataJudgeItems(t: Trajectory, tok: TextTokenizer): JudgeItem[] {
+  return dataCoachContexts(t).map((c) => judgeItem(tok, c, dataRuleScore(c)));
 }
 
 function strip(a: TeamAccuracy): Omit<TeamAccuracy, 'trajectories'> {

@@ -23,14 +23,22 @@ export interface RunSummary {
   judgeTasks: number;
   agentExamples: number;
   judgeExamples: number;
+  /** Stage 1 (math team alone, from scratch); null when it was taken from a folder (stage1From). */
+  stage1: TrainReport | null;
+  stage1From: string | null;
+  /** Stage 2 (both teams mixed). */
   agentTrain: TrainReport;
   judgeTrain: TrainReport;
   trainSeconds: number;
   totalSeconds: number;
   greedy: Omit<TeamAccuracy, 'trajectories'> | null;
   sampled: Omit<TeamAccuracy, 'trajectories'> | null;
-  judgeScripted: JudgeAgreement | null;
-  judgeTeam: JudgeAgreement | null;
+  dataTasks: number;
+  dataScriptedSuccess: number;
+  dataGreedy: Omit<TeamAccuracy, 'trajectories'> | null;
+  dataSampled: Omit<TeamAccuracy, 'trajectories'> | null;
+  /** Judge vs labeller: mathScripted, mathTeam, dataScripted, dataTeam. */
+  judge: Record<string, JudgeAgreement>;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -66,6 +74,18 @@ ${row('temperature 1.0', s.sampled)}
 `;
 }
 
+function dataTable(s: RunSummary): string {
+  if (!s.dataGreedy || !s.dataSampled) return 'Not measured in this run (--skip-eval).\n';
+  const metric = (a: Omit<TeamAccuracy, 'trajectories'>) => Object.entries(a.metrics ?? {}).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ') || '-';
+  const row = (name: string, a: Omit<TeamAccuracy, 'trajectories'>) =>
+    `| ${name} | ${a.correct}/${a.tasks} = **${pct(a.accuracy)}** | ${metric(a)} | ${Object.entries(a.onFormat).map(([k, v]) => `${k} ${pct(v)}`).join(', ')} |`;
+  return `| decoding | team success | mean quality metrics (tasks that reach a submission) | on-format turns |
+|---|---|---|---|
+${row('greedy', s.dataGreedy)}
+${row('temperature 1.0', s.dataSampled)}
+`;
+}
+
 export function agentCard(s: RunSummary): string {
   const t = s.agentTrain;
   const r = s.flawRates;
@@ -74,10 +94,11 @@ license: apache-2.0
 library_name: mappa-sandbox
 tags: [llama, tiny, synthetic, multi-agent, mappa]
 ---
-# mappa-sandbox tiny agent (base model of the math team)
+# mappa-sandbox tiny agent (base model of the math team and the data-analysis team)
 
-The base model every agent of the MAPPA math chain (Problem Solver -> Code Executor -> Verifier) starts
-from; each agent gets its own LoRA adapter on top of it during RL. It is deliberately imperfect, so
+The base model every agent of the MAPPA math chain (Problem Solver -> Code Executor -> Verifier) and of the
+data-analysis team (Data Engineer -> Modeler -> Analyst) starts from; each agent gets its own LoRA adapter on
+top of it during RL. It is deliberately imperfect, so
 that training has room to show an effect. It is a toy for the sandbox, not a general language model.
 
 ${common(s)}
@@ -89,18 +110,37 @@ rollout runner renders them, code run in the real Python sandbox. Realistic flaw
 an operation ${pct(r.opMisread)} / slips on one step's arithmetic ${pct(r.slip)}; Executor's code fails
 ${pct(r.malformedCode)} / prints the Solver's answer as a literal ${pct(r.literalCode)}; Verifier copies the
 Solver's answer ${pct(r.verifierCopiesSolver)}. The scripted team itself is right on ${pct(s.scriptedAccuracy)}.
-One example per agent per problem (${s.agentExamples} examples, both Executor turns in one example); loss
+Data-analysis team: ${s.dataTasks} generated tables (85 % classification / regression, 15 % table questions;
+never a held-out table) played by a scripted Data Engineer -> Modeler -> Analyst through the real rollout runner,
+SQL on DuckDB-wasm over a per-trajectory workspace (scripts/pretrain/data-transcripts.ts). Flaws: a misspelled
+column or target (repaired on the next turn after the error 60 % of the time), a column left with missing cells,
+a forgotten test table, the wrong model family, constant predictions, hard labels instead of probabilities,
+a LIMIT that drops test ids, no \\boxed{}, a wrong aggregate or number. The scripted data team succeeds on
+${pct(s.dataScriptedSuccess)}.
+
+One example per agent per task (${s.agentExamples} examples, all of an agent's turns in one example); loss
 weight 1 on the assistant tokens and ${s.flags['prompt-weight']} on the prompt tokens (they are ~85 % of the text
 and teach reading and copying the problem; with weight 0 a short CPU run did not even learn the roles).
 
-Training: ${t.steps} steps, ${t.tokens.toLocaleString('en-US')} tokens seen (${t.trainedTokens.toLocaleString('en-US')} of them trained targets),
-${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)} (smoothed, nats per target token).
+Training in two stages (a model this small learns to read and copy numbers first on the short math
+transcripts; trained on both teams from scratch for the same time, it never did: 4 % held-out math):
+- stage 1, the math team alone, from scratch, lr ${s.flags.lr}: ${s.stage1
+    ? `${s.stage1.steps} steps, ${s.stage1.tokens.toLocaleString('en-US')} tokens, ${min(s.stage1.seconds)}; loss ${s.stage1.firstLoss.toFixed(3)} -> ${s.stage1.finalLoss.toFixed(3)}`
+    : `taken from \`${s.stage1From}\` (--init): a model made by this stage (${s.flags['agent-steps']} steps) in an earlier run of the script, the math-only model shipped before stage 2 existed (its stage took 36 min); a rebuild from nothing runs stage 1 first`};
+- stage 2, both teams mixed, lr ${s.flags['mix-lr']}: ${t.steps} steps, ${t.tokens.toLocaleString('en-US')} tokens seen (${t.trainedTokens.toLocaleString('en-US')} of them trained targets),
+  ${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)} (smoothed, nats per target token).
 
 ## Measured: base team on the held-out math set
 The three agents all use this model without adapters, run by src/core/mappa/rollout.ts with the real
 sandbox, on ${s.greedy?.tasks ?? 0} problems of mathHeldOut() (40 per level when all 200):
 
 ${teamTable(s)}
+## Measured: base team on the held-out tables
+Data Engineer -> Modeler -> Analyst, all on this model without adapters, DuckDB SQL tool, on the
+${s.dataGreedy?.tasks ?? 0} held-out tabular tasks (dataHeldOut: classification, regression, table questions). Success =
+ROC-AUC >= 0.7 / RMSE <= 0.6 IQR on the held-out split, or the right number for a table question.
+
+${dataTable(s)}
 ## Use
 \`\`\`
 mappa generate --model models/agent --chat "Problem: Maya has 12 stickers. She gives 5 stickers to Tom. How many stickers does Maya have at the end?"
@@ -111,8 +151,8 @@ Loaded with \`loadModel(folderSource('models/agent'))\`, the same code path as a
 
 export function judgeCard(s: RunSummary): string {
   const t = s.judgeTrain;
-  const agree = (name: string, a: JudgeAgreement | null) => (a
-    ? `| ${name} | ${a.actions} | ${pct(a.parsed)} | **${a.mae.toFixed(2)}** | **${pct(a.within1)}** | ${pct(a.answerCorrectAccuracy)} | ${a.baselineMae.toFixed(2)} |`
+  const agree = (name: string, a: JudgeAgreement | undefined) => (a
+    ? `| ${name} | ${a.actions} | ${pct(a.parsed)} | **${a.mae.toFixed(2)}** | **${pct(a.within1)}** | ${a.answerCorrectAccuracy === null ? '-' : pct(a.answerCorrectAccuracy)} | ${a.baselineMae.toFixed(2)} |`
     : `| ${name} | not measured | | | | | |`);
   return `---
 license: apache-2.0
@@ -121,27 +161,32 @@ tags: [llama, tiny, synthetic, judge, process-reward, mappa]
 ---
 # mappa-sandbox tiny judge (coach model)
 
-Scores one action of one agent in the coach format of src/core/mappa/coach-format.ts:
+Scores one agent's work in a trajectory in the coach format of src/core/mappa/coach-format.ts:
 \`PROCESS_SCORE: <0-10>\` and, for the final agent (given the ground truth), \`ANSWER_CORRECT: <0|1>\`.
-It reads \`coachPrompt(context)\` as a single user message (input = the agent's messages joined by blank lines,
-as src/core/mappa/coach-format.ts \`actionInputText\` builds it).
+It reads \`coachPrompt(context)\` as a single user message, where the context is exactly what training builds
+(src/core/mappa/rewards.ts \`agentContext\`: all of the agent's turns, its tool outputs, and for the data team
+the workspace facts: files, their owners, and the held-out metrics for the Analyst).
 
 ${common(s)}
 ## Data
-(context, action) pairs from the same synthetic transcripts (${s.judgeTasks} training problems, every turn of
-every agent: ${s.judgeExamples} examples), labelled by the rule-based labeller src/core/mappa/rule-coach.ts
-(\`ruleScore\`, documented rubric), which plays the role of human-scored feedback. Loss on the answer only.
-Initialised from the agent model's weights (same tokenizer), then trained ${t.steps} steps,
+(context, verdict) pairs from the same synthetic transcripts: ${s.judgeTasks} math problems and ${s.dataTasks} tables,
+one per agent per trajectory, labelled by the rule-based labellers (math: src/core/mappa/rule-coach.ts \`ruleScore\`;
+data: src/core/mappa/data-coach.ts \`dataRuleScore\`, which blames the agent that caused a failure and caps poor
+metrics), which play the role of human-scored feedback. The scripted teams are mostly competent, so a score that
+holds more than 40 % of the pairs (10) is subsampled to that share: ${s.judgeExamples} examples. Loss on the answer
+only. Initialised from the agent model's weights (same tokenizer), then trained ${t.steps} steps,
 ${t.tokens.toLocaleString('en-US')} tokens, ${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)}.
 
-## Measured: agreement with the labeller on held-out actions
-Greedy judge answers vs \`ruleScore\` labels on actions from held-out problems (mathHeldOut()); an unparsable
-answer counts as score 5. Baseline MAE = always answering the labels' mean.
+## Measured: agreement with the labeller on held-out work
+Greedy judge answers vs the labels on work from held-out problems and tables; an unparsable answer counts as
+score 5. Baseline MAE = always answering the labels' mean.
 
-| actions | n | parsable | MAE | within +-1 | ANSWER_CORRECT agreement | baseline MAE |
+| work judged | n | parsable | MAE | within +-1 | ANSWER_CORRECT agreement | baseline MAE |
 |---|---|---|---|---|---|---|
-${agree('scripted team on held-out problems', s.judgeScripted)}
-${agree('base agent team (greedy) on held-out problems', s.judgeTeam)}
+${agree('math: scripted team, held-out problems', s.judge.mathScripted)}
+${agree('math: base agent team (greedy), held-out problems', s.judge.mathTeam)}
+${agree('data: scripted team, held-out tables', s.judge.dataScripted)}
+${agree('data: base agent team (greedy), held-out tables', s.judge.dataTeam)}
 
 Known limits: the judge never sees the ground truth for non-final agents, so for the Solver and Executor it
 must infer correctness from the transcript alone (the labeller does not have that limit); its scores are a

@@ -5,9 +5,8 @@
  * dataOutcome, and the coach facts from dataFacts: the transcripts are exactly what a trained team
  * would produce, flaws included.
  *
- * For: a scripted data team, clean or flawed, through the real runner: the data-team tests (the reference
- * team, blame on constructed failures) and pretraining transcripts of the data roles (agent examples,
- * judge examples labelled by the rule data coach). Not for: model rollouts (ScriptedAgents replaces the model).
+ * For: scripts/pretrain.ts (agent examples for the data roles, judge examples labelled by the rule
+ * data coach). Not for: real model rollouts (a ScriptedAgents backend replaces the model).
  *
  * Each task draws a plan of flaws (rates in DATA_FLAW_RATES); a flawed first turn may be repaired on
  * the next turn after the error is seen, as a competent agent would:

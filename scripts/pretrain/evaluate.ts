@@ -11,9 +11,12 @@
  */
 import { EngineAgents } from '../../src/core/mappa/agents.ts';
 import { parseCoachAnswer, coachPrompt } from '../../src/core/mappa/coach-format.ts';
-import { runRollouts, type Trajectory } from '../../src/core/mappa/rollout.ts';
-import { MATH_CHAIN } from '../../src/core/mappa/workflow.ts';
-import { generate } from '../../src/core/model/generate.ts';
+import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/mappa/rollout.ts';
+import { MATH_CHAIN, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
+import { DATA_TEAM } from '../../src/core/mappa/data-team.ts';
+import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
+import { domainOf, meanMetrics } from '../../src/core/mappa/domains.ts';
+import { generate, promptBatches } from '../../src/core/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../../src/core/model/load.ts';
 import type { MathTask } from '../../src/core/tasks/math.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
@@ -24,10 +27,12 @@ export interface TeamAccuracy {
   tasks: number;
   correct: number;
   accuracy: number;
-  /** Accuracy per level (1..5). */
+  /** Accuracy per level (1..5; math only). */
   byLevel: Record<number, number>;
   /** Share of actions whose output has the role's expected structure. */
   onFormat: Record<string, number>;
+  /** Mean quality metrics of the data team's trajectories (ROC-AUC, RMSE / IQR, ...). */
+  metrics?: Record<string, number>;
   seconds: number;
   trajectories: Trajectory[];
 }
@@ -37,24 +42,37 @@ export const ROLE_FORMAT: Record<string, (text: string, turn: number) => boolean
   solver: (t) => /Answer:\s*-?\d/.test(t),
   executor: (t, turn) => (turn === 1 ? /```python\n[\s\S]*print\(/.test(t) : /Result:\s*-?\d/.test(t)),
   verifier: (t) => /\\boxed\{[^}]+\}/.test(t),
+  data_engineer: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
+  modeler: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
+  analyst: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE submission AS SELECT|\\boxed\{[^}]+\}/.test(t) : /\\boxed\{[^}]+\}|```sql\n/.test(t)),
 };
 
-export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], sandbox: Sandbox, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
+/** The data team's held-out success rate (submission metrics through dataOutcome), same report shape. */
+export async function dataTeamAccuracy(agent: LoadedModel, tasks: RolloutTask[], tools: { sandbox: Sandbox; sql: Sandbox }, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
+  return teamAccuracy(agent, tasks as MathTask[], tools.sandbox, { ...opts, workflow: DATA_TEAM, sql: tools.sql });
+}
+
+export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], sandbox: Sandbox,
+  opts: { temperature: number; seed: number; batch?: number; workflow?: WorkflowSpec; sql?: Sandbox }): Promise<TeamAccuracy> {
   const start = performance.now();
   const agents = new EngineAgents(agent, new Map(), opts.batch ?? 40);
-  const trajectories = await runRollouts(MATH_CHAIN, tasks, { agents, sandbox, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed });
+  const workflow = opts.workflow ?? MATH_CHAIN;
+  const data = workflow.domain === 'data';
+  const trajectories = await runRollouts(workflow, tasks, { agents, sandbox, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed,
+    sql: opts.sql, outcome: data ? dataOutcome : undefined, toolTimeoutMs: data ? 5000 : undefined });
   const byLevel: Record<number, number> = {};
   for (const level of [1, 2, 3, 4, 5]) {
     const ts = trajectories.filter((t) => (t.task as MathTask).level === level);
     if (ts.length) byLevel[level] = ts.filter((t) => t.correct).length / ts.length;
   }
   const onFormat: Record<string, number> = {};
-  for (const id of Object.keys(ROLE_FORMAT)) {
+  for (const id of workflow.agents.map((a) => a.id).filter((id) => ROLE_FORMAT[id])) {
     const acts = trajectories.flatMap((t) => t.actions.filter((a) => a.agentId === id));
     onFormat[id] = acts.filter((a) => ROLE_FORMAT[id](a.text, a.turn)).length / Math.max(1, acts.length);
   }
   const correct = trajectories.filter((t) => t.correct).length;
-  return { temperature: opts.temperature, tasks: tasks.length, correct, accuracy: correct / tasks.length, byLevel, onFormat, seconds: (performance.now() - start) / 1000, trajectories };
+  const metrics = data ? meanMetrics(trajectories, domainOf(DATA_TEAM).metricNames) : undefined;
+  return { temperature: opts.temperature, tasks: tasks.length, correct, accuracy: correct / tasks.length, byLevel, onFormat, metrics, seconds: (performance.now() - start) / 1000, trajectories };
 }
 
 export interface JudgeAgreement {
@@ -64,8 +82,8 @@ export interface JudgeAgreement {
   mae: number;
   /** Share with |judge - label| <= 1. */
   within1: number;
-  /** Final-agent actions: share whose ANSWER_CORRECT equals the label. */
-  answerCorrectAccuracy: number;
+  /** Final-agent actions: share whose ANSWER_CORRECT equals the label (null when there were none). */
+  answerCorrectAccuracy: number | null;
   /** MAE of always answering the labels' mean (a baseline the judge should beat). */
   baselineMae: number;
   seconds: number;
@@ -80,9 +98,10 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   let within = 0;
   let finals = 0;
   let finalsRight = 0;
-  for (let i = 0; i < items.length; i += batch) {
-    const slice = items.slice(i, i + batch);
-    const prompts = slice.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
+  const allPrompts = items.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
+  for (const indices of promptBatches(allPrompts.map((p) => p.length), batch)) {
+    const slice = indices.map((i) => items[i]);
+    const prompts = indices.map((i) => allPrompts[i]);
     const gens = await generate(judge.model, prompts, { maxNewTokens: 16, temperature: 0, eosTokenIds: stopTokenIds(judge) });
     gens.forEach((g, j) => {
       const it = slice[j];
@@ -100,5 +119,5 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   const mean = items.reduce((s, it) => s + it.score, 0) / items.length;
   const baselineMae = items.reduce((s, it) => s + Math.abs(it.score - mean), 0) / items.length;
   return { actions: items.length, parsed: parsed / items.length, mae: absErr / items.length, within1: within / items.length,
-    answerCorrectAccuracy: finalsRight / Math.max(1, finals), baselineMae, seconds: (performance.now() - start) / 1000 };
+    answerCorrectAccuracy: finals ? finalsRight / finals : null, baselineMae, seconds: (performance.now() - start) / 1000 };
 }

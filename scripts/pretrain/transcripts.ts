@@ -20,8 +20,9 @@
  *   t.actions.map((a) => `${a.agentId}#${a.turn}`)   // ['solver#1', 'executor#1', 'executor#2', 'verifier#1']
  *   t.actions[0].text                                  // '41 - 37 = 4\n4 + 24 = 28\nAnswer: 28'
  */
-import { actionInputText, coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/mappa/coach-format.ts';
-import { extractFinalAnswer } from '../../src/core/mappa/rollout.ts';
+import { coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/mappa/coach-format.ts';
+import { agentContext } from '../../src/core/mappa/rewards.ts';
+import { extractFinalAnswer, type Trajectory } from '../../src/core/mappa/rollout.ts';
 import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/mappa/rule-coach.ts';
 import { MATH_CHAIN, placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
 import { answersEqual } from '../../src/core/tasks/answers.ts';
@@ -258,9 +259,9 @@ export function chatExample(tok: TextTokenizer, messages: ChatMessage[]): Exampl
 }
 
 /** One agent example per agent of the transcript: its last turn's conversation with all its replies as targets. */
-export function agentExamples(t: Transcript, tok: TextTokenizer): { agentId: string; example: Example }[] {
+export function agentExamples(t: { actions: { agentId: string; messages: ChatMessage[]; text: string }[] }, tok: TextTokenizer): { agentId: string; example: Example }[] {
   const out: { agentId: string; example: Example }[] = [];
-  const byAgent = new Map<string, ScriptedAction[]>();
+  const byAgent = new Map<string, { messages: ChatMessage[]; text: string }[]>();
   for (const a of t.actions) byAgent.set(a.agentId, [...(byAgent.get(a.agentId) ?? []), a]);
   for (const [agentId, acts] of byAgent) {
     const last = acts[acts.length - 1];
@@ -269,27 +270,49 @@ export function agentExamples(t: Transcript, tok: TextTokenizer): { agentId: str
   return out;
 }
 
-/** The agent's input as the coach reads it: its messages' contents, separated by blank lines. */
-/** The coach's view of one scripted action (ground truth for the final agent only). */
-export function actionContext(t: Transcript, a: ScriptedAction): ActionContext {
-  return {
-    problem: t.task.problem,
-    agentId: a.agentId,
-    role: a.role,
-    input: actionInputText(a.messages),
-    output: a.text,
-    observation: a.observation,
-    groundTruth: a.final ? t.task.answer : undefined,
-    final: a.final,
-  };
+/** A scripted transcript in the rollout runner's shape, so rewards.agentContext builds the coach's view of it. */
+export function asTrajectory(t: Transcript): Trajectory {
+  const actions = t.actions.map((a) => ({ ...a, promptText: '', promptTokens: [], tokens: [], logprobs: [], truncated: false, codeBlocks: a.observation ? 1 : 0 }));
+  return { task: t.task, sample: 0, actions, finalAnswer: t.finalAnswer, correct: t.correct };
 }
 
-/** Judge examples: coach prompt (user turn) -> "PROCESS_SCORE: n[\nANSWER_CORRECT: c]" from the rule coach. */
-export function judgeExamples(t: Transcript, tok: TextTokenizer): { context: ActionContext; score: number; correct?: boolean; example: Example }[] {
-  return t.actions.map((a) => {
-    const context = actionContext(t, a);
-    const { score, correct } = ruleScore(t.task, context);
-    const example = chatExample(tok, [{ role: 'user', content: coachPrompt(context) }, { role: 'assistant', content: formatCoachAnswer(score, correct) }]);
-    return { context, score, correct, example };
-  });
+/** What the coach sees for each agent of a math trajectory: its whole work (all turns), as training builds it. */
+export function mathCoachContexts(t: Trajectory): ActionContext[] {
+  return MATH_CHAIN.agents.map((a) => agentContext(MATH_CHAIN, t, a.id)).filter((c): c is ActionContext => c !== null);
+}
+
+export interface JudgeItem {
+  context: ActionContext;
+  score: number;
+  correct?: boolean;
+  /** Coach prompt (user turn) -> "PROCESS_SCORE: n[\nANSWER_CORRECT: c]" from the rule labeller. */
+  example: Example;
+}
+
+export function judgeItem(tok: TextTokenizer, context: ActionContext, label: { score: number; correct?: boolean }): JudgeItem {
+  const correct = context.final ? label.correct ?? false : undefined;
+  const example = chatExample(tok, [{ role: 'user', content: coachPrompt(context) }, { role: 'assistant', content: formatCoachAnswer(label.score, correct) }]);
+  return { context, score: label.score, correct, example };
+}
+
+/** Judge examples of a math trajectory, labelled by the rule coach (ground truth for the final agent only). */
+export function judgeExamples(t: Trajectory, tok: TextTokenizer): JudgeItem[] {
+  return mathCoachContexts(t).map((context) => judgeItem(tok, context, ruleScore(t.task as MathTask, context)));
+}
+
+/**
+ * Rebalance judge items so no score dominates: a score holding more than `maxShare` of the items
+ * (in practice 10, the competent scripted action) is subsampled down to that share; seeded.
+ * Example: 900 tens + 100 others, maxShare 0.4 -> 67 tens + 100 others.
+ */
+export function balanceByScore<T extends { score: number }>(items: T[], rng: Rng, maxShare = 0.4): T[] {
+  const counts = new Map<number, number>();
+  for (const it of items) counts.set(it.score, (counts.get(it.score) ?? 0) + 1);
+  const keep = new Map<number, number>();
+  for (const [score, n] of counts) {
+    const others = items.length - n;
+    const cap = Math.max(1, Math.floor((maxShare * others) / (1 - maxShare)));
+    keep.set(score, n > cap && n / items.length > maxShare ? cap / n : 1);
+  }
+  return items.filter((it) => rng.next() < keep.get(it.score)!);
 }

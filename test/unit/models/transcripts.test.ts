@@ -2,7 +2,7 @@
 // training problems, prompts rendered from MATH_CHAIN's own templates, loss only on assistant tokens.
 import { describe, expect, it } from 'vitest';
 import { tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
-import { MATH_TEAM, agentExamples, judgeExamples, mathPlan, playTeam, type ToolRunner } from '../../../scripts/pretrain/transcripts.ts';
+import { MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, mathPlan, playTeam, type ToolRunner } from '../../../scripts/pretrain/transcripts.ts';
 import { parseCoachAnswer } from '../../../src/core/mappa/coach-format.ts';
 import { MATH_CHAIN, placeVars, renderTemplate } from '../../../src/core/mappa/workflow.ts';
 import { generateMathTasks, isMathHeldOut } from '../../../src/core/tasks/math.ts';
@@ -90,10 +90,22 @@ describe('training examples', () => {
     }
     const executor = examples[1].example;
     expect(tok.decode(executor.ids.filter((_, i) => executor.lossMask[i]))).toMatch(/^```python\n[\s\S]*```<\|im_end\|>Result: -?\d+<\|im_end\|>$/);
-    const judged = judgeExamples(ts[0], tok);
+    const judged = judgeExamples(asTrajectory(ts[0]), tok);
+    expect(judged.map((j) => j.context.agentId)).toEqual(['solver', 'executor', 'verifier']); // one verdict per agent, as training asks
     for (const j of judged) {
       const answer = tok.decode(j.example.ids.filter((_, i) => j.example.lossMask[i]), { skipSpecialTokens: true });
       expect(parseCoachAnswer(answer, j.context.final)).toMatchObject({ ok: true, score: j.score });
     }
+  });
+});
+
+describe('balanceByScore', () => {
+  it('subsamples a dominant score down to about the share asked, keeping every other score', () => {
+    const items = [...Array.from({ length: 900 }, () => ({ score: 10 })), ...Array.from({ length: 100 }, (_, i) => ({ score: i % 10 }))];
+    const kept = balanceByScore(items, new Rng(3), 0.4);
+    const tens = kept.filter((i) => i.score === 10).length;
+    expect(kept.filter((i) => i.score !== 10)).toHaveLength(100);
+    expect(tens).toBeGreaterThan(45); // 100 * 0.4 / 0.6 = 66.7 expected
+    expect(tens).toBeLessThan(90);
   });
 });
