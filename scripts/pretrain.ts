@@ -11,7 +11,8 @@
  * Flags (defaults in DEFAULTS): --seed, --out, --agent-tasks, --judge-tasks (math), --data-tasks (data team), --vocab, --hidden,
  * --layers, --agent-steps, --judge-steps, --tokens-per-batch, --lr, --judge-lr, --prompt-weight (agent loss
  * weight on prompt tokens; the judge trains on its answers only), --max-minutes,
- * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval.
+ * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval, --init DIR (stage 1 = that model folder),
+ * --extra-vocab N (with --init: N new BPE merges learnt on the data team's text, embeddings grown to match).
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -31,7 +32,7 @@ import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/tasks
 import { Rng } from '../src/core/tasks/rng.ts';
 import { TextTokenizer } from '../src/core/tokenizer/tokenizer.ts';
 import { createSandbox, formatObservation } from '../src/core/tools/sandbox.ts';
-import { trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
+import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig, type BpeModel } from './pretrain/bpe.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
 import { initWeights, trainModel, type TrainReport } from './pretrain/train.ts';
@@ -44,7 +45,7 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
   'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 600, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 1e-3,
-  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '',
+  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 0,
 };
 type Flags = typeof DEFAULTS;
 
@@ -129,6 +130,22 @@ async function main(): Promise<void> {
     const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${flags.init}/model.safetensors`)), `${flags.init}/model.safetensors`);
     weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
     log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
+    if (flags['extra-vocab'] > 0) {
+      // The stage-1 merges were learnt on math text only and cut SQL and code into single bytes;
+      // new merges learnt on the data team's text give it words, the math tokens keep their ids.
+      const base = bpeFromJson(tokJson);
+      const dataCorpus: string[] = [];
+      for (const r of dataRuns.slice(0, 300)) {
+        for (const a of r.trajectory.actions) dataCorpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
+        for (const c of dataCoachContexts(r.trajectory)) dataCorpus.push(coachPrompt(c));
+      }
+      const bpe = trainBpe(dataCorpus, { vocabSize: base.vocab.size + flags['extra-vocab'], base });
+      tokJson = tokenizerJson(bpe);
+      tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
+      extendEmbeddings(weights, base, bpe);
+      configJson = { ...configJson, vocab_size: bpe.vocab.size };
+      log(`tokenizer extended: ${base.vocab.size} -> ${bpe.vocab.size} tokens (${bpe.merges.length - base.merges.length} merges learnt on the data team's text)`);
+    }
   } else {
     const corpus: string[] = [];
     for (const t of transcripts.slice(0, 600)) {
@@ -244,6 +261,28 @@ async function main(): Promise<void> {
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
+}
+
+/**
+ * Grow the (tied) embedding matrix for the tokens a continued tokenizer added: each new token's row
+ * starts as the mean of the two tokens it merges, so the model reads it about as it read the pair.
+ * Example: merge ['SE', 'LECT'] -> row('SELECT') = (row('SE') + row('LECT')) / 2.
+ */
+function extendEmbeddings(weights: Map<string, tf.Variable>, base: BpeModel, grown: BpeModel): void {
+  const name = 'model.embed_tokens.weight';
+  const old = weights.get(name)!;
+  const [rows, hidden] = old.shape as [number, number];
+  const data = new Float32Array(grown.vocab.size * hidden);
+  data.set(old.dataSync() as Float32Array);
+  for (const [left, right] of grown.merges.slice(base.merges.length)) {
+    const id = grown.vocab.get(left + right)!;
+    if (id < rows) continue;
+    const l = grown.vocab.get(left)! * hidden;
+    const r = grown.vocab.get(right)! * hidden;
+    for (let k = 0; k < hidden; k++) data[id * hidden + k] = (data[l + k] + data[r + k]) / 2;
+  }
+  old.dispose();
+  weights.set(name, tf.variable(tf.tensor2d(data, [grown.vocab.size, hidden]), true, name));
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */

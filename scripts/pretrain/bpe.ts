@@ -69,6 +69,18 @@ export interface TrainBpeOptions {
   vocabSize: number;
   /** Pairs seen fewer times than this are not merged (the vocabulary may end up smaller). */
   minFrequency?: number;
+  /** Continue this tokenizer: its ids and merges are kept as they are (so a model trained on it keeps
+   *  its embeddings), its merges are applied to the new texts first, and new merges get the next ids.
+   *  Example: trainBpe(sqlTexts, { vocabSize: 1536, base: mathBpe }) -> mathBpe's 1024 tokens + 512 new. */
+  base?: BpeModel;
+}
+
+/** A BpeModel back from a tokenizer.json written by tokenizerJson(). */
+export function bpeFromJson(json: Record<string, unknown>): BpeModel {
+  const model = json.model as { vocab: Record<string, number>; merges: (string | [string, string])[] };
+  const vocab = new Map(Object.entries(model.vocab).sort((a, b) => a[1] - b[1]));
+  const merges = model.merges.map((m) => (typeof m === 'string' ? (m.split(' ') as [string, string]) : m));
+  return { vocab, merges };
 }
 
 export function trainBpe(texts: Iterable<string>, opts: TrainBpeOptions): BpeModel {
@@ -81,9 +93,17 @@ export function trainBpe(texts: Iterable<string>, opts: TrainBpeOptions): BpeMod
     .map(([w, n]) => ({ symbols: Array.from(w), count: n }));
 
   const vocab = new Map<string, number>();
-  for (const s of SPECIAL_TOKENS) vocab.set(s, vocab.size);
-  for (const c of BYTE_CHARS) vocab.set(c, vocab.size);
   const merges: [string, string][] = [];
+  if (opts.base) {
+    for (const [token, id] of opts.base.vocab) vocab.set(token, id);
+    for (const [left, right] of opts.base.merges) {
+      merges.push([left, right]);
+      for (const w of words) mergePair(w.symbols, left, right);
+    }
+  } else {
+    for (const s of SPECIAL_TOKENS) vocab.set(s, vocab.size);
+    for (const c of BYTE_CHARS) vocab.set(c, vocab.size);
+  }
   const minFrequency = opts.minFrequency ?? 2;
 
   while (vocab.size < opts.vocabSize) {
@@ -107,14 +127,16 @@ export function trainBpe(texts: Iterable<string>, opts: TrainBpeOptions): BpeMod
     const joined = left + right;
     merges.push([left, right]);
     if (!vocab.has(joined)) vocab.set(joined, vocab.size);
-    for (const w of words) {
-      const s = w.symbols;
-      for (let i = 0; i + 1 < s.length; i++) {
-        if (s[i] === left && s[i + 1] === right) s.splice(i, 2, joined);
-      }
-    }
+    for (const w of words) mergePair(w.symbols, left, right);
   }
   return { vocab, merges };
+}
+
+/** Replace every (left, right) neighbour pair in a word by the joined symbol, left to right. */
+function mergePair(s: string[], left: string, right: string): void {
+  for (let i = 0; i + 1 < s.length; i++) {
+    if (s[i] === left && s[i + 1] === right) s.splice(i, 2, left + right);
+  }
 }
 
 /** Tie-break between equally frequent pairs: smaller joined string, then smaller (left, right). */

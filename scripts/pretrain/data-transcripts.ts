@@ -21,9 +21,12 @@
  *   t.trajectory.actions.map((a) => `${a.agentId}#${a.turn}`)  // ['data_engineer#1', 'data_engineer#2', 'modeler#1', ...]
  */
 import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/mappa/agents.ts';
+import { dataFacts } from '../../src/core/mappa/data-coach.ts';
 import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
 import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src/core/mappa/data-team.ts';
+import { agentContext } from '../../src/core/mappa/rewards.ts';
 import { runRollouts, type Trajectory } from '../../src/core/mappa/rollout.ts';
+import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
 
@@ -161,4 +164,9 @@ export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; s
     out.push({ trajectory, flaws: plan.flaws });
   }
   return out;
+}
+
+/** The coach's view of each agent of a data trajectory, exactly as training builds it (facts included). */
+export function dataCoachContexts(t: Trajectory): ActionContext[] {
+  return DATA_TEAM.agents.map((a) => agentContext(DATA_TEAM, t, a.id, dataFacts(t, a.id))).filter((c): c is ActionContext => c !== null);
 }
