@@ -1,7 +1,7 @@
 // The BPE trainer (scripts/pretrain/bpe.ts): merges worked by hand on a tiny corpus, and the written
 // tokenizer.json loaded by @huggingface/tokenizers through TextTokenizer, round-tripping any text.
 import { describe, expect, it } from 'vitest';
-import { SPECIAL_TOKENS, bytesToUnicode, preTokenize, tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
+import { SPECIAL_TOKENS, bpeFromJson, bytesToUnicode, preTokenize, tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
 import { TextTokenizer } from '../../../src/core/tokenizer/tokenizer.ts';
 
 describe('trainBpe', () => {
@@ -19,6 +19,22 @@ describe('trainBpe', () => {
   });
   it('stops when no pair repeats', () => {
     expect(trainBpe(['abc'], { vocabSize: 400 }).merges).toEqual([]);
+  });
+  it('continues a tokenizer: its ids and merges stay, new merges come after them', () => {
+    // Base learns (a,a) then (aa,a) on 'aaab'; the new text 'aaa SELECT SELECT' is first cut by those
+    // merges ('aaa' is one symbol already, so no new merge touches it), then gets its own, ids from 261
+    // on: in 'ĠSELECT' all six pairs occur twice, "CT" is the smallest joined string, then "ECT" < "EL".
+    const base = trainBpe(['aaab aaab'], { vocabSize: 261 });
+    const grown = trainBpe(['aaa SELECT SELECT'], { vocabSize: 264, base });
+    expect(grown.merges.slice(0, 2)).toEqual(base.merges);
+    for (const [token, id] of base.vocab) expect(grown.vocab.get(token)).toBe(id);
+    expect(grown.merges.slice(2)).toEqual([['C', 'T'], ['E', 'CT'], ['E', 'L']]);
+    expect(grown.vocab.get('CT')).toBe(261);
+    expect(grown.vocab.get('EL')).toBe(263);
+    // Round trip through tokenizer.json, the form --init reads.
+    const back = bpeFromJson(tokenizerJson(grown));
+    expect(back.merges).toEqual(grown.merges);
+    expect([...back.vocab]).toEqual([...grown.vocab]);
   });
 });
 
