@@ -32,10 +32,10 @@ import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/tasks
 import { Rng } from '../src/core/tasks/rng.ts';
 import { TextTokenizer } from '../src/core/tokenizer/tokenizer.ts';
 import { createSandbox, formatObservation } from '../src/core/tools/sandbox.ts';
-import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig, type BpeModel } from './pretrain/bpe.ts';
+import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
-import { initWeights, trainModel, type TrainReport } from './pretrain/train.ts';
+import { extendEmbeddings, initWeights, trainModel, type TrainReport } from './pretrain/train.ts';
 import {
   MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
   type JudgeItem, type Transcript,
@@ -261,28 +261,6 @@ async function main(): Promise<void> {
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
-}
-
-/**
- * Grow the (tied) embedding matrix for the tokens a continued tokenizer added: each new token's row
- * starts as the mean of the two tokens it merges, so the model reads it about as it read the pair.
- * Example: merge ['SE', 'LECT'] -> row('SELECT') = (row('SE') + row('LECT')) / 2.
- */
-function extendEmbeddings(weights: Map<string, tf.Variable>, base: BpeModel, grown: BpeModel): void {
-  const name = 'model.embed_tokens.weight';
-  const old = weights.get(name)!;
-  const [rows, hidden] = old.shape as [number, number];
-  const data = new Float32Array(grown.vocab.size * hidden);
-  data.set(old.dataSync() as Float32Array);
-  for (const [left, right] of grown.merges.slice(base.merges.length)) {
-    const id = grown.vocab.get(left + right)!;
-    if (id < rows) continue;
-    const l = grown.vocab.get(left)! * hidden;
-    const r = grown.vocab.get(right)! * hidden;
-    for (let k = 0; k < hidden; k++) data[id * hidden + k] = (data[l + k] + data[r + k]) / 2;
-  }
-  old.dispose();
-  weights.set(name, tf.variable(tf.tensor2d(data, [grown.vocab.size, hidden]), true, name));
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */

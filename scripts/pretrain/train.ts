@@ -21,6 +21,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { expectedWeights, type ModelConfig } from '../../src/core/model/config.ts';
 import { CausalLM } from '../../src/core/model/llama.ts';
 import { Rng } from '../../src/core/tasks/rng.ts';
+import type { BpeModel } from './bpe.ts';
 import type { Example } from './transcripts.ts';
 
 /** Seeded init: normal(0, 0.02) for matrices (residual outputs scaled by 1/sqrt(2 * layers)), ones for norms. */
@@ -38,6 +39,28 @@ export function initWeights(config: ModelConfig, rng: Rng): Map<string, tf.Varia
     weights.set(name, tf.variable(tf.tensor(data, shape), true, name));
   }
   return weights;
+}
+
+/**
+ * Grow the (tied) embedding matrix for the tokens a continued tokenizer added: each new token's row
+ * starts as the mean of the two tokens it merges, so the model reads it about as it read the pair.
+ * Example: merge ['SE', 'LECT'] -> row('SELECT') = (row('SE') + row('LECT')) / 2.
+ */
+export function extendEmbeddings(weights: Map<string, tf.Variable>, base: BpeModel, grown: BpeModel): void {
+  const name = 'model.embed_tokens.weight';
+  const old = weights.get(name)!;
+  const [rows, hidden] = old.shape as [number, number];
+  const data = new Float32Array(grown.vocab.size * hidden);
+  data.set(old.dataSync() as Float32Array);
+  for (const [left, right] of grown.merges.slice(base.merges.length)) {
+    const id = grown.vocab.get(left + right)!;
+    if (id < rows) continue;
+    const l = grown.vocab.get(left)! * hidden;
+    const r = grown.vocab.get(right)! * hidden;
+    for (let k = 0; k < hidden; k++) data[id * hidden + k] = (data[l + k] + data[r + k]) / 2;
+  }
+  old.dispose();
+  weights.set(name, tf.variable(tf.tensor2d(data, [grown.vocab.size, hidden]), true, name));
 }
 
 export interface TrainOptions {

@@ -1,6 +1,9 @@
 // The BPE trainer (scripts/pretrain/bpe.ts): merges worked by hand on a tiny corpus, and the written
 // tokenizer.json loaded by @huggingface/tokenizers through TextTokenizer, round-tripping any text.
+import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
+import { extendEmbeddings } from '../../../scripts/pretrain/train.ts';
+import { initBackend } from '../../../src/core/backend.ts';
 import { SPECIAL_TOKENS, bpeFromJson, bytesToUnicode, preTokenize, tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
 import { TextTokenizer } from '../../../src/core/tokenizer/tokenizer.ts';
 
@@ -35,6 +38,21 @@ describe('trainBpe', () => {
     const back = bpeFromJson(tokenizerJson(grown));
     expect(back.merges).toEqual(grown.merges);
     expect([...back.vocab]).toEqual([...grown.vocab]);
+  });
+  it('grows the embeddings: old rows unchanged, a new token starts as the mean of the pair it merges', async () => {
+    await initBackend({ force: 'cpu' });
+    const base = trainBpe(['aaab aaab'], { vocabSize: 261 });
+    const grown = trainBpe(['aaa SELECT SELECT'], { vocabSize: 264, base });
+    const rows = Array.from({ length: 261 }, (_, i) => [i, -i / 2]); // hidden 2
+    const weights = new Map([['model.embed_tokens.weight', tf.variable(tf.tensor2d(rows))]]);
+    extendEmbeddings(weights, base, grown);
+    const e = weights.get('model.embed_tokens.weight')!.arraySync() as number[][];
+    expect(e.length).toBe(264);
+    expect(e.slice(0, 261)).toEqual(rows);
+    const id = (t: string) => grown.vocab.get(t)!;
+    const mean = (a: number[], b: number[]) => a.map((x, k) => (x + b[k]) / 2);
+    expect(e[id('CT')]).toEqual(mean(rows[id('C')], rows[id('T')]));
+    expect(e[id('ECT')]).toEqual(mean(rows[id('E')], e[id('CT')])); // built on a row made one merge earlier
   });
 });
 
