@@ -103,9 +103,15 @@ export function dataTrainTasks(seed: number | string, count: number, kinds: Tabu
   return generateTabularTasks({ seed, count, kinds }).map(dataRolloutTask);
 }
 
-/** The fixed held-out set of the chosen kinds (4 classification, 4 regression, 12 table questions). */
+/**
+ * The fixed held-out set of the chosen kinds (12 of each kind), the kinds taken in turn so that any
+ * prefix is balanced. Example: dataHeldOut().slice(0, 4) -> classification, regression, classification, regression.
+ */
 export function dataHeldOut(kinds: TabularKind[] = ['classification', 'regression']): DataRolloutTask[] {
-  return tabularHeldOut().filter((t) => kinds.includes(t.kind)).map(dataRolloutTask);
+  const byKind = kinds.map((k) => tabularHeldOut(k));
+  const out: DataRolloutTask[] = [];
+  for (let i = 0; i < Math.max(...byKind.map((l) => l.length)); i++) for (const list of byKind) if (list[i]) out.push(dataRolloutTask(list[i]));
+  return out;
 }
 
 /**

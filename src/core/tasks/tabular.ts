@@ -324,7 +324,7 @@ function makeTask(rng: Rng, kind: TabularKind, id: string, source: TabularTask['
 // ---- held-out set and training generator -----------------------------------------------------
 
 const HELD_OUT_SEED = 'mappa-tabular-heldout-v1';
-const HELD_OUT_COUNTS: Record<TabularKind, number> = { classification: 4, regression: 4, 'table-question': 12 };
+const HELD_OUT_COUNTS: Record<TabularKind, number> = { classification: 12, regression: 12, 'table-question': 12 };
 let heldOutCache: TabularSuiteTask[] | null = null;
 let heldOutFingerprints: Set<string> | null = null;
 
@@ -342,7 +342,7 @@ function heldOutAll(): TabularSuiteTask[] {
   return tasks;
 }
 
-/** The fixed held-out set: 4 classification, 4 regression and 12 table questions (deep copies). */
+/** The fixed held-out set: 12 classification, 12 regression and 12 table questions (deep copies). */
 export function tabularHeldOut(kind?: TabularKind): TabularSuiteTask[] {
   return structuredClone(heldOutAll().filter((t) => kind === undefined || t.kind === kind));
 }

@@ -40,7 +40,12 @@ describe('the data team', () => {
     ]);
     const config = resolveTrainConfig(JSON.parse(readFileSync(path.join(repoRoot, 'configs/data-tiny.json'), 'utf8')));
     expect(config.workflow).toEqual(DATA_TEAM);
-    expect(config.evalTasks).toBe(dataHeldOut().length);
+    expect(config.evalTasks).toBeLessThanOrEqual(dataHeldOut().length);
+  });
+
+  it('takes the held-out kinds in turn, so the first n tables are balanced', () => {
+    expect(dataHeldOut().slice(0, 4).map((t) => t.data.kind)).toEqual(['classification', 'regression', 'classification', 'regression']);
+    expect(dataHeldOut()).toHaveLength(24);
   });
 
   it('imports a user\'s CSV with a target column', () => {

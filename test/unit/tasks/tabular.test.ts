@@ -167,11 +167,11 @@ describe('generateTabularTasks', () => {
 });
 
 describe('tabularHeldOut', () => {
-  it('is fixed: 4 classification, 4 regression, 12 questions, identical on every call', () => {
+  it('is fixed: 12 classification, 12 regression, 12 questions, identical on every call', () => {
     const held = tabularHeldOut();
-    expect(held).toHaveLength(20);
-    expect(tabularHeldOut('classification')).toHaveLength(4);
-    expect(tabularHeldOut('regression')).toHaveLength(4);
+    expect(held).toHaveLength(36);
+    expect(tabularHeldOut('classification')).toHaveLength(12);
+    expect(tabularHeldOut('regression')).toHaveLength(12);
     expect(tabularHeldOut('table-question')).toHaveLength(12);
     expect(tabularHeldOut()).toEqual(held);
     expect(held.every((t) => t.source === 'generated-heldout' && isTabularHeldOut(t))).toBe(true);
