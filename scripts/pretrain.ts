@@ -12,7 +12,7 @@
  * --layers, --agent-steps, --judge-steps, --tokens-per-batch, --lr, --judge-lr, --prompt-weight (agent loss
  * weight on prompt tokens; the judge trains on its answers only), --max-minutes,
  * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval, --init DIR (stage 1 = that model folder),
- * --extra-vocab N (with --init: N new BPE merges learnt on the data team's text, embeddings grown to match).
+ * --extra-vocab N (after stage 1: N new BPE merges learnt on the data team's text, embeddings grown to match; 0 = none).
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -45,7 +45,7 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
   'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 600, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 1e-3,
-  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 0,
+  'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 512,
 };
 type Flags = typeof DEFAULTS;
 
@@ -112,8 +112,8 @@ async function main(): Promise<void> {
   log(`${dataRuns.length} data-team transcripts, scripted success ${(dataScripted * 100).toFixed(1)}%`);
 
   // 2. Tokenizer: BPE on the math team's conversations and coach prompts of the first 600 transcripts
-  //    (stage 1's recipe; the data team's text is byte-level encoded by the same merges).
-  //    With --init, the tokenizer and stage-1 weights come from that folder instead.
+  //    (stage 1's recipe); after stage 1 it grows by --extra-vocab merges learnt on the data team's text.
+  //    With --init, the stage-1 tokenizer and weights come from that folder instead.
   const logEvery = (name: string) => (i: { step: number; loss: number; lr: number; tokens: number; seconds: number }) => {
     if (i.step % 10 === 0) log(`${name} step ${i.step} loss ${i.loss.toFixed(3)} lr ${i.lr.toExponential(2)} ${Math.round(i.tokens / i.seconds)} tok/s`);
   };
@@ -130,22 +130,6 @@ async function main(): Promise<void> {
     const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${flags.init}/model.safetensors`)), `${flags.init}/model.safetensors`);
     weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
     log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
-    if (flags['extra-vocab'] > 0) {
-      // The stage-1 merges were learnt on math text only and cut SQL and code into single bytes;
-      // new merges learnt on the data team's text give it words, the math tokens keep their ids.
-      const base = bpeFromJson(tokJson);
-      const dataCorpus: string[] = [];
-      for (const r of dataRuns.slice(0, 300)) {
-        for (const a of r.trajectory.actions) dataCorpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
-        for (const c of dataCoachContexts(r.trajectory)) dataCorpus.push(coachPrompt(c));
-      }
-      const bpe = trainBpe(dataCorpus, { vocabSize: base.vocab.size + flags['extra-vocab'], base });
-      tokJson = tokenizerJson(bpe);
-      tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
-      extendEmbeddings(weights, base, bpe);
-      configJson = { ...configJson, vocab_size: bpe.vocab.size };
-      log(`tokenizer extended: ${base.vocab.size} -> ${bpe.vocab.size} tokens (${bpe.merges.length - base.merges.length} merges learnt on the data team's text)`);
-    }
   } else {
     const corpus: string[] = [];
     for (const t of transcripts.slice(0, 600)) {
@@ -171,6 +155,22 @@ async function main(): Promise<void> {
     });
     log(`stage 1 trained: ${JSON.stringify(stage1)}`);
     configJson = { ...configJson, max_position_embeddings: MAX_TOKENS };
+  }
+  if (flags['extra-vocab'] > 0) {
+    // The stage-1 merges were learnt on math text only and cut SQL and code into single bytes;
+    // new merges learnt on the data team's text give it words, the math tokens keep their ids.
+    const base = bpeFromJson(tokJson);
+    const dataCorpus: string[] = [];
+    for (const r of dataRuns.slice(0, 300)) {
+      for (const a of r.trajectory.actions) dataCorpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
+      for (const c of dataCoachContexts(r.trajectory)) dataCorpus.push(coachPrompt(c));
+    }
+    const bpe = trainBpe(dataCorpus, { vocabSize: base.vocab.size + flags['extra-vocab'], base });
+    tokJson = tokenizerJson(bpe);
+    tokConfig = tokenizerConfig(bpe, MAX_TOKENS);
+    extendEmbeddings(weights, base, bpe);
+    configJson = { ...configJson, vocab_size: bpe.vocab.size };
+    log(`tokenizer extended: ${base.vocab.size} -> ${bpe.vocab.size} tokens (${bpe.merges.length - base.merges.length} merges learnt on the data team's text)`);
   }
   const tok = TextTokenizer.fromJson(tokJson, tokConfig);
   const config = parseConfig(configJson, 'generated config.json');
