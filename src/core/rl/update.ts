@@ -19,6 +19,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../lora/adapter.ts';
 import type { CausalLM } from '../model/llama.ts';
 import { rowLogProbs } from '../model/score.ts';
+import { promptBatches } from '../model/generate.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
 
@@ -122,6 +123,20 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/**
+ * Attention cells (rows x longest^2) one micro-batch may hold. The backward pass keeps every layer's
+ * [B, heads, T, T] scores, so four ~2k-token data-team samples at once overflow the wasm heap; longer
+ * samples go fewer at a time. Gradients accumulate over micro-batches, so the update is the same.
+ */
+const MAX_TRAIN_ATTENTION_CELLS = 4 * 1024 * 1024;
+
+/** Sample indices in micro-batches of at most maxRows rows and MAX_TRAIN_ATTENTION_CELLS cells.
+ *  Example: 4 math samples of ~600 tokens -> one micro-batch; 4 data samples of 1800 -> four. */
+export function microBatches(samples: TrainSample[], idx: number[], maxRows: number): number[][] {
+  const lengths = idx.map((i) => samples[i].prompt.length + samples[i].action.length);
+  return promptBatches(lengths, maxRows, MAX_TRAIN_ATTENTION_CELLS).map((b) => b.map((k) => idx[k]));
+}
+
 /** Flat [B, T-1] rows of each batch row's action tokens, in order. */
 function actionRows(samples: TrainSample[], rows: number[], width: number): number[][] {
   return rows.map((i, r) => samples[i].action.map((_, j) => r * (width - 1) + samples[i].prompt.length - 1 + j));
@@ -130,7 +145,7 @@ function actionRows(samples: TrainSample[], rows: number[], width: number): numb
 /** Log-probs of each sample's action tokens under `adapter` (null = reference), no gradient. */
 export async function actionLogProbs(model: CausalLM, samples: TrainSample[], adapter: LoraAdapter | null, microBatchSize: number): Promise<number[][]> {
   const out: number[][] = new Array(samples.length);
-  for (const rows of chunks(samples.map((_, i) => i), microBatchSize)) {
+  for (const rows of microBatches(samples, samples.map((_, i) => i), microBatchSize)) {
     const b = makeBatch(samples, undefined, rows);
     const perRow = actionRows(samples, rows, b.ids[0].length);
     const { logp } = rowLogProbs(model, b.ids, perRow.flat(), { attentionMask: b.mask, adapter });
@@ -218,7 +233,7 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
         let acc: tf.Tensor[] | null = null;
         let lossSum = 0;
         const side: tf.Tensor1D[] = [];
-        for (const micro of chunks(mini, s.microBatchSize)) {
+        for (const micro of microBatches(samples, mini, s.microBatchSize)) {
           if (micro.every((i) => samples[i].truncated)) continue; // nothing to learn from
           const b = makeBatch(samples, { adv: advantages, old, ref }, micro);
           tokensProcessed += b.ids.length * b.ids[0].length;

@@ -11,7 +11,7 @@ import { generate } from '../../../src/core/model/generate.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
 import { folderSource } from '../../../src/core/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
-import { actionLogProbs, policyUpdate, ppoLoss, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
+import { actionLogProbs, microBatches, policyUpdate, ppoLoss, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
@@ -26,6 +26,15 @@ function policy(name: string, lr = 1e-2, seed = 0): AgentPolicy {
 }
 
 describe('policy-gradient update', () => {
+  it('micro-batches bound rows x length^2: short samples share one, ~2k-token ones go alone', () => {
+    const sample = (len: number): TrainSample => ({ agent: 'a', prompt: new Array(len - 10).fill(1), action: new Array(10).fill(2), reward: 0 });
+    const short = [600, 500, 700, 650].map(sample);
+    expect(microBatches(short, [0, 1, 2, 3], 4)).toEqual([[0, 1, 2, 3]]); // 4 x 700^2 = 1.96M cells
+    const long = [1400, 1400, 2000, 300].map(sample);
+    expect(microBatches(long, [0, 1, 2, 3], 4)).toEqual([[0, 1], [2], [3]]); // 2 x 1400^2 = 3.9M <= 4.19M; 2000 goes alone
+    expect(microBatches(long, [3, 0], 4)).toEqual([[3, 0]]); // indices and order kept
+  });
+
   it('AdamW: one step from w = 1, g = 0.5, lr 0.1 gives 0.9 (bias-corrected)', () => {
     const w = tf.variable(tf.scalar(1));
     const opt = new AdamW([w], { lr: 0.1 });
