@@ -52,7 +52,9 @@ ${c.num_attention_heads} attention heads / ${c.num_key_value_heads} KV heads (he
 tied embeddings, ${c.max_position_embeddings} positions, float32. **${s.parameters.toLocaleString('en-US')} parameters.**
 
 Tokenizer: byte-level BPE trained by the same script on the synthetic corpus: ${s.vocabSize} tokens (3 special,
-256 bytes, ${s.merges} merges); digits are always single tokens (Digits pre-tokenizer), so any text round-trips.
+256 bytes, ${s.merges} merges${Number(s.flags['extra-vocab']) > 0 ? `: the first ${s.merges - Number(s.flags['extra-vocab'])} learnt on the math team's text for stage 1, ${s.flags['extra-vocab']} more
+learnt on the data team's text before stage 2, with the math tokens' ids and embeddings kept and each new token's
+embedding started as the mean of the pair it merges` : ''}); digits are always single tokens (Digits pre-tokenizer), so any text round-trips.
 Chat template: ChatML (\`<|im_start|>role\\n...<|im_end|>\`), eos \`<|im_end|>\`.
 
 ## How it was made

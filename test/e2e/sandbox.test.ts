@@ -238,4 +238,17 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const r = await view(page);
     expect(r.errors).toEqual([]);
   }, 300_000);
+
+  it('offers the data team: picking it applies its loop settings, picking math again drops them', async () => {
+    const config = () => page.evaluate(() => JSON.parse(JSON.stringify((window as unknown as { __mappa: { run: { config: unknown } } }).__mappa.run.config)));
+    await page.getByTestId('team-preset').selectOption('data-team');
+    await waitRun(page, "r.config && r.config.workflow.domain === 'data' && r.state === 'ready'", 60_000);
+    await expect(page.getByTestId('team').locator('li.agent b').allTextContents()).resolves.toEqual(['1. Data Engineer', '2. Modeler', '3. Analyst']);
+    expect(await config()).toMatchObject({ temperature: 0.1, evalTasks: 12, promptsPerIteration: 4 });
+    expect(new URL(page.url()).searchParams.get('config')).toContain('"temperature":0.1');
+    await page.getByTestId('team-preset').selectOption('math-chain');
+    await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
+    expect(await config()).toMatchObject({ temperature: 1, evalTasks: 50, promptsPerIteration: 8 });
+    expect((await view(page)).errors).toEqual([]);
+  }, 120_000);
 });

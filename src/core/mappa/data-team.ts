@@ -65,6 +65,18 @@ export const DATA_TEAM: WorkflowSpec = {
   ],
 };
 
+/**
+ * The loop settings the data team trains with (configs/data-tiny.json carries them; the page applies
+ * them when the team is picked). Its SQL runs to ~300 tokens with copied column names and means, and
+ * the tiny base model copies them loosely: sampled at 1.0 every Data Engineer's SQL failed in the first
+ * iteration (all scored 1: no learning signal), at 0.3 none of 12 held-out tables succeeded (greedy: 5),
+ * at 0.1 some do and some fail, which is what a policy gradient learns from. 8 team rollouts per iteration.
+ */
+export const DATA_TEAM_SETTINGS = {
+  iterations: 12, promptsPerIteration: 4, samplesPerPrompt: 2, temperature: 0.1,
+  evalEvery: 6, evalTasks: 12, evalTemperature: 0.1, toolTimeoutMs: 3000,
+} as const;
+
 /** A rollout task of the data team: the tabular task it came from travels with it. */
 export interface DataRolloutTask extends RolloutTask {
   files: Record<string, string>;

@@ -11,7 +11,7 @@ import { EngineAgents } from '../../../src/core/mappa/agents.ts';
 import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { dataFacts, dataRuleCoach } from '../../../src/core/mappa/data-coach.ts';
 import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
-import { DATA_TEAM, csvTask, dataHeldOut } from '../../../src/core/mappa/data-team.ts';
+import { DATA_TEAM, DATA_TEAM_SETTINGS, csvTask, dataHeldOut } from '../../../src/core/mappa/data-team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
 import { runRollouts, type Trajectory } from '../../../src/core/mappa/rollout.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/mappa/workflow.ts';
@@ -41,6 +41,7 @@ describe('the data team', () => {
     const config = resolveTrainConfig(JSON.parse(readFileSync(path.join(repoRoot, 'configs/data-tiny.json'), 'utf8')));
     expect(config.workflow).toEqual(DATA_TEAM);
     expect(config.evalTasks).toBeLessThanOrEqual(dataHeldOut().length);
+    for (const [key, value] of Object.entries(DATA_TEAM_SETTINGS)) expect(config[key as keyof typeof config], key).toBe(value); // what the page applies
   });
 
   it('takes the held-out kinds in turn, so the first n tables are balanced', () => {

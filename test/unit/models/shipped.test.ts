@@ -1,6 +1,6 @@
 // The shipped tiny models (models/agent, models/judge, built by `npm run pretrain`): they load through
 // loadModel(folderSource(...)) like the parity fixtures and real checkpoints, stay within the size
-// limits, and answer on-format: the agent in each math role, the judge in the coach format.
+// limits, and answer on-format: the agent in each math and data-team role, the judge in the coach format.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,9 @@ import { initBackend } from '../../../src/core/backend.ts';
 import { EngineAgents } from '../../../src/core/mappa/agents.ts';
 import { runRollouts } from '../../../src/core/mappa/rollout.ts';
 import { MATH_CHAIN } from '../../../src/core/mappa/workflow.ts';
+import { DATA_TEAM, dataHeldOut } from '../../../src/core/mappa/data-team.ts';
+import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
+import { createSqlTool } from '../../../src/core/tools/sql.ts';
 import { parameterCount } from '../../../src/core/model/config.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
 import { folderSource } from '../../../src/core/model/sources.ts';
@@ -65,6 +68,21 @@ describe.skipIf(!shipped)('shipped models', () => {
     for (const a of traj.actions) expect(ROLE_FORMAT[a.agentId](a.text, a.turn), `${a.agentId} turn ${a.turn}: ${JSON.stringify(a.text)}`).toBe(true);
     expect(traj.finalAnswer).not.toBeNull();
   }, 60_000);
+
+  it('agent answers on-format in every data-team role (greedy, held-out table, SQL on DuckDB)', async () => {
+    const sql = createSqlTool();
+    try {
+      const task = dataHeldOut(['classification'])[0];
+      const [traj] = await runRollouts(DATA_TEAM, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, sql, samplesPerTask: 1, temperature: 0, seed: 0, outcome: dataOutcome });
+      for (const id of ['data_engineer', 'modeler', 'analyst']) {
+        const first = traj.actions.find((a) => a.agentId === id && a.turn === 1);
+        expect(first, `${id} acted`).toBeDefined();
+        expect(ROLE_FORMAT[id](first!.text, 1), `${id} turn 1: ${JSON.stringify(first!.text)}`).toBe(true);
+      }
+    } finally {
+      await sql.dispose();
+    }
+  }, 120_000);
 
   it('judge answers in the coach format on a real team trajectory (with the one format-repair retry)', async () => {
     const task = mathHeldOut(2)[0];
