@@ -44,7 +44,7 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
-  'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 600, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 1e-3,
+  'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 1200, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 2e-3,
   'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 512,
 };
 type Flags = typeof DEFAULTS;

@@ -60,7 +60,8 @@ Chat template: ChatML (\`<|im_start|>role\\n...<|im_end|>\`), eos \`<|im_end|>\`
 ## How it was made
 \`npm run pretrain -- --seed ${s.seed}\` (scripts/pretrain.ts), tfjs \`${s.backend}\` in Node, seeded init and batch
 order, Adam (beta2 0.95), linear warm-up then cosine decay to 10 %. Whole run (data, tokenizer, both models,
-all measurements): **${min(s.totalSeconds)}** wall time on a shared 2-core machine (training alone ${min(s.trainSeconds)}).
+all measurements): **${min(s.totalSeconds)}** wall time on a shared 2-core machine (training alone ${min(s.trainSeconds)})${s.stage1From
+    ? `; this run took stage 1 from \`--init ${s.stage1From}\` (see Training), which a rebuild from nothing trains first (+36 min)` : ''}.
 Flags: \`${JSON.stringify(s.flags)}\`.
 `;
 }
