@@ -47,6 +47,9 @@ export interface FilterCounts {
   skippedAlwaysSolved: number;
   skippedNeverSolved: number;
   droppedCoachFailures: number;
+  /** Update samples (prompt + action) longer than the agent model's context, left out of the update:
+   *  the model never saw such positions, and a 3000-token backward pass overflows the wasm heap. */
+  droppedOverContext?: number;
   level: number;
 }
 
@@ -79,7 +82,7 @@ export class Curriculum {
   pick(count: number): { tasks: CurriculumTask[]; counts: FilterCounts } {
     const rng = Rng.fromState(this.state.rng);
     const pool = this.pool(this.state.level);
-    const counts: FilterCounts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, level: this.state.level };
+    const counts: FilterCounts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, droppedOverContext: 0, level: this.state.level };
     const tasks: CurriculumTask[] = [];
     const tried = new Set<number>();
     while (tasks.length < count && tried.size < pool.length) {

@@ -188,7 +188,10 @@ export class Trainer {
     this.curriculum.record(trajs);
     const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
     const kept = trajs.filter((_, i) => keptIdx.has(i));
-    const samples = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false);
+    const context = this.deps.agentModel.config.maxPositionEmbeddings;
+    const all = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false);
+    const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
+    counts.droppedOverContext = all.length - samples.length;
     let update: UpdateMetrics | null = null;
     if (samples.length) {
       update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update));

@@ -58,6 +58,19 @@ describe('the MAPPA loop', () => {
     await sandbox.dispose();
   });
 
+  it('leaves samples longer than the model\'s context out of the update, and counts them', async () => {
+    // A context of 1 position: every action (prompt + tokens) is longer, so nothing is trained.
+    const short = { ...model, config: { ...model.config, maxPositionEmbeddings: 1 } } as LoadedModel;
+    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: coach(), sandbox });
+    const m = await trainer.step();
+    expect(m.perAgent.solver.samples).toBe(0);
+    // The same seed with the real context: same rollouts, every sample of the trainable agents kept.
+    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: coach(), sandbox })).step();
+    expect(full.filters.droppedOverContext).toBe(0);
+    expect(full.perAgent.solver.samples).toBe(4);
+    expect(m.filters.droppedOverContext).toBe(full.perAgent.solver.samples + full.perAgent.executor.samples);
+  });
+
   it('runs iterations end to end and reports every metric; frozen agents stay frozen', async () => {
     const store = new MemoryStore();
     const trainer = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store });
