@@ -47,8 +47,8 @@ export interface FilterCounts {
   skippedAlwaysSolved: number;
   skippedNeverSolved: number;
   droppedCoachFailures: number;
-  /** Update samples (prompt + action) longer than the agent model's context, left out of the update:
-   *  the model never saw such positions, and a 3000-token backward pass overflows the wasm heap. */
+  /** Update samples (prompt + action) longer than the agent model's context or MAX_TRAIN_TOKENS (what one
+   *  backward pass takes on the wasm heap), left out of the update. */
   droppedOverContext?: number;
   level: number;
 }

@@ -13,7 +13,7 @@
  *          t.on((e) => console.log(e.type)); await t.run();
  */
 import { AdamW } from '../rl/adamw.ts';
-import { policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
+import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
 import type { GenerationProgress } from '../model/generate.ts';
 import type { LoadedModel } from '../model/load.ts';
@@ -188,7 +188,7 @@ export class Trainer {
     this.curriculum.record(trajs);
     const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
     const kept = trajs.filter((_, i) => keptIdx.has(i));
-    const context = this.deps.agentModel.config.maxPositionEmbeddings;
+    const context = Math.min(this.deps.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
     const all = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
     counts.droppedOverContext = all.length - samples.length;

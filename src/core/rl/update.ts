@@ -130,6 +130,14 @@ function chunks<T>(items: T[], size: number): T[][] {
  */
 const MAX_TRAIN_ATTENTION_CELLS = 4 * 1024 * 1024;
 
+/**
+ * The longest sample (prompt + action tokens) one backward pass takes on the wasm heap. Measured on
+ * the shipped model (LoRA on all projections): 2048 tokens pass in a fresh process, 3000 overflow, and
+ * after a data-team rollout has grown and fragmented the heap a ~2k-token sample overflowed too. The
+ * trainer leaves longer samples out of the update and counts them (filters.droppedOverContext).
+ */
+export const MAX_TRAIN_TOKENS = 1536;
+
 /** Sample indices in micro-batches of at most maxRows rows and MAX_TRAIN_ATTENTION_CELLS cells.
  *  Example: 4 math samples of ~600 tokens -> one micro-batch; 4 data samples of 1800 -> four. */
 export function microBatches(samples: TrainSample[], idx: number[], maxRows: number): number[][] {
