@@ -125,21 +125,21 @@ function chunks<T>(items: T[], size: number): T[][] {
 
 /**
  * Attention cells (rows x longest^2) one micro-batch may hold. The backward pass keeps every layer's
- * [B, heads, T, T] scores, so four ~2k-token data-team samples at once overflow the wasm heap; longer
- * samples go fewer at a time. Gradients accumulate over micro-batches, so the update is the same.
+ * [B, heads, T, T] scores, and tfjs-wasm addresses about 2 GB safely. Measured on the shipped model
+ * (LoRA on all projections): 4 rows x 1024 tokens abort, 2 x 1024 and 1 x 2048 pass. Longer samples go
+ * fewer at a time; gradients accumulate over micro-batches, so the update is the same.
  */
-const MAX_TRAIN_ATTENTION_CELLS = 4 * 1024 * 1024;
+const MAX_TRAIN_ATTENTION_CELLS = 2 * 1024 * 1024;
 
 /**
- * The longest sample (prompt + action tokens) one backward pass takes on the wasm heap. Measured on
- * the shipped model (LoRA on all projections): 2048 tokens pass in a fresh process, 3000 overflow, and
- * after a data-team rollout has grown and fragmented the heap a ~2k-token sample overflowed too. The
- * trainer leaves longer samples out of the update and counts them (filters.droppedOverContext).
+ * The longest sample (prompt + action tokens) the trainer updates on: one alone in a backward pass
+ * passes at 2048 tokens and overflows the wasm heap at 3000 (measured as above); 1536 keeps a margin.
+ * The trainer leaves longer samples out of the update and counts them (filters.droppedOverContext).
  */
 export const MAX_TRAIN_TOKENS = 1536;
 
 /** Sample indices in micro-batches of at most maxRows rows and MAX_TRAIN_ATTENTION_CELLS cells.
- *  Example: 4 math samples of ~600 tokens -> one micro-batch; 4 data samples of 1800 -> four. */
+ *  Example: 4 math samples of ~600 tokens -> one micro-batch; 4 data samples of 1400 -> four. */
 export function microBatches(samples: TrainSample[], idx: number[], maxRows: number): number[][] {
   const lengths = idx.map((i) => samples[i].prompt.length + samples[i].action.length);
   return promptBatches(lengths, maxRows, MAX_TRAIN_ATTENTION_CELLS).map((b) => b.map((k) => idx[k]));
