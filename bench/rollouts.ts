@@ -17,10 +17,12 @@
  * Target: --target, else that baseline's greedy accuracy + 0.10.
  *
  * Example: npm run bench -- rollouts --seeds 0,1,2 --out runs/rollouts        (long: the full default)
+ *          (on 2 cores: `--modes process` and `--modes outcome` as two processes into the same --out,
+ *          then the plain command again: it reuses the finished runs and prints the whole report)
  *          npm run bench -- rollouts --quick                                   (tiny random team, ~seconds)
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { initBackend, describeBackend, type BackendName } from '../src/core/backend.ts';
@@ -37,9 +39,12 @@ import { FileStore } from '../src/cli/file-store.ts';
 import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
 
 const MODES = ['process', 'outcome'] as const;
+type Mode = (typeof MODES)[number];
 
 export interface RolloutsBenchOptions {
   seeds: number[];
+  /** Reward modes to run (default both); the report covers the runs found for both. */
+  modes: Mode[];
   iterations?: number;
   target?: number;
   quick: boolean;
@@ -49,7 +54,7 @@ export interface RolloutsBenchOptions {
 }
 
 export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
-  const o: RolloutsBenchOptions = { seeds: [0, 1, 2], quick: false, out: '' };
+  const o: RolloutsBenchOptions = { seeds: [0, 1, 2], modes: [...MODES], quick: false, out: '' };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new Error(`bench rollouts: ${flag} needs a value`);
@@ -65,6 +70,11 @@ export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
         return n;
       });
       seedsGiven = true;
+    } else if (flag === '--modes') {
+      o.modes = value(i++, flag).split(',').map((m) => {
+        if (!(MODES as readonly string[]).includes(m.trim())) throw new Error(`bench rollouts: --modes takes process and/or outcome (e.g. process,outcome), got "${m}"`);
+        return m.trim() as Mode;
+      });
     } else if (flag === '--iterations') {
       const n = Number(value(i++, flag));
       if (!Number.isInteger(n) || n <= 0) throw new Error(`bench rollouts: --iterations must be a positive integer, got "${argv[i]}"`);
@@ -80,7 +90,7 @@ export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
       const b = value(i++, flag);
       if (!['cpu', 'wasm', 'webgpu'].includes(b)) throw new Error(`bench rollouts: --backend must be cpu, wasm or webgpu, got "${b}"`);
       o.backend = b as BackendName;
-    } else throw new Error(`bench rollouts: unknown option "${flag}". Options: --seeds 0,1,2 --iterations N --target X --quick --out DIR --config FILE --backend cpu|wasm|webgpu`);
+    } else throw new Error(`bench rollouts: unknown option "${flag}". Options: --seeds 0,1,2 --modes process,outcome --iterations N --target X --quick --out DIR --config FILE --backend cpu|wasm|webgpu`);
   }
   if (o.quick && !seedsGiven) o.seeds = [0, 1];
   if (!o.out) o.out = path.join(os.tmpdir(), `mappa-rollouts-${o.quick ? 'quick-' : ''}${process.pid}-${Date.now()}`);
@@ -125,9 +135,20 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
   return setUpRun(config, true);
 }
 
+/**
+ * Whether `dir` holds a finished run of exactly `config` (its summary.json written): such a run is
+ * reused, so the modes or seeds can run in separate processes (one per core) into one --out and a
+ * last call reports them all. A started but unfinished run, or one of another config, is an error.
+ */
+async function finishedRun(config: TrainConfig, dir: string): Promise<boolean> {
+  if (!existsSync(path.join(dir, 'metrics.jsonl'))) return false;
+  const same = existsSync(path.join(dir, 'config.json')) && (await readFile(path.join(dir, 'config.json'), 'utf8')) === JSON.stringify(config, null, 2) + '\n';
+  if (same && existsSync(path.join(dir, 'summary.json'))) return true;
+  throw new Error(`bench rollouts: ${dir} already holds ${same ? 'an unfinished run' : 'a run of another config'}; remove it or pass another --out`);
+}
+
 /** One run into `dir`, laid out as `mappa train` writes it. */
 async function runOne(config: TrainConfig, parts: Parts, baseline: EvalResult, dir: string): Promise<void> {
-  if (existsSync(path.join(dir, 'metrics.jsonl'))) throw new Error(`bench rollouts: ${dir} already holds a run; pass another --out`);
   const store = new FileStore(dir);
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
@@ -215,8 +236,11 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
       for (const mode of MODES) {
         const config: TrainConfig = { ...base, seed, rewards: { ...base.rewards, mode } };
         const dir = path.join(o.out, `${mode}-seed${seed}`);
-        log(`${mode}, seed ${seed}: ${config.iterations} iterations -> ${dir}`);
-        await runOne(config, parts, baseline, dir);
+        if (await finishedRun(config, dir)) log(`${mode}, seed ${seed}: finished run found in ${dir}, reused`);
+        else if (o.modes.includes(mode)) {
+          log(`${mode}, seed ${seed}: ${config.iterations} iterations -> ${dir}`);
+          await runOne(config, parts, baseline, dir);
+        } else continue;
         rows.push(summarizeRun(await readRun(dir), target));
       }
     }

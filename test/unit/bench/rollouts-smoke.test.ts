@@ -2,7 +2,7 @@
  * Smoke test of the rollout-cost benchmark: options, the report's ratio on hand-made summaries,
  * and one tiny quick run (one seed, one iteration per mode) whose folders `mappa compare` reads.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +21,9 @@ describe('bench rollouts', () => {
     expect(parseRolloutsArgs(['--seeds', '3,4', '--iterations', '5', '--target', '0.4'])).toMatchObject({ seeds: [3, 4], iterations: 5, target: 0.4 });
     expect(() => parseRolloutsArgs(['--target', '40'])).toThrow(/\[0, 1\]/);
     expect(() => parseRolloutsArgs(['--seeds', 'a'])).toThrow(/non-negative integers/);
+    expect(parseRolloutsArgs([]).modes).toEqual(['process', 'outcome']);
+    expect(parseRolloutsArgs(['--modes', 'outcome']).modes).toEqual(['outcome']);
+    expect(() => parseRolloutsArgs(['--modes', 'mixed'])).toThrow(/--modes takes process and\/or outcome/);
   });
 
   it('reports the ratio over seeds where both modes reached the target', () => {
@@ -37,9 +40,17 @@ describe('bench rollouts', () => {
     expect(text).toContain('- seed 2: only process reached the target (16 rollouts)');
   });
 
-  it('--quick runs both modes into run folders that mappa compare reads', async () => {
+  it('--quick runs both modes into run folders that mappa compare reads; finished runs are reused', async () => {
     const out = path.join(mkdtempSync(path.join(os.tmpdir(), 'mappa-rollouts-')), 'runs');
+    // One mode first (as one of two processes would), then the plain command: it reuses that run.
+    const first = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--modes', 'process', '--out', out]));
+    expect(first).toMatch(/\| process \| 0 \| /);
+    expect(first).not.toMatch(/\| outcome \| 0 \| /);
+    const processSummary = readFileSync(path.join(out, 'process-seed0', 'summary.json'), 'utf8');
     const text = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--out', out]));
+    expect(readFileSync(path.join(out, 'process-seed0', 'summary.json'), 'utf8')).toBe(processSummary);
+    // A different config over the same folders is refused, not mixed in.
+    await expect(runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '2', '--out', out]))).rejects.toThrow(/a run of another config/);
     expect(text).toContain('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
     expect(text).toMatch(/\| process \| 0 \| (\d+|not reached) \| [\d.]+% \| [\d.]+% \| [\d.]+% \|/);
     expect(text).toMatch(/\| outcome \| 0 \| /);
