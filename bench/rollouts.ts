@@ -140,10 +140,16 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
  * reused, so the modes or seeds can run in separate processes (one per core) into one --out and a
  * last call reports them all. A started but unfinished run, or one of another config, is an error.
  */
-async function finishedRun(config: TrainConfig, dir: string): Promise<boolean> {
+/**
+ * Whether `dir` holds a finished run of `config`. A run of another config is an error; an unfinished
+ * one is an error only when this process would run it (`mine`): otherwise another process (the other
+ * `--modes`) may be writing it right now.
+ */
+async function finishedRun(config: TrainConfig, dir: string, mine: boolean): Promise<boolean> {
   if (!existsSync(path.join(dir, 'metrics.jsonl'))) return false;
   const same = existsSync(path.join(dir, 'config.json')) && (await readFile(path.join(dir, 'config.json'), 'utf8')) === JSON.stringify(config, null, 2) + '\n';
   if (same && existsSync(path.join(dir, 'summary.json'))) return true;
+  if (same && !mine) return false;
   throw new Error(`bench rollouts: ${dir} already holds ${same ? 'an unfinished run' : 'a run of another config'}; remove it or pass another --out`);
 }
 
@@ -236,11 +242,14 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
       for (const mode of MODES) {
         const config: TrainConfig = { ...base, seed, rewards: { ...base.rewards, mode } };
         const dir = path.join(o.out, `${mode}-seed${seed}`);
-        if (await finishedRun(config, dir)) log(`${mode}, seed ${seed}: finished run found in ${dir}, reused`);
+        if (await finishedRun(config, dir, o.modes.includes(mode))) log(`${mode}, seed ${seed}: finished run found in ${dir}, reused`);
         else if (o.modes.includes(mode)) {
           log(`${mode}, seed ${seed}: ${config.iterations} iterations -> ${dir}`);
           await runOne(config, parts, baseline, dir);
-        } else continue;
+        } else {
+          log(`${mode}, seed ${seed}: not finished and not among --modes here, left out of this report`);
+          continue;
+        }
         rows.push(summarizeRun(await readRun(dir), target));
       }
     }

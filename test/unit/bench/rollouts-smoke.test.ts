@@ -2,7 +2,7 @@
  * Smoke test of the rollout-cost benchmark: options, the report's ratio on hand-made summaries,
  * and one tiny quick run (one seed, one iteration per mode) whose folders `mappa compare` reads.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +46,14 @@ describe('bench rollouts', () => {
     const first = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--modes', 'process', '--out', out]));
     expect(first).toMatch(/\| process \| 0 \| /);
     expect(first).not.toMatch(/\| outcome \| 0 \| /);
+    // The other process's run still in progress (no summary yet): left out here, not an error.
+    const busy = path.join(out, 'process-seed0', 'summary.json');
+    const held = readFileSync(busy, 'utf8');
+    rmSync(busy);
+    const other = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--modes', 'outcome', '--out', out]));
+    expect(other).toMatch(/\| outcome \| 0 \| /);
+    expect(other).not.toMatch(/\| process \| 0 \| /);
+    writeFileSync(busy, held);
     const processSummary = readFileSync(path.join(out, 'process-seed0', 'summary.json'), 'utf8');
     const text = await runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '1', '--out', out]));
     expect(readFileSync(path.join(out, 'process-seed0', 'summary.json'), 'utf8')).toBe(processSummary);
