@@ -299,7 +299,7 @@ export function martiConfigLines(config: TrainConfig, opts: { source: string; pr
     ['verify_task', 'math'],
     ['verify_task_eval', 'math'],
     ['packing_samples', true],
-    ['mask_truncated_completions', true, 'as ours: truncated actions are masked out of the loss'],
+    ['mask_truncated_completions', config.update.maskTruncated, config.update.maskTruncated ? 'as ours: truncated actions are masked out of the loss' : 'as ours (update.maskTruncated: false): truncated actions are trained on their scores'],
     ['filter_agents_data', true, 'the stock launch script sets this when coder_max_turns > 1'],
     ['prompt_data', './data/mappa/train.jsonl', 'written next to this file; copy it there'],
     ['input_key', 'prompt'],

@@ -46,10 +46,17 @@ export interface UpdateSettings {
   miniBatches: number;
   epochs: number;
   maxGradNorm: number;
+  /**
+   * Mask actions that hit their token budget out of the loss (MAPPA.md: "truncated completions are
+   * masked out"). Turn off where the budget cuts actions that still did their job: a data-team SQL
+   * block cut right after its last statement runs, is scored on what it did, and masking it would
+   * leave only the short replies of the successful trajectories to learn from.
+   */
+  maskTruncated: boolean;
 }
 
 export const DEFAULT_UPDATE: UpdateSettings = {
-  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1,
+  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true,
 };
 
 export interface AgentPolicy {
@@ -200,6 +207,7 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
   settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
+  if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   for (const x of samples) {
     if (!policies.has(x.agent)) throw new Error(`policyUpdate: sample for unknown agent "${x.agent}"`);
     if (x.action.length === 0 || x.prompt.length === 0) throw new Error(`policyUpdate: a sample of "${x.agent}" has an empty prompt or action`);

@@ -119,6 +119,25 @@ describe('policy-gradient update', () => {
     p.adapter.dispose();
   });
 
+  it('truncated actions are masked by default; update.maskTruncated false trains them on their rewards', async () => {
+    const cut: TrainSample[] = [
+      { agent: 'cut', prompt: [1, 2], action: [3, 4], reward: 1, truncated: true },
+      { agent: 'cut', prompt: [1, 5], action: [6, 7], reward: 0, truncated: true },
+    ];
+    const masked = policy('cut');
+    const before = await masked.adapter.values();
+    const m1 = await policyUpdate(base.model, new Map([['cut', masked]]), cut);
+    expect(m1.agents.cut.steps).toBe(0); // nothing to learn from
+    for (const [k, x] of await masked.adapter.values()) expect(x.b).toEqual(before.get(k)!.b);
+    const trained = policy('cut');
+    const m2 = await policyUpdate(base.model, new Map([['cut', trained]]), cut, { maskTruncated: false });
+    expect(m2.agents.cut.steps).toBe(1);
+    const changed = [...(await trained.adapter.values())].some(([k, x]) => x.b.some((v, i) => v !== before.get(k)!.b[i]));
+    expect(changed).toBe(true);
+    masked.adapter.dispose();
+    trained.adapter.dispose();
+  });
+
   it('resume from adapter + optimizer state continues exactly, and nothing leaks over 20 steps', async () => {
     const samples = (k: number): TrainSample[] => [
       { agent: 'a', prompt: [1, 2 + k], action: [3, 4, 5], reward: (k % 3) / 2 },
