@@ -147,7 +147,9 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
  */
 async function finishedRun(config: TrainConfig, dir: string, mine: boolean): Promise<boolean> {
   if (!existsSync(path.join(dir, 'metrics.jsonl'))) return false;
-  const same = existsSync(path.join(dir, 'config.json')) && (await readFile(path.join(dir, 'config.json'), 'utf8')) === JSON.stringify(config, null, 2) + '\n';
+  // Compared once resolved: a key added to the config since the run, at its default, is the same run.
+  const same = existsSync(path.join(dir, 'config.json')) &&
+    JSON.stringify(resolveTrainConfig(JSON.parse(await readFile(path.join(dir, 'config.json'), 'utf8')))) === JSON.stringify(resolveTrainConfig(config));
   if (same && existsSync(path.join(dir, 'summary.json'))) return true;
   if (same && !mine) return false;
   throw new Error(`bench rollouts: ${dir} already holds ${same ? 'an unfinished run' : 'a run of another config'}; remove it or pass another --out`);
