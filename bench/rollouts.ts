@@ -205,13 +205,14 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
     out.push(`| ${mode} | ${reached.length}/${m.length} | ${meanReached === null ? 'n/a' : meanReached.toFixed(1)} | ` +
       `${pct(mean(m.map((r) => r.final?.greedy ?? 0)))} | ${pct(mean(m.map((r) => r.final?.sampled ?? 0)))} |`);
   }
-  // Ratio over the seeds where both modes reached the target.
+  // Ratio over the seeds where both modes reached the target. undefined: no run of that mode and seed
+  // in this report (the other process of a two-process bench still writing it); null: not reached.
   const pairs = o.seeds.map((seed) => {
-    const p = rows.find((r) => r.run.seed === seed && r.run.reward === 'process')?.rolloutsToTarget ?? null;
-    const q = rows.find((r) => r.run.seed === seed && r.run.reward === 'outcome')?.rolloutsToTarget ?? null;
-    return { seed, p, q };
+    const find = (mode: Mode) => rows.find((r) => r.run.seed === seed && r.run.reward === mode);
+    const p = find('process'), q = find('outcome');
+    return { seed, p: p ? p.rolloutsToTarget : undefined, q: q ? q.rolloutsToTarget : undefined };
   });
-  const both = pairs.filter((x) => x.p !== null && x.q !== null && x.q > 0);
+  const both = pairs.filter((x) => x.p != null && x.q != null && x.q > 0);
   out.push('');
   if (both.length) {
     const ratio = mean(both.map((x) => x.p!))! / mean(both.map((x) => x.q!))!;
@@ -219,10 +220,12 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
       `(${ratio < 1 ? `${((1 - ratio) * 100).toFixed(0)}% fewer` : `${((ratio - 1) * 100).toFixed(0)}% more`} rollouts with process reward; the brief claims ~40% fewer).`);
     for (const x of both) out.push(`- seed ${x.seed}: ${x.p} / ${x.q} = ${(x.p! / x.q!).toFixed(2)}`);
   } else {
+    const absent = pairs.filter((x) => x.p === undefined).length + pairs.filter((x) => x.q === undefined).length;
     out.push('Rollouts ratio process / outcome: n/a (no seed where both modes reached the target within the budget; ' +
-      `${pairs.filter((x) => x.q === null).length} outcome run(s) and ${pairs.filter((x) => x.p === null).length} process run(s) did not reach it).`);
+      `${pairs.filter((x) => x.q === null).length} outcome run(s) and ${pairs.filter((x) => x.p === null).length} process run(s) did not reach it` +
+      `${absent ? `; ${absent} run(s) not in this report` : ''}).`);
   }
-  const missing = pairs.filter((x) => (x.p === null) !== (x.q === null));
+  const missing = pairs.filter((x) => x.p !== undefined && x.q !== undefined && (x.p === null) !== (x.q === null));
   for (const x of missing) out.push(`- seed ${x.seed}: only ${x.p !== null ? 'process' : 'outcome'} reached the target (${x.p ?? x.q} rollouts): a lower bound of the saving is not computed.`);
   return out.join('\n') + '\n';
 }

@@ -38,6 +38,10 @@ describe('bench rollouts', () => {
     expect(text).toContain('| outcome | 2/3 | 56.0 | 30.0% | 15.0% |');
     expect(text).toContain('| outcome | 2 | not reached | 25.0% | 25.0% | 12.5% |');
     expect(text).toContain('- seed 2: only process reached the target (16 rollouts)');
+    // One process's report (--modes outcome) while the process runs are still being written.
+    const partial = formatRolloutsReport([row('outcome', 0, 48, 0.35), row('outcome', 1, null, 0.3), row('outcome', 2, null, 0.25)], o, 0.3, quickConfig(4), 'cpu');
+    expect(partial).toContain('2 outcome run(s) and 0 process run(s) did not reach it; 3 run(s) not in this report).');
+    expect(partial).not.toContain('only outcome reached');
   });
 
   it('--quick runs both modes into run folders that mappa compare reads; finished runs are reused', async () => {
