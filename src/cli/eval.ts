@@ -1,22 +1,26 @@
 /**
- * `mappa eval [--config FILE] [--adapters DIR] [--tasks N]` prints the team's held-out accuracy as
- * JSON (greedy and at the evaluation temperature). DIR holds one PEFT folder per agent
- * (DIR/<agent>/adapter_config.json ...), as `mappa train` writes under <out>/adapters.
+ * `mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--trajectories FILE]` prints the team's
+ * held-out accuracy as JSON (greedy and at the evaluation temperature). DIR holds one PEFT folder per
+ * agent (DIR/<agent>/adapter_config.json ...), as `mappa train` writes under <out>/adapters.
+ * --trajectories writes what the team did on every held-out task, in trajectories.jsonl's format
+ * plus "eval": "greedy" or "sampled", to read why a task failed.
  */
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LoraAdapter } from '../core/lora/adapter.ts';
 import { importPeft } from '../core/lora/peft.ts';
 import { EngineAgents } from '../core/mappa/agents.ts';
+import { trajectoryLines, type Trajectory } from '../core/mappa/rollout.ts';
 import { evaluateTeam } from '../core/mappa/train.ts';
 import { folderSource } from '../core/model/sources.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 
-const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--backend cpu|wasm|webgpu]\n';
+const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--trajectories FILE] [--backend cpu|wasm|webgpu]\n';
 
 export async function evalCommand(argv: string[]): Promise<void> {
-  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
   const heldOut = await readDataset(o.dataset, '--dataset');
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : Number(o.tasks) });
   await startBackend(o.backend);
@@ -30,7 +34,10 @@ export async function evalCommand(argv: string[]): Promise<void> {
     }
   }
   const engine = new EngineAgents(parts.agentModel, adapters);
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, undefined, heldOut);
+  let lines = '';
+  const keep = o.trajectories ? (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => { lines += trajectoryLines(0, trajs, { eval: mode }); } : undefined;
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, undefined, heldOut, keep);
+  if (o.trajectories) await writeFile(o.trajectories, lines);
   process.stdout.write(JSON.stringify({
     ...result, temperature: config.evalTemperature,
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { exportPeft } from '../core/lora/peft.ts';
 import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/mappa/train.ts';
 import { EngineAgents } from '../core/mappa/agents.ts';
+import { trajectoryLines } from '../core/mappa/rollout.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
 import { FileStore } from './file-store.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
@@ -91,12 +92,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       process.stderr.write(`${process.stderr.isTTY ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
     }
     if (e.type === 'trajectories') {
-      const lines = e.trajectories.map((t) => JSON.stringify({
-        iteration: e.iteration, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
-        finalAnswer: t.finalAnswer, correct: t.correct,
-        actions: t.actions.map((a) => ({ agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens, logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated, coach: a.coach, reward: a.reward })),
-      }));
-      void appendFile(path.join(out, 'trajectories.jsonl'), lines.join('\n') + '\n');
+      void appendFile(path.join(out, 'trajectories.jsonl'), trajectoryLines(e.iteration, e.trajectories));
     }
   });
   process.on('SIGINT', () => {

@@ -14,6 +14,8 @@ import type { IterationMetrics } from '../core/mappa/train.ts';
 import type { Trajectory } from '../core/mappa/rollout.ts';
 import type { TrajectoryView } from './protocol.ts';
 
+export { trajectoryLines } from '../core/mappa/rollout.ts';
+
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
   const tree: Record<string, Record<string, Uint8Array>> = {};
   for (const [agent, files] of Object.entries(perAgent)) tree[agent] = { ...files };
@@ -34,19 +36,6 @@ export function adapterFiles(upload: Record<string, Uint8Array>): Record<string,
   const out: Record<string, Uint8Array> = {};
   for (const [name, bytes] of Object.entries(files)) if (name.startsWith(dir) && !name.endsWith('/')) out[name.slice(dir.length)] = bytes;
   return out;
-}
-
-/** One JSONL line per trajectory: every action with its input, output, tool output, coach verdict and reward. */
-export function trajectoryLines(iteration: number, trajs: Trajectory[]): string {
-  return trajs.map((t) => JSON.stringify({
-    iteration, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
-    finalAnswer: t.finalAnswer, correct: t.correct,
-    actions: t.actions.map((a) => ({
-      agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens,
-      logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated,
-      coach: a.coach, reward: a.reward,
-    })),
-  })).map((l) => l + '\n').join('');
 }
 
 /** The inspector's light copy of a trajectory (no token ids or log-probs). */

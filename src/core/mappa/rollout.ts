@@ -175,3 +175,19 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   }
   return trajs;
 }
+
+/**
+ * One JSONL line per trajectory (trajectories.jsonl of `mappa train`, `mappa eval --trajectories`, the
+ * page's export): every action with its input, output, tool output, coach verdict and reward.
+ */
+export function trajectoryLines(iteration: number, trajs: Trajectory[], extra: Record<string, unknown> = {}): string {
+  return trajs.map((t) => JSON.stringify({
+    iteration, ...extra, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
+    finalAnswer: t.finalAnswer, correct: t.correct,
+    actions: t.actions.map((a) => ({
+      agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens,
+      logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated,
+      coach: a.coach, reward: a.reward,
+    })),
+  })).map((l) => l + '\n').join('');
+}

@@ -80,7 +80,8 @@ export interface TrainerDeps {
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
 export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: { sandbox: Sandbox | null; sql?: Sandbox | null },
-  onStage?: (rows: number) => void, heldOut?: RolloutTask[]): Promise<EvalResult> {
+  onStage?: (rows: number) => void, heldOut?: RolloutTask[],
+  onTrajectories?: (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => void): Promise<EvalResult> {
   const domain = domainOf(config.workflow);
   const tasks = heldOut?.length ? heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
   const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
@@ -89,7 +90,9 @@ export async function evaluateTeam(config: TrainConfig, backends: Map<string, Ag
   });
   const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / trajs.length;
   const greedy = await run(0);
+  onTrajectories?.('greedy', greedy);
   const sampled = await run(config.evalTemperature);
+  onTrajectories?.('sampled', sampled);
   const metrics = meanMetrics(greedy, domain.metricNames);
   return { greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}) };
 }
