@@ -136,14 +136,10 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
 }
 
 /**
- * Whether `dir` holds a finished run of exactly `config` (its summary.json written): such a run is
- * reused, so the modes or seeds can run in separate processes (one per core) into one --out and a
- * last call reports them all. A started but unfinished run, or one of another config, is an error.
- */
-/**
- * Whether `dir` holds a finished run of `config`. A run of another config is an error; an unfinished
- * one is an error only when this process would run it (`mine`): otherwise another process (the other
- * `--modes`) may be writing it right now.
+ * Whether `dir` holds a finished run of `config` (its summary.json written): such a run is reused, so
+ * the modes or seeds can run in separate processes (one per core) into one --out and a last call
+ * reports them all. A run of another config is an error; an unfinished one is an error only when this
+ * process would run it (`mine`): otherwise another process (the other `--modes`) may be writing it.
  */
 async function finishedRun(config: TrainConfig, dir: string, mine: boolean): Promise<boolean> {
   if (!existsSync(path.join(dir, 'metrics.jsonl'))) return false;
