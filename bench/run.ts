@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, string> = {
   engine: 'decoder speed (prefill, KV-cache and recompute decode) and peak memory per backend',
   update: 'one policy-gradient LoRA update step',
   rollouts: 'rollouts of a whole agent team',
+  pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
 };
 
 interface BenchModule {

@@ -12,11 +12,14 @@
  * --layers, --agent-steps, --judge-steps, --tokens-per-batch, --lr, --judge-lr, --prompt-weight (agent loss
  * weight on prompt tokens; the judge trains on its answers only), --max-minutes,
  * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval, --init DIR (stage 1 = that model folder),
- * --extra-vocab N (after stage 1: N new BPE merges learnt on the data team's text, embeddings grown to match; 0 = none).
+ * --extra-vocab N (after stage 1: N new BPE merges learnt on the data team's text, embeddings grown to match; 0 = none),
+ * --threads N (training threads: this one and N - 1 worker threads, each computing a share of every batch's rows;
+ * default the machine's cores, at most 4; tfjs wasm itself runs one thread in Node).
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
+import os from 'node:os';
 import { initBackend, describeBackend } from '../src/core/backend.ts';
 import { parameterCount, parseConfig, expectedWeights, type ModelConfig } from '../src/core/model/config.ts';
 import { loadModel } from '../src/core/model/load.ts';
@@ -35,7 +38,8 @@ import { createSandbox, formatObservation } from '../src/core/tools/sandbox.ts';
 import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
-import { extendEmbeddings, initWeights, trainModel, type TrainReport } from './pretrain/train.ts';
+import { extendEmbeddings, initWeights, trainModel, type TrainOptions, type TrainReport } from './pretrain/train.ts';
+import { GradientWorkers } from './pretrain/data-parallel.ts';
 import {
   MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
   type JudgeItem, type Transcript,
@@ -46,6 +50,7 @@ const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
   'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 1200, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 2e-3,
   'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 512,
+  threads: Math.min(4, os.availableParallelism()),
 };
 type Flags = typeof DEFAULTS;
 
@@ -118,6 +123,16 @@ async function main(): Promise<void> {
     if (i.step % 10 === 0) log(`${name} step ${i.step} loss ${i.loss.toFixed(3)} lr ${i.lr.toExponential(2)} ${Math.round(i.tokens / i.seconds)} tok/s`);
   };
   const budget = flags['max-minutes'] * 60;
+  if (!Number.isInteger(flags.threads) || flags.threads < 1) throw new Error(`pretrain: --threads must be a whole number >= 1, got ${flags.threads}`);
+  // Each stage gets its own worker pool: the model's shapes change between stages (vocabulary, positions).
+  const train = async (config: ModelConfig, weights: Map<string, tf.Variable>, examples: Parameters<typeof trainModel>[2], opts: TrainOptions) => {
+    const workers = flags.threads > 1 ? await GradientWorkers.start(flags.threads - 1, config, weights) : undefined;
+    try {
+      return await trainModel(config, weights, examples, { ...opts, workers });
+    } finally {
+      await workers?.close();
+    }
+  };
   let tokJson: Record<string, unknown>;
   let tokConfig: Record<string, unknown>;
   let stage1: TrainReport | null = null;
@@ -149,7 +164,7 @@ async function main(): Promise<void> {
     // 3a. Stage 1: the math team alone, from scratch (a tiny model first learns to read and copy numbers).
     const mathOnly = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
     log(`stage 1 (math team): ${parameterCount(parseConfig(configJson, 'config'))} parameters, ${mathOnly.length} examples`);
-    stage1 = await trainModel(parseConfig(configJson, 'config'), weights, mathOnly, {
+    stage1 = await train(parseConfig(configJson, 'config'), weights, mathOnly, {
       steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
       maxSeconds: budget * 0.45, log: logEvery('agent'),
     });
@@ -181,7 +196,7 @@ async function main(): Promise<void> {
   const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
   const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
   log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
-  const agentTrain = await trainModel(config, weights, agentData, {
+  const agentTrain = await train(config, weights, agentData, {
     steps: flags['mix-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['mix-lr'], seed: flags.seed + 2, promptWeight: flags['prompt-weight'], warmup: 20,
     maxSeconds: Math.max(60, budget * 0.65 - (performance.now() - started) / 1000), log: logEvery('stage 2'),
   });
@@ -199,7 +214,7 @@ async function main(): Promise<void> {
   const judgeData = judgeItems.map((j) => j.example).filter((e) => e.ids.length <= MAX_TOKENS);
   log(`judge items: ${mathJudge.length} math, ${dataJudge.length} data; scores ${JSON.stringify(histogram(judgeItems.map((j) => j.score)))}`);
   log(`judge: ${judgeData.length} examples, ${judgeData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
-  const judgeTrain = await trainModel(config, weights, judgeData, {
+  const judgeTrain = await train(config, weights, judgeData, {
     steps: flags['judge-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['judge-lr'], seed: flags.seed + 1, warmup: 10,
     maxSeconds: Math.max(60, budget * 0.8 - (performance.now() - started) / 1000), log: logEvery('judge'),
   });

@@ -46,6 +46,7 @@ const min = (s: number) => `${(s / 60).toFixed(1)} min`;
 
 function common(s: RunSummary): string {
   const c = s.config;
+  const threads = Number(s.flags.threads ?? 1);
   return `## Architecture and size
 Llama (LlamaForCausalLM): ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, MLP ${c.intermediate_size} (SwiGLU),
 ${c.num_attention_heads} attention heads / ${c.num_key_value_heads} KV heads (head dim ${c.head_dim}), RoPE theta ${c.rope_theta},
@@ -58,9 +59,11 @@ embedding started as the mean of the pair it merges` : ''}); digits are always s
 Chat template: ChatML (\`<|im_start|>role\\n...<|im_end|>\`), eos \`<|im_end|>\`.
 
 ## How it was made
-\`npm run pretrain -- --seed ${s.seed}\` (scripts/pretrain.ts), tfjs \`${s.backend}\` in Node, seeded init and batch
-order, Adam (beta2 0.95), linear warm-up then cosine decay to 10 %. Whole run (data, tokenizer, both models,
-all measurements): **${min(s.totalSeconds)}** wall time on a shared 2-core machine (training alone ${min(s.trainSeconds)})${s.stage1From
+\`npm run pretrain -- --seed ${s.seed}\` (scripts/pretrain.ts), tfjs \`${s.backend}\` in Node${threads > 1
+    ? `, ${threads} training threads (data-parallel: this thread and ${threads - 1} worker thread${threads > 2 ? 's' : ''} each compute the gradient of a share of every batch's rows, summed before one Adam step)`
+    : ''}, seeded init and batch
+order, Adam (beta2 0.95), linear warm-up then cosine decay to 10 %. Both models written after **${min(s.trainSeconds)}**
+(data, tokenizer, training); whole run with all measurements: **${min(s.totalSeconds)}** wall time on a shared 2-core machine${s.stage1From
     ? `; this run took stage 1 from \`--init ${s.stage1From}\` (see Training), which a rebuild from nothing trains first (+36 min)` : ''}.
 Flags: \`${JSON.stringify(s.flags)}\`.
 `;

@@ -22,6 +22,7 @@ import { expectedWeights, type ModelConfig } from '../../src/core/model/config.t
 import { CausalLM } from '../../src/core/model/llama.ts';
 import { Rng } from '../../src/core/tasks/rng.ts';
 import type { BpeModel } from './bpe.ts';
+import { shardLoss, shardRows, type GradientWorkers, type Shard } from './data-parallel.ts';
 import type { Example } from './transcripts.ts';
 
 /** Seeded init: normal(0, 0.02) for matrices (residual outputs scaled by 1/sqrt(2 * layers)), ones for norms. */
@@ -75,6 +76,8 @@ export interface TrainOptions {
   /** Stop early after this many seconds (the schedule still ends at `steps`). */
   maxSeconds?: number;
   log?: (info: { step: number; loss: number; lr: number; tokens: number; seconds: number }) => void;
+  /** Worker threads that compute a share of every batch's rows (data-parallel); none = this thread alone. */
+  workers?: GradientWorkers;
 }
 
 export interface TrainReport {
@@ -115,6 +118,7 @@ export async function trainModel(config: ModelConfig, weights: Map<string, tf.Va
   const rng = new Rng(`pretrain-batches/${opts.seed}`);
   const model = new CausalLM(config, weights as Map<string, tf.Tensor>);
   const optimizer = tf.train.adam(opts.lr, 0.9, 0.95, 1e-8);
+  const variables = [...weights.values()];
   const warmup = opts.warmup ?? Math.min(100, Math.floor(opts.steps / 10));
   const start = performance.now();
   let queue: Example[][] = [];
@@ -138,16 +142,26 @@ export async function trainModel(config: ModelConfig, weights: Map<string, tf.Va
     const targetCount = batch.reduce((s, e) => s + e.lossMask.slice(1).reduce((a, b) => a + b, 0), 0);
     const lr = lrAt(step, opts.steps, opts.lr, warmup, opts.maxSeconds ? (performance.now() - start) / 1000 / opts.maxSeconds : 0);
     (optimizer as unknown as { learningRate: number }).learningRate = lr;
-    const lossT = optimizer.minimize(() => {
-      const logits = model.forward(ids, { attentionMask, train: true }).logits; // [B, T, V]
-      const flat = tf.reshape(logits, [batch.length * width, config.vocabSize]);
-      const onehot = tf.cast(tf.oneHot(tf.tensor1d(targets.flat(), 'int32'), config.vocabSize), 'float32'); // [BT, V]
-      const logp = tf.sum(tf.mul(tf.logSoftmax(flat), onehot), -1); // [BT]
-      const w = tf.tensor1d(weightRows.flat());
-      return tf.div(tf.neg(tf.sum(tf.mul(logp, w))), Math.max(1, count)) as tf.Scalar;
-    }, true)!;
-    const loss = (await lossT.data())[0];
-    lossT.dispose();
+    // The batch's rows in 1 + workers shards: the workers take theirs (posted now), this thread the first.
+    const shards = shardRows({ ids, attentionMask, targets, weights: weightRows } satisfies Shard, 1 + (opts.workers?.size ?? 0));
+    const pending = opts.workers?.gradients(shards.slice(1), weights, count);
+    const { value, grads } = tf.variableGrads(() => shardLoss(model, config, shards[0], count), variables);
+    let loss = (await value.data())[0];
+    value.dispose();
+    if (pending) {
+      const others = await pending;
+      for (const g of others.grads) {
+        for (const [hfName, t] of g) {
+          const name = weights.get(hfName)!.name; // variableGrads keys by the variable's own name
+          const sum = tf.add(grads[name], t);
+          tf.dispose([grads[name], t]);
+          grads[name] = sum;
+        }
+      }
+      loss += others.losses.reduce((a, b) => a + b, 0);
+    }
+    optimizer.applyGradients(grads as unknown as Parameters<typeof optimizer.applyGradients>[0]); // typed as variables; tfjs reads gradients by name
+    tf.dispose(Object.values(grads));
     if (!Number.isFinite(loss)) throw new Error(`trainModel: loss became ${loss} at step ${step}; lower --lr`);
     if (Number.isNaN(firstLoss)) firstLoss = loss;
     smooth = Number.isNaN(smooth) ? loss : 0.95 * smooth + 0.05 * loss;
