@@ -5,7 +5,8 @@
  * tokenizer -> a Llama agent model -> a judge model (continued from the agent) -> measurements ->
  * Hugging Face folders with model cards. Runs on tfjs `wasm` in Node, seeded throughout.
  *
- * For: reproducing the shipped models (about an hour on 2 cores). Not for: RL (the trainer does
+ * For: rebuilding the models (on 2 cores with --threads 2: models written after 57 min, 79 min with the
+ * card's measurements; README 'Rebuild from nothing'). Not for: RL (the trainer does
  * that on top of these models).
  *
  * Flags (defaults in DEFAULTS): --seed, --out, --agent-tasks, --judge-tasks (math), --data-tasks (data team), --vocab, --hidden,
