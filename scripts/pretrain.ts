@@ -15,7 +15,9 @@
  * --eval-tasks (held-out problems used for the card; 200 = all), --skip-eval, --init DIR (stage 1 = that model folder),
  * --extra-vocab N (after stage 1: N new BPE merges learnt on the data team's text, embeddings grown to match; 0 = none),
  * --threads N (training threads: this one and N - 1 worker threads, each computing a share of every batch's rows;
- * default the machine's cores, at most 4; tfjs wasm itself runs one thread in Node).
+ * default the machine's cores, at most 4; tfjs wasm itself runs one thread in Node),
+ * --mix-math N (math problems whose transcripts join the tables in stage 2), --flaws JSON (math flaw rates that
+ * differ from MATH_FLAW_RATES, e.g. '{"literalShort": 0.5}').
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -28,7 +30,7 @@ import { decodeSafetensors, encodeSafetensors } from '../src/core/model/safetens
 import { folderSource } from '../src/core/model/sources.ts';
 import { actionInputText, coachPrompt, type ActionContext } from '../src/core/mappa/coach-format.ts';
 import { dataRuleScore } from '../src/core/mappa/data-coach.ts';
-import { dataHeldOut, dataRolloutTask } from '../src/core/mappa/data-team.ts';
+import { DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/mappa/data-team.ts';
 import type { Trajectory } from '../src/core/mappa/rollout.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
@@ -42,16 +44,18 @@ import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts'
 import { extendEmbeddings, initWeights, trainModel, type TrainOptions, type TrainReport } from './pretrain/train.ts';
 import { GradientWorkers } from './pretrain/data-parallel.ts';
 import {
-  MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
-  type JudgeItem, type Transcript,
+  MATH_FLAW_RATES, mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
+  type JudgeItem, type MathFlawRates, type Transcript,
 } from './pretrain/transcripts.ts';
 import { writeCards, type RunSummary } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
-  'data-tasks': 600, 'agent-steps': 1400, 'mix-steps': 1200, 'judge-steps': 400, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 2e-3,
+  'data-tasks': 1200, 'agent-steps': 1400, 'mix-steps': 1200, 'judge-steps': 300, 'tokens-per-batch': 2048, lr: 3e-3, 'mix-lr': 2e-3,
   'judge-lr': 2e-3, 'prompt-weight': 0.2, 'max-minutes': 150, 'eval-tasks': 200, 'skip-eval': 0, init: '', 'extra-vocab': 512,
   threads: Math.min(4, os.availableParallelism()),
+  flaws: '',
+  'mix-math': 1500,
 };
 type Flags = typeof DEFAULTS;
 
@@ -104,8 +108,10 @@ async function main(): Promise<void> {
   const tasks = generateMathTasks({ seed: `pretrain-${flags.seed}`, count: taskCount });
   if (tasks.some((t) => isMathHeldOut(t))) throw new Error('pretrain: a training task is in the held-out set');
   const rng = new Rng(`pretrain-transcripts/${flags.seed}`);
+  const flawRates = parseFlawRates(flags.flaws);
+  const team = mathTeam(flawRates);
   const transcripts: Transcript[] = [];
-  for (const t of tasks) transcripts.push(await playTeam(MATH_TEAM, t, { rng, runTool }));
+  for (const t of tasks) transcripts.push(await playTeam(team, t, { rng, runTool }));
   const scriptedAccuracy = transcripts.filter((t) => t.correct).length / transcripts.length;
   log(`${transcripts.length} transcripts, scripted team accuracy ${(scriptedAccuracy * 100).toFixed(1)}%`);
   const sql = createSqlTool();
@@ -193,7 +199,7 @@ async function main(): Promise<void> {
   const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
 
   // 3b. Stage 2: both teams mixed, at a lower rate, so the data roles are learnt without losing the math team.
-  const mathExamples = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
+  const mathExamples = transcripts.slice(0, Math.min(flags['agent-tasks'], flags['mix-math'])).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
   const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
   const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
   log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
@@ -240,14 +246,14 @@ async function main(): Promise<void> {
     show('math team greedy', (greedy = await teamAccuracy(agent, heldOut, sandbox, { temperature: 0, seed: flags.seed })));
     show('math team T=1.0', (sampled = await teamAccuracy(agent, heldOut, sandbox, { temperature: 1, seed: flags.seed })));
     show('data team greedy', (dataGreedy = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: 0, seed: flags.seed, batch: 10 })));
-    show('data team T=1.0', (dataSampled = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: 1, seed: flags.seed, batch: 10 })));
+    show(`data team T=${DATA_TEAM_SETTINGS.temperature}`, (dataSampled = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: DATA_TEAM_SETTINGS.temperature, seed: flags.seed, batch: 10 })));
     agent.model.dispose();
 
     // The judge against the labeller: on scripted held-out work, and on the base team's own held-out work.
     const judgeModel = await loadModel(folderSource(judgeDir));
     const heldRng = new Rng(`pretrain-heldout-transcripts/${flags.seed}`);
     const scripted: Transcript[] = [];
-    for (const t of heldOut.filter((_, i) => i % 4 === 0)) scripted.push(await playTeam(MATH_TEAM, t, { rng: heldRng, runTool }));
+    for (const t of heldOut.filter((_, i) => i % 4 === 0)) scripted.push(await playTeam(team, t, { rng: heldRng, runTool }));
     const dataScriptedHeld = await playDataTeam(dataHeld, { rng: heldRng, sandbox, sql });
     const sets: Record<string, JudgeItem[]> = {
       mathScripted: scripted.flatMap((t) => judgeExamples(asTrajectory(t), tok)),
@@ -266,17 +272,35 @@ async function main(): Promise<void> {
 
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,
-    vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates: MATH_FLAW_RATES, scriptedAccuracy,
+    vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates, scriptedAccuracy,
     stage1, stage1From: flags.init || null,
     agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentData.length, judgeExamples: judgeData.length,
     agentTrain, judgeTrain, trainSeconds, totalSeconds: (performance.now() - started) / 1000,
     greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), dataTasks: dataRuns.length, dataScriptedSuccess: dataScripted,
-    dataGreedy: dataGreedy && strip(dataGreedy), dataSampled: dataSampled && strip(dataSampled), judge,
+    dataGreedy: dataGreedy && strip(dataGreedy), dataSampled: dataSampled && strip(dataSampled), dataSampledTemperature: DATA_TEAM_SETTINGS.temperature, judge,
   };
   await writeCards(agentDir, judgeDir, summary);
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
+}
+
+/** --flaws '{"literalCode": 0.5}': math flaw rates that differ from MATH_FLAW_RATES (unknown names and rates outside 0..1 refused). */
+function parseFlawRates(json: string): MathFlawRates {
+  if (!json) return MATH_FLAW_RATES;
+  let patch: Record<string, unknown>;
+  try {
+    patch = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`pretrain: --flaws must be a JSON object like '{"literalCode": 0.5}': ${(e as Error).message}`);
+  }
+  const rates: Record<string, number> = { ...MATH_FLAW_RATES };
+  for (const [k, v] of Object.entries(patch)) {
+    if (!(k in rates)) throw new Error(`pretrain: --flaws: unknown flaw "${k}" (known: ${Object.keys(rates).join(', ')})`);
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`pretrain: --flaws: ${k} must be a rate in 0..1, got ${JSON.stringify(v)}`);
+    rates[k] = v;
+  }
+  return rates as unknown as MathFlawRates;
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */

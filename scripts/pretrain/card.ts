@@ -37,6 +37,8 @@ export interface RunSummary {
   dataScriptedSuccess: number;
   dataGreedy: Omit<TeamAccuracy, 'trajectories'> | null;
   dataSampled: Omit<TeamAccuracy, 'trajectories'> | null;
+  /** Sampling temperature of dataSampled: the data team's training temperature (DATA_TEAM_SETTINGS). */
+  dataSampledTemperature: number;
   /** Judge vs labeller: mathScripted, mathTeam, dataScripted, dataTeam. */
   judge: Record<string, JudgeAgreement>;
 }
@@ -88,7 +90,7 @@ function dataTable(s: RunSummary): string {
   return `| decoding | team success | mean quality metrics (tasks that reach a submission) | on-format turns |
 |---|---|---|---|
 ${row('greedy', s.dataGreedy)}
-${row('temperature 1.0', s.dataSampled)}
+${row(`temperature ${s.dataSampledTemperature.toFixed(1)} (the team's training temperature)`, s.dataSampled)}
 `;
 }
 
@@ -114,14 +116,20 @@ Synthetic multi-agent transcripts: ${s.agentTasks} generated math problems (gene
 each problem with prompts rendered from the MATH_CHAIN templates (src/core/mappa/workflow.ts) exactly as the
 rollout runner renders them, code run in the real Python sandbox. Realistic flaws at fixed rates: Solver misreads
 an operation ${pct(r.opMisread)} / slips on one step's arithmetic ${pct(r.slip)}; Executor's code fails
-${pct(r.malformedCode)} / prints the Solver's answer as a literal ${pct(r.literalCode)}; Verifier copies the
+${pct(r.malformedCode)} / prints the Solver's answer as a literal instead of recomputing it, ${pct(r.literalShort)} when the Solver's work
+has one or two steps (a habit of skipping the check on simple-looking work, which training can remove: the tiny
+Solver's own arithmetic is rarely right) and ${pct(r.literalCode)} otherwise; Verifier copies the
 Solver's answer ${pct(r.verifierCopiesSolver)}. The scripted team itself is right on ${pct(s.scriptedAccuracy)}.
 Data-analysis team: ${s.dataTasks} generated tables (85 % classification / regression, 15 % table questions;
 never a held-out table) played by a scripted Data Engineer -> Modeler -> Analyst through the real rollout runner,
-SQL on DuckDB-wasm over a per-trajectory workspace (scripts/pretrain/data-transcripts.ts). Flaws: a misspelled
-column or target (repaired on the next turn after the error 60 % of the time), a column left with missing cells,
-a forgotten test table, the wrong model family, constant predictions, hard labels instead of probabilities,
-a LIMIT that drops test ids, no \\boxed{}, a wrong aggregate or number. The scripted data team succeeds on
+SQL on DuckDB-wasm over a per-trajectory workspace (scripts/pretrain/data-transcripts.ts); the Data Engineer's
+prompt profiles each column (mean and missing count of a number, levels of a text column), so its SQL copies the
+fill values it needs. Flaws: a misspelled column or target (repaired on the next turn after the error 60 % of the
+time), a column left with missing cells, a forgotten test table, a Modeler that fits 'linear' to a 0/1 target
+(60 % of classification tables: a habit training can remove; its predictions carry no probability, so the
+Analyst's submission fails and the coach blames the Modeler), 'logistic' for a number, constant predictions, hard
+labels instead of probabilities, a LIMIT that drops test ids, no \\boxed{}, a wrong aggregate or number. The
+scripted data team succeeds on
 ${pct(s.dataScriptedSuccess)}.
 
 One example per agent per task (${s.agentExamples} examples, all of an agent's turns in one example); loss
@@ -133,7 +141,7 @@ transcripts; trained on both teams from scratch for the same time, it never did:
 - stage 1, the math team alone, from scratch, lr ${s.flags.lr}: ${s.stage1
     ? `${s.stage1.steps} steps, ${s.stage1.tokens.toLocaleString('en-US')} tokens, ${min(s.stage1.seconds)}; loss ${s.stage1.firstLoss.toFixed(3)} -> ${s.stage1.finalLoss.toFixed(3)}`
     : `taken from \`${s.stage1From}\` (--init): a model made by this stage (${s.flags['agent-steps']} steps) in an earlier run of the script, the math-only model shipped before stage 2 existed (its stage took 36 min); a rebuild from nothing runs stage 1 first`};
-- stage 2, both teams mixed, lr ${s.flags['mix-lr']}: ${t.steps} steps, ${t.tokens.toLocaleString('en-US')} tokens seen (${t.trainedTokens.toLocaleString('en-US')} of them trained targets),
+- stage 2, both teams mixed (${s.flags['mix-math']} of the math problems and all ${s.dataTasks} tables), lr ${s.flags['mix-lr']}: ${t.steps} steps, ${t.tokens.toLocaleString('en-US')} tokens seen (${t.trainedTokens.toLocaleString('en-US')} of them trained targets),
   ${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)} (smoothed, nats per target token).
 
 ## Measured: base team on the held-out math set

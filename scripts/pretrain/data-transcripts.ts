@@ -12,7 +12,9 @@
  * the next turn after the error is seen, as a competent agent would:
  *   Data Engineer  a misspelled column (SQL error; repaired with p = 0.6), a numeric column left
  *                  without COALESCE (missing cells: fit_predict refuses them), test_features forgotten
- *   Modeler        a misspelled target (error; repaired with p = 0.6), the wrong model family,
+ *   Modeler        a misspelled target (error; repaired with p = 0.6), 'linear' for a 0/1 target
+ *                  (a habit, at 0.6: its predictions have no probability column, the Analyst's
+ *                  submission fails, and the coach blames the Modeler), 'logistic' for a number,
  *                  constant predictions instead of a fit
  *   Analyst        hard 0/1 labels instead of probabilities, a LIMIT that drops test ids, no \boxed{}
  *   Table questions: the wrong aggregate (Modeler), the Analyst boxing another number.
@@ -30,16 +32,16 @@ import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
 
-export type DataFlawRates = Record<'typo' | 'noCoalesce' | 'noTest' | 'repair' | 'wrongTarget' | 'wrongModel' | 'constant' | 'hardLabels' | 'limit' | 'noBoxed' | 'wrongAggregate' | 'wrongNumber', number>;
+export type DataFlawRates = Record<'typo' | 'noCoalesce' | 'noTest' | 'repair' | 'wrongTarget' | 'linearForBinary' | 'wrongModel' | 'constant' | 'hardLabels' | 'limit' | 'noBoxed' | 'wrongAggregate' | 'wrongNumber', number>;
 
 /** No flaws at all: the reference team (tests). */
 export const NO_DATA_FLAWS: DataFlawRates = {
-  typo: 0, noCoalesce: 0, noTest: 0, repair: 0, wrongTarget: 0, wrongModel: 0, constant: 0, hardLabels: 0, limit: 0, noBoxed: 0, wrongAggregate: 0, wrongNumber: 0,
+  typo: 0, noCoalesce: 0, noTest: 0, repair: 0, wrongTarget: 0, linearForBinary: 0, wrongModel: 0, constant: 0, hardLabels: 0, limit: 0, noBoxed: 0, wrongAggregate: 0, wrongNumber: 0,
 };
 
 export const DATA_FLAW_RATES: DataFlawRates = {
   typo: 0.2, noCoalesce: 0.1, noTest: 0.06, repair: 0.6,
-  wrongTarget: 0.1, wrongModel: 0.08, constant: 0.05,
+  wrongTarget: 0.1, linearForBinary: 0.6, wrongModel: 0.08, constant: 0.05,
   hardLabels: 0.1, limit: 0.05, noBoxed: 0.08,
   wrongAggregate: 0.15, wrongNumber: 0.1,
 };
@@ -100,8 +102,11 @@ export function dataPlan(task: DataRolloutTask, rng: Rng, rates: DataFlawRates =
     first.modeler = sqlBlock(mo.replace(`'${target}'`, `'${misspell(target)}'`));
     repairs.modeler = rng.bernoulli(rates.repair);
     flaws.push(repairs.modeler ? 'modeler-target-repaired' : 'modeler-target');
-  } else if (rng.bernoulli(rates.wrongModel)) {
-    first.modeler = sqlBlock(mo.replace(/'(logistic|linear)'\)/, (_, m: string) => `'${m === 'logistic' ? 'linear' : 'logistic'}')`));
+  } else if (d.kind === 'classification' && rng.bernoulli(rates.linearForBinary)) {
+    first.modeler = sqlBlock(mo.replace("'logistic')", "'linear')"));
+    flaws.push('modeler-linear-for-binary');
+  } else if (d.kind === 'regression' && rng.bernoulli(rates.wrongModel)) {
+    first.modeler = sqlBlock(mo.replace("'linear')", "'logistic')"));
     flaws.push('modeler-wrong-model');
   } else if (rng.bernoulli(rates.constant)) {
     const cols = d.kind === 'classification' ? '0.5 AS probability, 0 AS prediction' : `${rng.int(1, 100)} AS prediction`;

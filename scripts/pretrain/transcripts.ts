@@ -12,8 +12,9 @@
  *
  * Math team flaws (rates in MATH_FLAW_RATES): the Solver misreads one operation (the plan is
  * wrong) or slips on one step's arithmetic (the slip carries into later steps); the Executor writes
- * code that fails, or prints the Solver's answer as a bare literal instead of recomputing it; the
- * Verifier copies the Solver's answer instead of the program's output.
+ * code that fails, or prints the Solver's answer as a bare literal instead of recomputing it (most
+ * often on work of one or two steps, which looks too simple to check); the Verifier copies the
+ * Solver's answer instead of the program's output.
  *
  * Example:
  *   const t = await playTeam(MATH_TEAM, task, { rng: new Rng(1), runTool });
@@ -125,13 +126,19 @@ export interface MathFlawRates {
   slip: number;
   /** Executor's program fails (syntax or name error). */
   malformedCode: number;
-  /** Executor prints the Solver's answer as a literal instead of recomputing. */
+  /** Executor prints the Solver's answer as a literal instead of recomputing (Solver's work of 3+ steps). */
   literalCode: number;
+  /**
+   * The same, when the Solver's work has at most 2 steps: the scripted Executor skips the check on
+   * work that looks simple. Above 0.5 the base model's greedy Executor does it too, and since the
+   * tiny Solver's own arithmetic is rarely right, those problems fail: a habit a coach can train away.
+   */
+  literalShort: number;
   /** Verifier boxes the Solver's answer, ignoring the program's output. */
   verifierCopiesSolver: number;
 }
 
-export const MATH_FLAW_RATES: MathFlawRates = { opMisread: 0.1, slip: 0.3, malformedCode: 0.08, literalCode: 0.08, verifierCopiesSolver: 0.08 };
+export const MATH_FLAW_RATES: MathFlawRates = { opMisread: 0.1, slip: 0.3, malformedCode: 0.08, literalCode: 0.08, literalShort: 0.7, verifierCopiesSolver: 0.08 };
 
 export interface MathPlan {
   flaws: string[];
@@ -177,7 +184,7 @@ export function mathPlan(task: MathTask, rng: Rng, rates: MathFlawRates = MATH_F
     value = result;
   });
   const malformed = rng.bernoulli(rates.malformedCode) ? rng.int(1, 3) : 0;
-  const literal = !malformed && rng.bernoulli(rates.literalCode);
+  const literal = !malformed && rng.bernoulli(n <= 2 ? rates.literalShort : rates.literalCode);
   const copySolver = rng.bernoulli(rates.verifierCopiesSolver);
   if (malformed) flaws.push(`executor-malformed-${malformed}`);
   if (literal) flaws.push('executor-literal');
@@ -201,6 +208,11 @@ function executorCode(solverOutput: string, plan: MathPlan): string {
   if (plan.malformed === 2) lines[lines.length - 1] = 'print(y)';
   if (plan.malformed === 3) lines[lines.length - 2] = lines[lines.length - 2].replace(/ -?\d+$/, '');
   return lines.join('\n');
+}
+
+/** The scripted math team with the given flaw rates (MATH_TEAM: the defaults). */
+export function mathTeam(rates: MathFlawRates = MATH_FLAW_RATES): TeamScript<MathPlan> {
+  return { ...MATH_TEAM, plan: (task, rng) => mathPlan(task, rng, rates) };
 }
 
 export const MATH_TEAM: TeamScript<MathPlan> = {

@@ -15,12 +15,15 @@
  *                   7 / 5 / 4  both tables, with 1 / 2 / 3+ of those problems
  *                   3 only one of the two tables;  1 code but neither table;  0 no code block
  *   Modeler        10 predictions.csv by it, one row per test row, from fit_predict
+ *                   4 the same from a fit that gives no probability for a 0/1 target ('linear'
+ *                     where 'logistic' was due: the submission cannot be scored by ROC-AUC)
  *                   6 predictions of the right size without a fit (e.g. constants);  5 wrong size
  *                   5 no predictions because a feature table is missing (not its fault)
  *                   2 feature tables there but no predictions;  0 no code block
  *   Analyst        10 submission.csv by it covers every test id and the team succeeded; 7 it covers
  *                     them but the metric misses the success threshold;  3 it misses ids
- *                   5 no submission because predictions.csv is missing (not its fault)
+ *                   5 no submission because predictions.csv is missing, or lacks the probability
+ *                     column a 0/1 target needs (not its fault: the Modeler's)
  *                   1 predictions there but no submission;  -1 point without a \boxed{} answer
  *                  CAP 3 when ROC-AUC < 0.55 (classification) or RMSE > 0.7 x IQR (regression)
  * Table questions: Data Engineer 10 answer_rows.csv with rows (4 empty), Modeler 10 result.csv holding
@@ -108,7 +111,9 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
     const preds = by('predictions.csv', 'modeler');
     if (preds) {
       if (preds.rows !== testRows) return { score: 5, reason: `predictions has ${preds.rows} rows, test has ${testRows}` };
-      return /fit_predict:/.test(ctx.observation ?? '') ? { score: 10, reason: 'fitted a model and predicted every test row' } : { score: 6, reason: 'predictions without a fitted model' };
+      if (!/fit_predict:/.test(ctx.observation ?? '')) return { score: 6, reason: 'predictions without a fitted model' };
+      if (data.kind === 'classification' && !preds.columns.includes('probability')) return { score: 4, reason: `a fit without probabilities for the 0/1 target ${data.target} (use 'logistic')` };
+      return { score: 10, reason: 'fitted a model and predicted every test row' };
     }
     if (!featuresOk) return { score: 5, reason: 'no predictions, but a feature table was missing upstream (Data Engineer)' };
     return hasCode(ctx.output) ? { score: 2, reason: 'feature tables were there but no predictions' } : { score: 0, reason: 'no code block' };
@@ -119,6 +124,9 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
   const submission = by('submission.csv', ctx.agentId);
   if (!submission) {
     if (!files.has('predictions.csv')) return { score: 5, correct: false, reason: 'no submission, but predictions.csv was missing upstream' };
+    if (data.kind === 'classification' && !files.get('predictions.csv')!.columns.includes('probability')) {
+      return { score: 5, correct: false, reason: 'no submission, but predictions.csv has no probability for the 0/1 target (the Modeler\'s fit)' };
+    }
     return { score: Math.max(0, 1 - boxed), correct: false, reason: 'predictions were there but no submission' };
   }
   if ((metrics.coverage ?? 0) < 1) return { score: Math.max(0, 3 - boxed), correct: false, reason: 'submission misses test ids' };

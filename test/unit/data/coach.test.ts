@@ -28,7 +28,7 @@ const ids = (task: DataRolloutTask, which: 'csv' | 'testCsv') => (task.data as T
 const csv = (header: string[], rows: (number | string)[][]) => [header.join(','), ...rows.map((r) => r.join(','))].join('\n') + '\n';
 
 /** A workspace with the files the named stages produced (correct shapes), plus a submission scored by `predict`. */
-function build(task: DataRolloutTask, stages: { features?: 'both' | 'train-only'; predictions?: boolean; submission?: (truth: number, i: number) => number }): Workspace {
+function build(task: DataRolloutTask, stages: { features?: 'both' | 'train-only'; predictions?: boolean | 'no-probability'; submission?: (truth: number, i: number) => number }): Workspace {
   const ws = new Workspace();
   for (const [p, text] of Object.entries(task.files)) ws.write(p, text, 'task');
   const data = task.data as TabularTask;
@@ -36,7 +36,13 @@ function build(task: DataRolloutTask, stages: { features?: 'both' | 'train-only'
     ws.write('train_features.csv', csv(['id', 'f1', data.target], ids(task, 'csv').map((id) => [id, id % 7, id % 2])), 'data_engineer');
     if (stages.features === 'both') ws.write('test_features.csv', csv(['id', 'f1'], ids(task, 'testCsv').map((id) => [id, id % 7])), 'data_engineer');
   }
-  if (stages.predictions) ws.write('predictions.csv', csv(['id', 'prediction'], ids(task, 'testCsv').map((id) => [id, 0.5])), 'modeler');
+  // fit_predict's columns: a logistic fit adds "probability"; a linear one (or a regression) has none.
+  const withProbability = data.kind === 'classification' && stages.predictions !== 'no-probability';
+  if (stages.predictions) {
+    ws.write('predictions.csv', withProbability
+      ? csv(['id', 'prediction', 'probability'], ids(task, 'testCsv').map((id) => [id, 0, 0.5]))
+      : csv(['id', 'prediction'], ids(task, 'testCsv').map((id) => [id, 0.5])), 'modeler');
+  }
   if (stages.submission) {
     const f = stages.submission;
     ws.write('submission.csv', csv(['id', 'prediction'], ids(task, 'testCsv').map((id, i) => [id, f(data.testTargets[i], i)])), 'analyst');
@@ -87,6 +93,18 @@ describe('data coach blame', () => {
     const ws = build(classification, { features: 'both', predictions: true });
     const r = await coach(classification, ws, [...fullTeam().slice(0, 2), action('analyst', 'Done.')]);
     expect([r.de.score, r.modeler.score, r.analyst.score]).toEqual([10, 10, 0]);
+  });
+
+  it('a fit without probabilities for a 0/1 target is the Modeler\'s fault, not the Analyst\'s', async () => {
+    // fit_predict(..., 'linear') on a 0/1 target: predictions has no probability column, so the
+    // Analyst's "probability AS prediction" fails and no submission is written.
+    const ws = build(classification, { features: 'both', predictions: 'no-probability' });
+    const r = await coach(classification, ws, [...fullTeam().slice(0, 2), action('analyst', sql('CREATE TABLE submission AS SELECT id, probability AS prediction FROM predictions'), 'Error: Binder Error: Referenced column "probability" not found')]);
+    expect(r.t.correct).toBe(false);
+    expect([r.de.score, r.modeler.score, r.analyst.score]).toEqual([10, 4, 5]);
+    // The same predictions are fine for a regression target.
+    const reg = await coach(regression, build(regression, { features: 'both', predictions: true }), [...fullTeam().slice(0, 2), action('analyst', 'Done.')]);
+    expect(reg.modeler.score).toBe(10);
   });
 
   it('a good submission succeeds and scores 10 everywhere', async () => {

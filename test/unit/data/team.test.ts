@@ -11,7 +11,7 @@ import { EngineAgents } from '../../../src/core/mappa/agents.ts';
 import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { dataFacts, dataRuleCoach } from '../../../src/core/mappa/data-coach.ts';
 import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS, csvTask, dataHeldOut } from '../../../src/core/mappa/data-team.ts';
+import { DATA_TEAM, DATA_TEAM_SETTINGS, columnProfile, csvTask, dataHeldOut, dataReferenceReplies, profileLine } from '../../../src/core/mappa/data-team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
 import { runRollouts, type Trajectory } from '../../../src/core/mappa/rollout.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/mappa/workflow.ts';
@@ -47,6 +47,24 @@ describe('the data team', () => {
   it('takes the held-out kinds in turn, so the first n tables are balanced', () => {
     expect(dataHeldOut().slice(0, 4).map((t) => t.data.kind)).toEqual(['classification', 'regression', 'classification', 'regression']);
     expect(dataHeldOut()).toHaveLength(24);
+  });
+
+  it('profiles the columns the Data Engineer is shown: means over filled cells, missing counts, sorted levels', () => {
+    const csv = 'id,x,c,y\n1,2,b,0\n2,,a,1\n3,4.5,b,1\n4,3,,0';
+    const profile = columnProfile(csv, 'y');
+    expect(profile).toEqual([
+      { name: 'id', kind: 'id' },
+      { name: 'x', kind: 'number', mean: 3.17, missing: 1 }, // (2 + 4.5 + 3) / 3 = 3.1666...
+      { name: 'c', kind: 'text', levels: ['a', 'b'], missing: 1 },
+      { name: 'y', kind: 'target' },
+    ]);
+    expect(profileLine(profile, 'y')).toBe('id (id); x (mean 3.17, 1 missing); c (text: a, b, 1 missing); y (target)');
+    // Every number the reference Data Engineer writes into its SQL is in the problem text it is given.
+    const task = dataHeldOut(['regression'])[0];
+    const sqlText = dataReferenceReplies(task.data).data_engineer[0];
+    const fills = [...sqlText.matchAll(/COALESCE\((\w+), ([\d.-]+)\)/g)];
+    expect(fills.length).toBeGreaterThan(2);
+    for (const [, col, mean] of fills) expect(task.problem).toContain(`${col} (mean ${mean}`);
   });
 
   it('imports a user\'s CSV with a target column', () => {
@@ -95,6 +113,11 @@ describe('the data team', () => {
     expect(repaired.trajectory.actions[1].text).toBe(dataPlan(task, new Rng(0), NO_DATA_FLAWS).first.data_engineer); // the fix is the clean SQL
     expect(repaired.trajectory.correct).toBe(true);
     expect(await scores(repaired.trajectory)).toEqual([10, 10, 10]);
+    const linear = await play({ linearForBinary: 1 });
+    expect(linear.flaws).toEqual(['modeler-linear-for-binary']);
+    expect(linear.trajectory.correct).toBe(false);
+    expect(linear.trajectory.report).toMatch(/predictions\.csv by modeler: 100 rows, 2 columns \(id, prediction\)/);
+    expect(await scores(linear.trajectory)).toEqual([10, 4, 5]); // the Modeler's fit has no probabilities; the Analyst is not blamed
     const constant = await play({ constant: 1 });
     expect(constant.flaws).toEqual(['modeler-constant']);
     expect(constant.trajectory.metrics!.rocAuc).toBe(0.5);

@@ -59,7 +59,7 @@ describe('playTeam with the math team', () => {
   });
 
   it('a flawless plan solves the task; flaws appear at roughly their rates', async () => {
-    const rates = { opMisread: 0, slip: 0, malformedCode: 0, literalCode: 0, verifierCopiesSolver: 0 };
+    const rates = { opMisread: 0, slip: 0, malformedCode: 0, literalCode: 0, literalShort: 0, verifierCopiesSolver: 0 };
     const clean = { ...MATH_TEAM, plan: (task: (typeof tasks)[number], rng: Rng) => mathPlan(task, rng, rates) };
     for (const t of tasks.slice(0, 10)) {
       const tr = await playTeam(clean, t, { rng: new Rng(0), runTool: fakePython });
