@@ -44,8 +44,8 @@ import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts'
 import { extendEmbeddings, initWeights, trainModel, type TrainOptions, type TrainReport } from './pretrain/train.ts';
 import { GradientWorkers } from './pretrain/data-parallel.ts';
 import {
-  MATH_FLAW_RATES, mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, playTeam,
-  type JudgeItem, type MathFlawRates, type Transcript,
+  mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, parseFlawRates, playTeam,
+  type JudgeItem, type Transcript,
 } from './pretrain/transcripts.ts';
 import { writeCards, type RunSummary } from './pretrain/card.ts';
 
@@ -283,24 +283,6 @@ async function main(): Promise<void> {
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
-}
-
-/** --flaws '{"literalCode": 0.5}': math flaw rates that differ from MATH_FLAW_RATES (unknown names and rates outside 0..1 refused). */
-function parseFlawRates(json: string): MathFlawRates {
-  if (!json) return MATH_FLAW_RATES;
-  let patch: Record<string, unknown>;
-  try {
-    patch = JSON.parse(json);
-  } catch (e) {
-    throw new Error(`pretrain: --flaws must be a JSON object like '{"literalCode": 0.5}': ${(e as Error).message}`);
-  }
-  const rates: Record<string, number> = { ...MATH_FLAW_RATES };
-  for (const [k, v] of Object.entries(patch)) {
-    if (!(k in rates)) throw new Error(`pretrain: --flaws: unknown flaw "${k}" (known: ${Object.keys(rates).join(', ')})`);
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`pretrain: --flaws: ${k} must be a rate in 0..1, got ${JSON.stringify(v)}`);
-    rates[k] = v;
-  }
-  return rates as unknown as MathFlawRates;
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */

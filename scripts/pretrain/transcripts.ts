@@ -210,6 +210,27 @@ function executorCode(solverOutput: string, plan: MathPlan): string {
   return lines.join('\n');
 }
 
+/**
+ * pretrain's --flaws: math flaw rates that differ from MATH_FLAW_RATES, as JSON; unknown names and rates
+ * outside 0..1 are refused. Example: parseFlawRates('{"literalShort": 0.5}') -> MATH_FLAW_RATES with literalShort 0.5.
+ */
+export function parseFlawRates(json: string): MathFlawRates {
+  if (!json) return MATH_FLAW_RATES;
+  let patch: Record<string, unknown>;
+  try {
+    patch = JSON.parse(json);
+  } catch (e) {
+    throw new Error(`pretrain: --flaws must be a JSON object like '{"literalCode": 0.5}': ${(e as Error).message}`);
+  }
+  const rates: Record<string, number> = { ...MATH_FLAW_RATES };
+  for (const [k, v] of Object.entries(patch)) {
+    if (!(k in rates)) throw new Error(`pretrain: --flaws: unknown flaw "${k}" (known: ${Object.keys(rates).join(', ')})`);
+    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw new Error(`pretrain: --flaws: ${k} must be a rate in 0..1, got ${JSON.stringify(v)}`);
+    rates[k] = v;
+  }
+  return rates as unknown as MathFlawRates;
+}
+
 /** The scripted math team with the given flaw rates (MATH_TEAM: the defaults). */
 export function mathTeam(rates: MathFlawRates = MATH_FLAW_RATES): TeamScript<MathPlan> {
   return { ...MATH_TEAM, plan: (task, rng) => mathPlan(task, rng, rates) };

@@ -2,7 +2,7 @@
 // training problems, prompts rendered from MATH_CHAIN's own templates, loss only on assistant tokens.
 import { describe, expect, it } from 'vitest';
 import { tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
-import { MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, mathPlan, playTeam, type ToolRunner } from '../../../scripts/pretrain/transcripts.ts';
+import { MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, mathPlan, parseFlawRates, playTeam, type ToolRunner } from '../../../scripts/pretrain/transcripts.ts';
 import { parseCoachAnswer } from '../../../src/core/mappa/coach-format.ts';
 import { MATH_CHAIN, placeVars, renderTemplate } from '../../../src/core/mappa/workflow.ts';
 import { generateMathTasks, isMathHeldOut } from '../../../src/core/tasks/math.ts';
@@ -96,6 +96,30 @@ describe('training examples', () => {
       const answer = tok.decode(j.example.ids.filter((_, i) => j.example.lossMask[i]), { skipSpecialTokens: true });
       expect(parseCoachAnswer(answer, j.context.final)).toMatchObject({ ok: true, score: j.score });
     }
+  });
+});
+
+describe('the literal-code habit', () => {
+  it('applies literalShort to work of 1-2 steps and literalCode to longer work', () => {
+    const none = { opMisread: 0, slip: 0, malformedCode: 0, literalCode: 0, literalShort: 0, verifierCopiesSolver: 0 };
+    const all = generateMathTasks({ seed: 'habit', count: 60 });
+    const short = all.filter((t) => t.chain.steps.length <= 2);
+    const long = all.filter((t) => t.chain.steps.length > 2);
+    expect(short.length).toBeGreaterThan(5);
+    expect(long.length).toBeGreaterThan(5);
+    for (const t of short) expect(mathPlan(t, new Rng(1), { ...none, literalShort: 1 }).flaws).toEqual(['executor-literal']);
+    for (const t of long) expect(mathPlan(t, new Rng(1), { ...none, literalShort: 1 }).flaws).toEqual([]);
+    for (const t of long) expect(mathPlan(t, new Rng(1), { ...none, literalCode: 1 }).flaws).toEqual(['executor-literal']);
+  });
+});
+
+describe('parseFlawRates (pretrain --flaws)', () => {
+  it('overrides named rates and refuses unknown names, rates outside 0..1 and bad JSON', () => {
+    expect(parseFlawRates('')).toBe(MATH_FLAW_RATES);
+    expect(parseFlawRates('{"literalShort": 0.5}')).toEqual({ ...MATH_FLAW_RATES, literalShort: 0.5 });
+    expect(() => parseFlawRates('{"literal": 0.5}')).toThrow(/unknown flaw "literal" \(known: .*literalShort/);
+    expect(() => parseFlawRates('{"slip": 2}')).toThrow(/slip must be a rate in 0\.\.1, got 2/);
+    expect(() => parseFlawRates('{slip: 1}')).toThrow(/--flaws must be a JSON object/);
   });
 });
 
