@@ -17,6 +17,7 @@ import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { MATH_CHAIN } from '../../src/core/mappa/workflow.ts';
+import { DATA_TEAM_SETTINGS } from '../../src/core/mappa/data-team.ts';
 import { decodeSafetensors } from '../../src/core/model/safetensors.ts';
 import {
   chromiumAvailable, ensureBuilt, launchChromium, openPage, repoRoot, resultsDir, screenshot, serveStatic, type StaticServer,
@@ -244,8 +245,9 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await page.getByTestId('team-preset').selectOption('data-team');
     await waitRun(page, "r.config && r.config.workflow.domain === 'data' && r.state === 'ready'", 60_000);
     await expect(page.getByTestId('team').locator('li.agent b').allTextContents()).resolves.toEqual(['1. Data Engineer', '2. Modeler', '3. Analyst']);
-    expect(await config()).toMatchObject({ temperature: 0.1, evalTasks: 12, promptsPerIteration: 4 });
-    expect(new URL(page.url()).searchParams.get('config')).toContain('"temperature":0.1');
+    const { temperature, evalTasks, promptsPerIteration } = DATA_TEAM_SETTINGS;
+    expect(await config()).toMatchObject({ temperature, evalTasks, promptsPerIteration });
+    expect(new URL(page.url()).searchParams.get('config')).toContain(`"temperature":${temperature}`);
     await page.getByTestId('team-preset').selectOption('math-chain');
     await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
     expect(await config()).toMatchObject({ temperature: 1, evalTasks: 50, promptsPerIteration: 8 });
