@@ -16,7 +16,8 @@
  * --extra-vocab N (after stage 1: N new BPE merges learnt on the data team's text, embeddings grown to match; 0 = none),
  * --threads N (training threads: this one and N - 1 worker threads, each computing a share of every batch's rows;
  * default the machine's cores, at most 4; tfjs wasm itself runs one thread in Node),
- * --mix-math N (math problems whose transcripts join the tables in stage 2), --flaws JSON (math flaw rates that
+ * --mix-math N (math problems whose transcripts join the tables in stage 2), --stage1-extensions N (at most N
+ * chunks of --stage1-extension-steps more stage-1 steps while the Solver does not yet read the problem's numbers), --flaws JSON (math flaw rates that
  * differ from MATH_FLAW_RATES, e.g. '{"literalShort": 0.5}').
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
@@ -39,7 +40,8 @@ import { Rng } from '../src/core/tasks/rng.ts';
 import { TextTokenizer } from '../src/core/tokenizer/tokenizer.ts';
 import { createSandbox, formatObservation } from '../src/core/tools/sandbox.ts';
 import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
-import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
+import { dataTeamAccuracy, judgeAgreement, solverReadsNumbers, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
+import { CausalLM } from '../src/core/model/llama.ts';
 import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
 import { extendEmbeddings, initWeights, trainModel, type TrainOptions, type TrainReport } from './pretrain/train.ts';
 import { GradientWorkers } from './pretrain/data-parallel.ts';
@@ -56,6 +58,7 @@ const DEFAULTS = {
   threads: Math.min(4, os.availableParallelism()),
   flaws: '',
   'mix-math': 1500,
+  'stage1-extensions': 3, 'stage1-extension-steps': 300,
 };
 type Flags = typeof DEFAULTS;
 
@@ -70,6 +73,9 @@ function parseFlags(argv: string[]): Flags {
   }
   return flags as Flags;
 }
+
+/** Stage 1 is done when the greedy Solver reads the problem's numbers on this share of check problems; else it trains on (--stage1-extensions). */
+const READS_NUMBERS = 0.8;
 
 /** Context length of the models; the data team's coach prompts (files, metrics) run past 1024 tokens. */
 const MAX_TOKENS = 2048;
@@ -143,6 +149,7 @@ async function main(): Promise<void> {
   let tokJson: Record<string, unknown>;
   let tokConfig: Record<string, unknown>;
   let stage1: TrainReport | null = null;
+  const stage1Checks: { steps: number; readsNumbers: number }[] = [];
   let configJson: Record<string, unknown>;
   let weights: Map<string, tf.Variable>;
   if (flags.init) {
@@ -171,11 +178,29 @@ async function main(): Promise<void> {
     // 3a. Stage 1: the math team alone, from scratch (a tiny model first learns to read and copy numbers).
     const mathOnly = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
     log(`stage 1 (math team): ${parameterCount(parseConfig(configJson, 'config'))} parameters, ${mathOnly.length} examples`);
-    stage1 = await train(parseConfig(configJson, 'config'), weights, mathOnly, {
+    const stage1Config = parseConfig(configJson, 'config');
+    stage1 = await train(stage1Config, weights, mathOnly, {
       steps: flags['agent-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed, promptWeight: flags['prompt-weight'],
-      maxSeconds: budget * 0.45, log: logEvery('agent'),
+      maxSeconds: budget * 0.4, log: logEvery('agent'),
     });
     log(`stage 1 trained: ${JSON.stringify(stage1)}`);
+    // The copying of the problem's numbers arrives late and suddenly in a model this small (one stage 1 of
+    // 1400 steps had it, the next one at loss 0.45 did not, and its team solved 0 of 200): check it on
+    // problems outside both the training and the held-out sets, and train on in chunks until it is there.
+    const checkTasks = generateMathTasks({ seed: `pretrain-check-${flags.seed}`, count: 40 });
+    for (let extra = 0; ; extra++) {
+      const read = await solverReadsNumbers(new CausalLM(stage1Config, weights as Map<string, tf.Tensor>), stage1Tok, checkTasks);
+      stage1Checks.push({ steps: stage1.steps, readsNumbers: read });
+      log(`stage 1 after ${stage1.steps} steps: the Solver reads both numbers of the first operation on ${(read * 100).toFixed(0)}% of ${checkTasks.length} check problems`);
+      if (read >= READS_NUMBERS || extra >= flags['stage1-extensions']) break;
+      const more = await train(stage1Config, weights, mathOnly, {
+        steps: flags['stage1-extension-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr / 2, seed: flags.seed + 10 + extra, promptWeight: flags['prompt-weight'],
+        warmup: 20, log: logEvery('agent+'),
+      });
+      stage1 = { ...more, steps: stage1.steps + more.steps, tokens: stage1.tokens + more.tokens, trainedTokens: stage1.trainedTokens + more.trainedTokens,
+        seconds: stage1.seconds + more.seconds, firstLoss: stage1.firstLoss };
+    }
+    if (stage1Checks.at(-1)!.readsNumbers < READS_NUMBERS) log(`WARNING: stage 1 still does not read the problem's numbers; the math team will be weak (raise --agent-steps)`);
     configJson = { ...configJson, max_position_embeddings: MAX_TOKENS };
   }
   if (flags['extra-vocab'] > 0) {
@@ -273,7 +298,7 @@ async function main(): Promise<void> {
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,
     vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates, scriptedAccuracy,
-    stage1, stage1From: flags.init || null,
+    stage1, stage1Checks, stage1From: flags.init || null,
     agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentData.length, judgeExamples: judgeData.length,
     agentTrain, judgeTrain, trainSeconds, totalSeconds: (performance.now() - started) / 1000,
     greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), dataTasks: dataRuns.length, dataScriptedSuccess: dataScripted,

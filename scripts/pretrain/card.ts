@@ -25,6 +25,8 @@ export interface RunSummary {
   judgeExamples: number;
   /** Stage 1 (math team alone, from scratch); null when it was taken from a folder (stage1From). */
   stage1: TrainReport | null;
+  /** After stage 1 and each extension: the share of check problems whose greedy Solver reads both numbers of the first operation. */
+  stage1Checks?: { steps: number; readsNumbers: number }[];
   stage1From: string | null;
   /** Stage 2 (both teams mixed). */
   agentTrain: TrainReport;
@@ -139,7 +141,8 @@ and teach reading and copying the problem; with weight 0 a short CPU run did not
 Training in two stages (a model this small learns to read and copy numbers first on the short math
 transcripts; trained on both teams from scratch for the same time, it never did: 4 % held-out math):
 - stage 1, the math team alone, from scratch, lr ${s.flags.lr}: ${s.stage1
-    ? `${s.stage1.steps} steps, ${s.stage1.tokens.toLocaleString('en-US')} tokens, ${min(s.stage1.seconds)}; loss ${s.stage1.firstLoss.toFixed(3)} -> ${s.stage1.finalLoss.toFixed(3)}`
+    ? `${s.stage1.steps} steps, ${s.stage1.tokens.toLocaleString('en-US')} tokens, ${min(s.stage1.seconds)}; loss ${s.stage1.firstLoss.toFixed(3)} -> ${s.stage1.finalLoss.toFixed(3)}${s.stage1Checks?.length
+      ? `; the greedy Solver read both numbers of the first operation on ${s.stage1Checks.map((c) => `${pct(c.readsNumbers)} of 40 check problems after ${c.steps} steps`).join(', ')} (stage 1 trains on in chunks of ${s.flags['stage1-extension-steps']} steps, at most ${s.flags['stage1-extensions']}, until it is 80 %)` : ''}`
     : `taken from \`${s.stage1From}\` (--init): a model made by this stage (${s.flags['agent-steps']} steps) in an earlier run of the script, the math-only model shipped before stage 2 existed (its stage took 36 min); a rebuild from nothing runs stage 1 first`};
 - stage 2, both teams mixed (${s.flags['mix-math']} of the math problems and all ${s.dataTasks} tables), lr ${s.flags['mix-lr']}: ${t.steps} steps, ${t.tokens.toLocaleString('en-US')} tokens seen (${t.trainedTokens.toLocaleString('en-US')} of them trained targets),
   ${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)} (smoothed, nats per target token).

@@ -12,7 +12,10 @@
 import { EngineAgents } from '../../src/core/mappa/agents.ts';
 import { parseCoachAnswer, coachPrompt } from '../../src/core/mappa/coach-format.ts';
 import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/mappa/rollout.ts';
-import { MATH_CHAIN, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
+import { MATH_CHAIN, placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
+import { parseSteps } from '../../src/core/mappa/rule-coach.ts';
+import type { CausalLM } from '../../src/core/model/llama.ts';
+import type { TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
 import { DATA_TEAM } from '../../src/core/mappa/data-team.ts';
 import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
 import { domainOf, meanMetrics } from '../../src/core/mappa/domains.ts';
@@ -120,4 +123,31 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   const baselineMae = items.reduce((s, it) => s + Math.abs(it.score - mean), 0) / items.length;
   return { actions: items.length, parsed: parsed / items.length, mae: absErr / items.length, within1: within / items.length,
     answerCorrectAccuracy: finals ? finalsRight / finals : null, baselineMae, seconds: (performance.now() - start) / 1000 };
+}
+
+/**
+ * Does the greedy Solver read the problem's numbers? The share of problems whose Solver writes as its
+ * first line "<start> <op> <operand> = ..." with both numbers of the chain's first operation (the
+ * result may be wrong: arithmetic is the Executor's job). A tiny model learns this copying late and
+ * suddenly; before it does, the team is right on almost nothing (a stage 1 stopped at loss 0.45 copied
+ * the first number but invented the second: "4 + 4 = 17" for "costs 4 dollars ... 2 dollars less").
+ * Example: solverReadsNumbers(model, tok, tasks) -> 0.85
+ */
+export async function solverReadsNumbers(model: CausalLM, tok: TextTokenizer, tasks: MathTask[]): Promise<number> {
+  const solver = MATH_CHAIN.agents[0];
+  const prompts = tasks.map((t) => tok.encodeChat([
+    { role: 'system', content: renderTemplate(solver.system, placeVars(MATH_CHAIN, 0)) },
+    { role: 'user', content: renderTemplate(solver.user, { problem: t.problem }) },
+  ], { addGenerationPrompt: true }));
+  const eos = tok.eosTokenIds;
+  let read = 0;
+  for (const indices of promptBatches(prompts.map((p) => p.length), 20)) {
+    const gens = await generate(model, indices.map((i) => prompts[i]), { maxNewTokens: 24, temperature: 0, eosTokenIds: eos });
+    gens.forEach((g, j) => {
+      const t = tasks[indices[j]];
+      const [first] = parseSteps(tok.decode(g.tokens, { skipSpecialTokens: true }));
+      if (first && first.left === t.chain.start && first.right === t.chain.steps[0].operand) read++;
+    });
+  }
+  return read / tasks.length;
 }

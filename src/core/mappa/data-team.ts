@@ -206,7 +206,7 @@ export function columnProfile(csv: string, target: string | null): ColumnProfile
   });
 }
 
-/** The profile as one line of the problem text. Example: 'id; x (mean 3, 1 missing); c (text: a, b); y (target)'. */
+/** The profile as one line of the problem text. Example (the profile above): 'id (id); x (mean 3, 1 missing); c (text: a, b); y (target)'. */
 export function profileLine(profile: ColumnProfile[], target: string | null): string {
   const missing = (n: number) => (n ? `, ${n} missing` : '');
   return profile.filter((c) => target !== null || c.kind !== 'target').map((c) => {
