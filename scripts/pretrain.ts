@@ -120,6 +120,14 @@ async function main(): Promise<void> {
   for (const t of tasks) transcripts.push(await playTeam(team, t, { rng, runTool }));
   const scriptedAccuracy = transcripts.filter((t) => t.correct).length / transcripts.length;
   log(`${transcripts.length} transcripts, scripted team accuracy ${(scriptedAccuracy * 100).toFixed(1)}%`);
+  // Stage 1 learns to read from the same problems played without the literal-code habit on short work
+  // (literalShort = literalCode): the Executor transcribing a short solution into code is the easiest
+  // copying a tiny model sees, and with the habit in stage 1 a rebuild never learnt to read the problem's
+  // numbers (0 of 200 held-out problems). Stage 2 and the judge get the habit.
+  const stage1Team = mathTeam({ ...flawRates, literalShort: flawRates.literalCode });
+  const stage1Rng = new Rng(`pretrain-transcripts/${flags.seed}`);
+  const stage1Transcripts: Transcript[] = [];
+  for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
   const sql = createSqlTool();
   const dataTasks = [
     ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.85), kinds: ['classification', 'regression'] }),
@@ -161,7 +169,7 @@ async function main(): Promise<void> {
     log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
   } else {
     const corpus: string[] = [];
-    for (const t of transcripts.slice(0, 600)) {
+    for (const t of stage1Transcripts.slice(0, 600)) {
       for (const a of t.actions) {
         corpus.push(actionInputText(a.messages), a.text, a.observation ?? '');
         corpus.push(coachPrompt({ problem: t.task.problem, agentId: a.agentId, role: a.role, input: actionInputText(a.messages), output: a.text, observation: a.observation, groundTruth: a.final ? t.task.answer : undefined, final: a.final }));
@@ -176,7 +184,7 @@ async function main(): Promise<void> {
     configJson = modelConfigJson(flags, bpe.vocab.size, stage1Tok, 1024);
     weights = initWeights(parseConfig(configJson, 'generated config.json'), new Rng(`pretrain-init/${flags.seed}`));
     // 3a. Stage 1: the math team alone, from scratch (a tiny model first learns to read and copy numbers).
-    const mathOnly = transcripts.slice(0, flags['agent-tasks']).flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
+    const mathOnly = stage1Transcripts.flatMap((t) => agentExamples(t, stage1Tok)).map((e) => e.example).filter((e) => e.ids.length <= 1024);
     log(`stage 1 (math team): ${parameterCount(parseConfig(configJson, 'config'))} parameters, ${mathOnly.length} examples`);
     const stage1Config = parseConfig(configJson, 'config');
     stage1 = await train(stage1Config, weights, mathOnly, {

@@ -120,7 +120,8 @@ rollout runner renders them, code run in the real Python sandbox. Realistic flaw
 an operation ${pct(r.opMisread)} / slips on one step's arithmetic ${pct(r.slip)}; Executor's code fails
 ${pct(r.malformedCode)} / prints the Solver's answer as a literal instead of recomputing it, ${pct(r.literalShort)} when the Solver's work
 has one or two steps (a habit of skipping the check on simple-looking work, which training can remove: the tiny
-Solver's own arithmetic is rarely right) and ${pct(r.literalCode)} otherwise; Verifier copies the
+Solver's own arithmetic is rarely right; stage 1 plays the same problems without it, see Training) and
+${pct(r.literalCode)} otherwise; Verifier copies the
 Solver's answer ${pct(r.verifierCopiesSolver)}. The scripted team itself is right on ${pct(s.scriptedAccuracy)}.
 Data-analysis team: ${s.dataTasks} generated tables (85 % classification / regression, 15 % table questions;
 never a held-out table) played by a scripted Data Engineer -> Modeler -> Analyst through the real rollout runner,
@@ -140,7 +141,9 @@ and teach reading and copying the problem; with weight 0 a short CPU run did not
 
 Training in two stages (a model this small learns to read and copy numbers first on the short math
 transcripts; trained on both teams from scratch for the same time, it never did: 4 % held-out math):
-- stage 1, the math team alone, from scratch, lr ${s.flags.lr}: ${s.stage1
+- stage 1, the math team alone, from scratch, on the problems played without the short-work habit (the Executor
+  transcribing a short solution into code is the easiest copying this model sees: with the habit in stage 1, a
+  rebuild never learnt to read the problem's numbers and its team solved 0 of 200), lr ${s.flags.lr}: ${s.stage1
     ? `${s.stage1.steps} steps, ${s.stage1.tokens.toLocaleString('en-US')} tokens, ${min(s.stage1.seconds)}; loss ${s.stage1.firstLoss.toFixed(3)} -> ${s.stage1.finalLoss.toFixed(3)}${s.stage1Checks?.length
       ? `; the greedy Solver read both numbers of the first operation on ${s.stage1Checks.map((c) => `${pct(c.readsNumbers)} of 40 check problems after ${c.steps} steps`).join(', ')} (stage 1 trains on in chunks of ${s.flags['stage1-extension-steps']} steps, at most ${s.flags['stage1-extensions']}, until it is 80 %)` : ''}`
     : `taken from \`${s.stage1From}\` (--init): a model made by this stage (${s.flags['agent-steps']} steps) in an earlier run of the script, the math-only model shipped before stage 2 existed (its stage took 36 min); a rebuild from nothing runs stage 1 first`};
