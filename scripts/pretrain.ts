@@ -18,7 +18,9 @@
  * default the machine's cores, at most 4; tfjs wasm itself runs one thread in Node),
  * --mix-math N (math problems whose transcripts join the tables in stage 2), --stage1-extensions N (at most N
  * chunks of --stage1-extension-steps more stage-1 steps while the Solver does not yet read the problem's numbers), --flaws JSON (math flaw rates that
- * differ from MATH_FLAW_RATES, e.g. '{"literalShort": 0.5}').
+ * differ from MATH_FLAW_RATES, e.g. '{"literalShort": 0.5}'), --agent DIR (skip stages 1-2: take the agent folder an
+ * earlier run wrote, with the agent-report.json that run wrote next to it, then train the judge and measure;
+ * for a new labeller rubric or judge recipe without retraining the agent).
  * Example: npm run pretrain -- --seed 0 --agent-steps 50 --judge-steps 20 --out .tmp/models   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -59,6 +61,7 @@ const DEFAULTS = {
   flaws: '',
   'mix-math': 1500,
   'stage1-extensions': 3, 'stage1-extension-steps': 300,
+  agent: '',
 };
 type Flags = typeof DEFAULTS;
 
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
   const stage1Team = mathTeam({ ...flawRates, literalShort: flawRates.literalCode });
   const stage1Rng = new Rng(`pretrain-transcripts/${flags.seed}`);
   const stage1Transcripts: Transcript[] = [];
-  for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
+  if (!flags.agent) for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
   const sql = createSqlTool();
   const dataTasks = [
     ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.85), kinds: ['classification', 'regression'] }),
@@ -160,12 +163,15 @@ async function main(): Promise<void> {
   const stage1Checks: { steps: number; readsNumbers: number }[] = [];
   let configJson: Record<string, unknown>;
   let weights: Map<string, tf.Variable>;
-  if (flags.init) {
-    tokJson = JSON.parse(await readFile(`${flags.init}/tokenizer.json`, 'utf8'));
-    tokConfig = { ...JSON.parse(await readFile(`${flags.init}/tokenizer_config.json`, 'utf8')), model_max_length: MAX_TOKENS };
-    configJson = { ...JSON.parse(await readFile(`${flags.init}/config.json`, 'utf8')), max_position_embeddings: MAX_TOKENS };
-    const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${flags.init}/model.safetensors`)), `${flags.init}/model.safetensors`);
-    weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
+  let agentReport: AgentReport | null = null;
+  if (flags.agent) {
+    ({ tokJson, tokConfig, configJson, weights } = await readModelFolder(flags.agent));
+    agentReport = await readAgentReport(flags.agent);
+    stage1 = agentReport.stage1;
+    stage1Checks.push(...(agentReport.stage1Checks ?? []));
+    log(`agent (stages 1-2) taken from ${flags.agent}, written ${(agentReport.seconds / 60).toFixed(1)} min into the run that made it`);
+  } else if (flags.init) {
+    ({ tokJson, tokConfig, configJson, weights } = await readModelFolder(flags.init));
     log(`stage 1 taken from ${flags.init} (tokenizer and weights)`);
   } else {
     const corpus: string[] = [];
@@ -211,7 +217,7 @@ async function main(): Promise<void> {
     if (stage1Checks.at(-1)!.readsNumbers < READS_NUMBERS) log(`WARNING: stage 1 still does not read the problem's numbers; the math team will be weak (raise --agent-steps)`);
     configJson = { ...configJson, max_position_embeddings: MAX_TOKENS };
   }
-  if (flags['extra-vocab'] > 0) {
+  if (flags['extra-vocab'] > 0 && !flags.agent) {
     // The stage-1 merges were learnt on math text only and cut SQL and code into single bytes;
     // new merges learnt on the data team's text give it words, the math tokens keep their ids.
     const base = bpeFromJson(tokJson);
@@ -232,18 +238,25 @@ async function main(): Promise<void> {
   const generation = { eos_token_id: [tok.tokenToId('<|im_end|>'), tok.tokenToId('<|endoftext|>')], pad_token_id: tok.tokenToId('<|endoftext|>'), do_sample: false, max_new_tokens: 96 };
 
   // 3b. Stage 2: both teams mixed, at a lower rate, so the data roles are learnt without losing the math team.
-  const mathExamples = transcripts.slice(0, Math.min(flags['agent-tasks'], flags['mix-math'])).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
-  const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
-  const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
-  log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
-  const agentTrain = await train(config, weights, agentData, {
-    steps: flags['mix-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['mix-lr'], seed: flags.seed + 2, promptWeight: flags['prompt-weight'], warmup: 20,
-    maxSeconds: Math.max(60, budget * 0.65 - (performance.now() - started) / 1000), log: logEvery('stage 2'),
-  });
-  log(`stage 2 trained: ${JSON.stringify(agentTrain)}`);
+  if (!agentReport) {
+    const mathExamples = transcripts.slice(0, Math.min(flags['agent-tasks'], flags['mix-math'])).flatMap((t) => agentExamples(t, tok)).map((e) => e.example);
+    const dataExamples = dataRuns.flatMap((r) => agentExamples(r.trajectory, tok)).map((e) => e.example);
+    const agentData = [...mathExamples, ...dataExamples].filter((e) => e.ids.length <= MAX_TOKENS);
+    log(`stage 2 examples: ${mathExamples.length} math, ${dataExamples.length} data (${dataExamples.filter((e) => e.ids.length > MAX_TOKENS).length} data ones over ${MAX_TOKENS} tokens dropped), ${agentData.reduce((s, e) => s + e.ids.length, 0)} tokens`);
+    const agentTrain = await train(config, weights, agentData, {
+      steps: flags['mix-steps'], tokensPerBatch: flags['tokens-per-batch'], lr: flags['mix-lr'], seed: flags.seed + 2, promptWeight: flags['prompt-weight'], warmup: 20,
+      maxSeconds: Math.max(60, budget * 0.65 - (performance.now() - started) / 1000), log: logEvery('stage 2'),
+    });
+    log(`stage 2 trained: ${JSON.stringify(agentTrain)}`);
+    agentReport = { stage1, stage1Checks, agentTrain, agentExamples: agentData.length, seconds: (performance.now() - started) / 1000 };
+    await mkdir(flags.out, { recursive: true });
+    await writeFile(`${flags.out}/agent-report.json`, JSON.stringify(agentReport, null, 2) + '\n');
+  }
+  const { agentTrain } = agentReport;
   const agentDir = `${flags.out}/agent`;
   const files = { 'config.json': configJson, 'tokenizer.json': tokJson, 'tokenizer_config.json': tokConfig, 'generation_config.json': generation };
   await saveFolder(agentDir, files, weights, config);
+  const judgeStarted = performance.now();
 
   // 4. Judge model: continued from the agent on (coach prompt -> rule score) pairs.
   // Balanced by score: the scripted team is mostly competent, and a judge that sees 10 most of the time learns to say 10.
@@ -262,7 +275,8 @@ async function main(): Promise<void> {
   const judgeDir = `${flags.out}/judge`;
   await saveFolder(judgeDir, { ...files, 'generation_config.json': { ...generation, max_new_tokens: 16 } }, weights, config);
   for (const w of weights.values()) w.dispose();
-  const trainSeconds = (performance.now() - started) / 1000;
+  // With --agent, the time to both models is the earlier run's time to its agent plus this run's judge.
+  const trainSeconds = flags.agent ? agentReport.seconds + (performance.now() - judgeStarted) / 1000 : (performance.now() - started) / 1000;
 
   // 5. Measurements, with the models loaded back from their folders (the path every model takes).
   let greedy: TeamAccuracy | null = null;
@@ -306,8 +320,8 @@ async function main(): Promise<void> {
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,
     vocabSize: config.vocabSize, merges: (tokJson.model as { merges: unknown[] }).merges.length, flawRates, scriptedAccuracy,
-    stage1, stage1Checks, stage1From: flags.init || null,
-    agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentData.length, judgeExamples: judgeData.length,
+    stage1, stage1Checks, stage1From: flags.init || null, agentFrom: flags.agent || null, agentSeconds: agentReport.seconds,
+    agentTasks: flags['agent-tasks'], judgeTasks: flags['judge-tasks'], agentExamples: agentReport.agentExamples, judgeExamples: judgeData.length,
     agentTrain, judgeTrain, trainSeconds, totalSeconds: (performance.now() - started) / 1000,
     greedy: greedy && strip(greedy), sampled: sampled && strip(sampled), dataTasks: dataRuns.length, dataScriptedSuccess: dataScripted,
     dataGreedy: dataGreedy && strip(dataGreedy), dataSampled: dataSampled && strip(dataSampled), dataSampledTemperature: DATA_TEAM_SETTINGS.temperature, judge,
@@ -316,6 +330,39 @@ async function main(): Promise<void> {
   await writeFile(`${flags.out}/pretrain-report.json`, JSON.stringify(summary, null, 2) + '\n');
   for (const d of [agentDir, judgeDir]) log(`${d}/model.safetensors: ${((await stat(`${d}/model.safetensors`)).size / 2 ** 20).toFixed(2)} MiB`);
   log(`done in ${(summary.totalSeconds / 60).toFixed(1)} min`);
+}
+
+/** What stages 1-2 left next to the agent folder (<out>/agent-report.json), for a later `--agent <out>/agent` run. */
+interface AgentReport {
+  stage1: TrainReport | null;
+  stage1Checks: { steps: number; readsNumbers: number }[];
+  agentTrain: TrainReport;
+  agentExamples: number;
+  /** Seconds from the start of that run until the agent was trained. */
+  seconds: number;
+}
+
+async function readModelFolder(dir: string) {
+  const tokJson: Record<string, unknown> = JSON.parse(await readFile(`${dir}/tokenizer.json`, 'utf8'));
+  const tokConfig: Record<string, unknown> = { ...JSON.parse(await readFile(`${dir}/tokenizer_config.json`, 'utf8')), model_max_length: MAX_TOKENS };
+  const configJson: Record<string, unknown> = { ...JSON.parse(await readFile(`${dir}/config.json`, 'utf8')), max_position_embeddings: MAX_TOKENS };
+  const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${dir}/model.safetensors`)), `${dir}/model.safetensors`);
+  const weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
+  return { tokJson, tokConfig, configJson, weights };
+}
+
+async function readAgentReport(agentDir: string): Promise<AgentReport> {
+  const file = `${agentDir.replace(/\/+$/, '')}/../agent-report.json`;
+  let report: Partial<AgentReport>;
+  try {
+    report = JSON.parse(await readFile(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`pretrain: --agent ${agentDir} needs ${file}, which the run that trained that agent writes next to it (${(e as Error).message}); without it, rebuild the agent too (drop --agent)`);
+  }
+  if (!report.agentTrain || typeof report.seconds !== 'number' || typeof report.agentExamples !== 'number') {
+    throw new Error(`pretrain: ${file} lacks agentTrain, agentExamples or seconds; it is not a report of stages 1-2 (rebuild the agent: drop --agent)`);
+  }
+  return { stage1: report.stage1 ?? null, stage1Checks: report.stage1Checks ?? [], agentTrain: report.agentTrain, agentExamples: report.agentExamples, seconds: report.seconds };
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */

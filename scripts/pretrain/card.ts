@@ -28,6 +28,10 @@ export interface RunSummary {
   /** After stage 1 and each extension: the share of check problems whose greedy Solver reads both numbers of the first operation. */
   stage1Checks?: { steps: number; readsNumbers: number }[];
   stage1From: string | null;
+  /** The agent folder this run took with --agent (stages 1-2 done by an earlier run), or null. */
+  agentFrom?: string | null;
+  /** Seconds from the start of the run that trained the agent until it was written. */
+  agentSeconds?: number;
   /** Stage 2 (both teams mixed). */
   agentTrain: TrainReport;
   judgeTrain: TrainReport;
@@ -67,7 +71,9 @@ Chat template: ChatML (\`<|im_start|>role\\n...<|im_end|>\`), eos \`<|im_end|>\`
     ? `, ${threads} training threads (data-parallel: this thread and ${threads - 1} worker thread${threads > 2 ? 's' : ''} each compute the gradient of a share of every batch's rows, summed before one Adam step)`
     : ''}, seeded init and batch
 order, Adam (beta2 0.95), linear warm-up then cosine decay to 10 %. Both models written after **${min(s.trainSeconds)}**
-(data, tokenizer, training); whole run with all measurements: **${min(s.totalSeconds)}** wall time on a shared 2-core machine${s.stage1From
+(data, tokenizer, training)${s.agentFrom
+    ? `: the agent by a run of \`npm run pretrain -- --seed ${s.seed}\` after ${min(s.agentSeconds ?? 0)}, the judge then by \`--agent ${s.agentFrom}\` (same flags, the agent taken from that run's folder) in ${min(s.trainSeconds - (s.agentSeconds ?? 0))}; the measurements below: **${min(s.totalSeconds)}** in the second run`
+    : `; whole run with all measurements: **${min(s.totalSeconds)}**`} wall time on a shared 2-core machine${s.stage1From
     ? `; this run took stage 1 from \`--init ${s.stage1From}\` (see Training), which a rebuild from nothing trains first (+36 min)` : ''}.
 Flags: \`${JSON.stringify(s.flags)}\`.
 `;
