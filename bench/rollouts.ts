@@ -14,7 +14,9 @@
  * curriculum draws and sampling seeds until the policies diverge), the same coach for process.
  * The untrained team is evaluated once: it does not depend on the seed or the reward mode (base
  * model, fixed evaluation seed), so every run's baseline record is that one evaluation.
- * Target: --target, else that baseline's greedy accuracy + 0.10.
+ * Target: --target, else that baseline's accuracy + 0.10; on the greedy accuracy, or with --metric sampled
+ * on the accuracy at the evaluation temperature (MAPPA evaluates at 0.6). The report only reads the
+ * finished runs, so one set of runs can be reported on both metrics.
  *
  * Example: npm run bench -- rollouts --seeds 0,1,2 --out runs/rollouts        (long: the full default)
  *          (on 2 cores: `--modes process` and `--modes outcome` as two processes into the same --out,
@@ -34,7 +36,7 @@ import { resolveTrainConfig, type TrainConfig } from '../src/core/mappa/config.t
 import { evaluateTeam, Trainer, type EvalResult } from '../src/core/mappa/train.ts';
 import type { LoadedModel } from '../src/core/model/load.ts';
 import { createSandbox, type Sandbox } from '../src/core/tools/sandbox.ts';
-import { readRun, summarizeRun, type RunSummary } from '../src/cli/compare.ts';
+import { readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
 import { FileStore } from '../src/cli/file-store.ts';
 import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
 
@@ -47,6 +49,8 @@ export interface RolloutsBenchOptions {
   modes: Mode[];
   iterations?: number;
   target?: number;
+  /** The held-out accuracy the target is on (default greedy). */
+  metric: TargetMetric;
   quick: boolean;
   out: string;
   config?: string;
@@ -54,7 +58,7 @@ export interface RolloutsBenchOptions {
 }
 
 export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
-  const o: RolloutsBenchOptions = { seeds: [0, 1, 2], modes: [...MODES], quick: false, out: '' };
+  const o: RolloutsBenchOptions = { seeds: [0, 1, 2], modes: [...MODES], metric: 'greedy', quick: false, out: '' };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) throw new Error(`bench rollouts: ${flag} needs a value`);
@@ -83,6 +87,10 @@ export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
       const t = Number(value(i++, flag));
       if (!(t >= 0 && t <= 1)) throw new Error(`bench rollouts: --target must be an accuracy in [0, 1] (e.g. 0.4), got "${argv[i]}"`);
       o.target = t;
+    } else if (flag === '--metric') {
+      const m = value(i++, flag);
+      if (m !== 'greedy' && m !== 'sampled') throw new Error(`bench rollouts: --metric takes greedy or sampled (the accuracy at the evaluation temperature), got "${m}"`);
+      o.metric = m;
     } else if (flag === '--quick') o.quick = true;
     else if (flag === '--out') o.out = value(i++, flag);
     else if (flag === '--config') o.config = value(i++, flag);
@@ -90,7 +98,7 @@ export function parseRolloutsArgs(argv: string[]): RolloutsBenchOptions {
       const b = value(i++, flag);
       if (!['cpu', 'wasm', 'webgpu'].includes(b)) throw new Error(`bench rollouts: --backend must be cpu, wasm or webgpu, got "${b}"`);
       o.backend = b as BackendName;
-    } else throw new Error(`bench rollouts: unknown option "${flag}". Options: --seeds 0,1,2 --modes process,outcome --iterations N --target X --quick --out DIR --config FILE --backend cpu|wasm|webgpu`);
+    } else throw new Error(`bench rollouts: unknown option "${flag}". Options: --seeds 0,1,2 --modes process,outcome --iterations N --target X --metric greedy|sampled --quick --out DIR --config FILE --backend cpu|wasm|webgpu`);
   }
   if (o.quick && !seedsGiven) o.seeds = [0, 1];
   if (!o.out) o.out = path.join(os.tmpdir(), `mappa-rollouts-${o.quick ? 'quick-' : ''}${process.pid}-${Date.now()}`);
@@ -185,7 +193,8 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
     `coach ${config.coach.kind === 'rule' ? 'rule-based' : config.coach.model}`);
   out.push(`- budget per run: ${config.iterations} iterations x ${config.promptsPerIteration} prompts x ${config.samplesPerPrompt} samples = ${budget} rollouts; ` +
     `held-out eval every ${config.evalEvery} iterations on ${config.evalTasks} problems`);
-  out.push(`- target: held-out greedy accuracy ${pct(target)}${o.target === undefined ? ' (untrained baseline + 10 points)' : ''}`);
+  const metricName = o.metric === 'sampled' ? `accuracy at the evaluation temperature ${config.evalTemperature}` : 'greedy accuracy';
+  out.push(`- target: held-out ${metricName} ${pct(target)}${o.target === undefined ? ' (untrained baseline + 10 points)' : ''}`);
   out.push(`- run folders: ${o.out} (plot: mappa compare ${path.join(o.out, '*')})`, '');
   out.push('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
   out.push('|---|---:|---:|---:|---:|---:|');
@@ -237,7 +246,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     const plain = new EngineAgents(parts.agentModel, new Map());
     const baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts);
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
-    const target = o.target ?? Math.min(1, baseline.greedy + 0.1);
+    const target = o.target ?? Math.min(1, baseline[o.metric] + 0.1);
     const rows: RunSummary[] = [];
     for (const seed of o.seeds) {
       for (const mode of MODES) {
@@ -251,7 +260,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
           log(`${mode}, seed ${seed}: not finished and not among --modes here, left out of this report`);
           continue;
         }
-        rows.push(summarizeRun(await readRun(dir), target));
+        rows.push(summarizeRun(await readRun(dir), target, o.metric));
       }
     }
     return formatRolloutsReport(rows, o, target, base, backend);

@@ -47,9 +47,14 @@ export interface RunCurve {
   evals: EvalPoint[];
 }
 
+/** Which held-out accuracy a target is on: greedy, or sampled at the run's evaluation temperature. */
+export type TargetMetric = 'greedy' | 'sampled';
+
 export interface RunSummary {
   run: RunCurve;
   target: number | null;
+  /** The accuracy the target is on (default greedy). */
+  metric?: TargetMetric;
   /** Rollouts at the first eval reaching the target; null = not reached. */
   rolloutsToTarget: number | null;
   final: EvalPoint | null;
@@ -120,16 +125,16 @@ export async function readRun(dir: string, label = path.basename(path.resolve(di
 }
 
 /** The table numbers of one run (see the top comment for the definitions). */
-export function summarizeRun(run: RunCurve, target?: number): RunSummary {
-  const t = target ?? (run.baseline ? Math.min(1, run.baseline.greedy + 0.1) : null);
+export function summarizeRun(run: RunCurve, target?: number, metric: TargetMetric = 'greedy'): RunSummary {
+  const t = target ?? (run.baseline ? Math.min(1, run.baseline[metric] + 0.1) : null);
   let rolloutsToTarget: number | null = null;
   if (t !== null) {
     const eps = 1e-9; // accuracies are ratios of small integers: 0.3 may arrive as 0.29999999999999993
-    if (run.baseline && run.baseline.greedy >= t - eps) rolloutsToTarget = 0;
-    else rolloutsToTarget = run.evals.find((e) => e.greedy >= t - eps)?.rollouts ?? null;
+    if (run.baseline && run.baseline[metric] >= t - eps) rolloutsToTarget = 0;
+    else rolloutsToTarget = run.evals.find((e) => e[metric] >= t - eps)?.rollouts ?? null;
   }
   return {
-    run, target: t, rolloutsToTarget,
+    run, target: t, metric, rolloutsToTarget,
     final: run.evals[run.evals.length - 1] ?? null,
     bestGreedy: run.evals.length ? Math.max(...run.evals.map((e) => e.greedy)) : null,
   };

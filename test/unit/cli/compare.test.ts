@@ -72,6 +72,11 @@ describe('mappa compare', () => {
     expect(summarizeRun(await readRun(a), 0.25).rolloutsToTarget).toBe(32);
     expect(summarizeRun(await readRun(b), 0.25).rolloutsToTarget).toBe(80);
     expect(summarizeRun(await readRun(b), 0.15).rolloutsToTarget).toBe(0);
+    // On the sampled accuracy: A's baseline 0.1 -> target 0.2, first reached at iteration 2 (32 rollouts);
+    // B's baseline 0.15 -> 0.25, never reached (best 0.22).
+    expect(summarizeRun(await readRun(a), undefined, 'sampled')).toMatchObject({ metric: 'sampled', rolloutsToTarget: 32 });
+    expect(summarizeRun(await readRun(a), undefined, 'sampled').target).toBeCloseTo(0.2, 12);
+    expect(summarizeRun(await readRun(b), undefined, 'sampled').rolloutsToTarget).toBeNull();
   });
 
   it('prints one row per run with those numbers', async () => {
