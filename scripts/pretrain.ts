@@ -249,9 +249,9 @@ async function main(): Promise<void> {
     });
     log(`stage 2 trained: ${JSON.stringify(agentTrain)}`);
     agentReport = { stage1, stage1Checks, agentTrain, agentExamples: agentData.length, seconds: (performance.now() - started) / 1000 };
-    await mkdir(flags.out, { recursive: true });
-    await writeFile(`${flags.out}/agent-report.json`, JSON.stringify(agentReport, null, 2) + '\n');
   }
+  await mkdir(flags.out, { recursive: true });
+  await writeFile(`${flags.out}/agent-report.json`, JSON.stringify(agentReport, null, 2) + '\n');
   const { agentTrain } = agentReport;
   const agentDir = `${flags.out}/agent`;
   const files = { 'config.json': configJson, 'tokenizer.json': tokJson, 'tokenizer_config.json': tokConfig, 'generation_config.json': generation };
@@ -340,6 +340,8 @@ interface AgentReport {
   agentExamples: number;
   /** Seconds from the start of that run until the agent was trained. */
   seconds: number;
+  /** A note on where the report came from, when not written by the script itself. */
+  source?: string;
 }
 
 async function readModelFolder(dir: string) {
@@ -362,7 +364,7 @@ async function readAgentReport(agentDir: string): Promise<AgentReport> {
   if (!report.agentTrain || typeof report.seconds !== 'number' || typeof report.agentExamples !== 'number') {
     throw new Error(`pretrain: ${file} lacks agentTrain, agentExamples or seconds; it is not a report of stages 1-2 (rebuild the agent: drop --agent)`);
   }
-  return { stage1: report.stage1 ?? null, stage1Checks: report.stage1Checks ?? [], agentTrain: report.agentTrain, agentExamples: report.agentExamples, seconds: report.seconds };
+  return { stage1: report.stage1 ?? null, stage1Checks: report.stage1Checks ?? [], agentTrain: report.agentTrain, agentExamples: report.agentExamples, seconds: report.seconds, source: report.source };
 }
 
 /** Dataset-wide counts per score, e.g. {"0": 12, "10": 400}. */
