@@ -72,8 +72,8 @@ Chat template: ChatML (\`<|im_start|>role\\n...<|im_end|>\`), eos \`<|im_end|>\`
     : ''}, seeded init and batch
 order, Adam (beta2 0.95), linear warm-up then cosine decay to 10 %. Both models written after **${min(s.trainSeconds)}**
 (data, tokenizer, training)${s.agentFrom
-    ? `: the agent by a run of \`npm run pretrain -- --seed ${s.seed}\` after ${min(s.agentSeconds ?? 0)}, the judge then by \`--agent ${s.agentFrom}\` (same flags, the agent taken from that run's folder) in ${min(s.trainSeconds - (s.agentSeconds ?? 0))}; the measurements below: **${min(s.totalSeconds)}** in the second run`
-    : `; whole run with all measurements: **${min(s.totalSeconds)}**`} wall time on a shared 2-core machine${s.stage1From
+    ? `: the agent by a run of \`npm run pretrain -- --seed ${s.seed}\` after ${min(s.agentSeconds ?? 0)}, the judge then by \`--agent ${s.agentFrom}\` (same flags, the agent taken from that run's folder) in ${min(s.trainSeconds - (s.agentSeconds ?? 0))}; this second run, with all the measurements below, took **${min(s.totalSeconds)}**`
+    : `; whole run with all measurements: **${min(s.totalSeconds)}**`}; wall times on a shared 2-core machine${s.stage1From
     ? `; this run took stage 1 from \`--init ${s.stage1From}\` (see Training), which a rebuild from nothing trains first (+36 min)` : ''}.
 Flags: \`${JSON.stringify(s.flags)}\`.
 `;
@@ -169,8 +169,12 @@ ROC-AUC >= 0.7 / RMSE <= 0.6 IQR on the held-out split, or the right number for 
 ${dataTable(s)}
 ## Use
 \`\`\`
-mappa generate --model models/agent --chat "Problem: Maya has 12 stickers. She gives 5 stickers to Tom. How many stickers does Maya have at the end?"
+mappa generate --model models/agent --chat --temperature 0 \\
+  --system 'You are the Problem Solver, agent 1 of 3 in a team: Problem Solver -> Code Executor -> Verifier. Solve the problem step by step, one operation per line, and end with "Answer: <number>". Use at most 96 tokens.' \\
+  --prompt "Problem: Maya has 12 stickers. She gives 5 stickers to Tom. How many stickers does Maya have at the end?"
 \`\`\`
+The system prompt is the Solver's from MATH_CHAIN (src/core/mappa/workflow.ts) as the rollout runner renders it;
+without a role's system prompt the model has no role to play.
 Loaded with \`loadModel(folderSource('models/agent'))\`, the same code path as any Hugging Face checkpoint.
 `;
 }
