@@ -193,7 +193,7 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
     `coach ${config.coach.kind === 'rule' ? 'rule-based' : config.coach.model}`);
   out.push(`- budget per run: ${config.iterations} iterations x ${config.promptsPerIteration} prompts x ${config.samplesPerPrompt} samples = ${budget} rollouts; ` +
     `held-out eval every ${config.evalEvery} iterations on ${config.evalTasks} problems`);
-  const metricName = o.metric === 'sampled' ? `accuracy at the evaluation temperature ${config.evalTemperature}` : 'greedy accuracy';
+  const metricName = o.metric === 'sampled' ? `sampled accuracy (evaluation temperature ${config.evalTemperature})` : 'greedy accuracy';
   out.push(`- target: held-out ${metricName} ${pct(target)}${o.target === undefined ? ' (untrained baseline + 10 points)' : ''}`);
   out.push(`- run folders: ${o.out} (plot: mappa compare ${path.join(o.out, '*')})`, '');
   out.push('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');

@@ -43,7 +43,7 @@ describe('bench rollouts', () => {
     expect(text).toContain('- seed 2: only process reached the target (16 rollouts)');
     expect(text).toContain('- target: held-out greedy accuracy 30.0%');
     expect(formatRolloutsReport(rows, parseRolloutsArgs(['--out', '/tmp/x', '--metric', 'sampled']), 0.3, quickConfig(4), 'cpu'))
-      .toContain('- target: held-out accuracy at the evaluation temperature 0.6 30.0%');
+      .toContain('- target: held-out sampled accuracy (evaluation temperature 0.6) 30.0%');
     // One process's report (--modes outcome) while the process runs are still being written.
     const partial = formatRolloutsReport([row('outcome', 0, 48, 0.35), row('outcome', 1, null, 0.3), row('outcome', 2, null, 0.25)], o, 0.3, quickConfig(4), 'cpu');
     expect(partial).toContain('2 outcome run(s) and 0 process run(s) did not reach it; 3 run(s) not in this report).');
