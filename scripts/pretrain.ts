@@ -51,7 +51,7 @@ import {
   mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, parseFlawRates, playTeam,
   type JudgeItem, type Transcript,
 } from './pretrain/transcripts.ts';
-import { writeCards, type RunSummary } from './pretrain/card.ts';
+import { writeCards, type RunSummary, type Stage1Check } from './pretrain/card.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models', 'agent-tasks': 3000, 'judge-tasks': 1500, vocab: 1024, hidden: 128, layers: 4,
@@ -129,8 +129,9 @@ async function main(): Promise<void> {
   // numbers (0 of 200 held-out problems). Stage 2 and the judge get the habit.
   const stage1Team = mathTeam({ ...flawRates, literalShort: flawRates.literalCode });
   const stage1Rng = new Rng(`pretrain-transcripts/${flags.seed}`);
+  // Played only when stage 1 is trained here: --init and --agent take it from a folder.
   const stage1Transcripts: Transcript[] = [];
-  if (!flags.agent) for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
+  if (!flags.agent && !flags.init) for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
   const sql = createSqlTool();
   const dataTasks = [
     ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.85), kinds: ['classification', 'regression'] }),
@@ -160,7 +161,7 @@ async function main(): Promise<void> {
   let tokJson: Record<string, unknown>;
   let tokConfig: Record<string, unknown>;
   let stage1: TrainReport | null = null;
-  const stage1Checks: { steps: number; readsNumbers: number }[] = [];
+  const stage1Checks: Stage1Check[] = [];
   let configJson: Record<string, unknown>;
   let weights: Map<string, tf.Variable>;
   let agentReport: AgentReport | null = null;
@@ -335,7 +336,7 @@ async function main(): Promise<void> {
 /** What stages 1-2 left next to the agent folder (<out>/agent-report.json), for a later `--agent <out>/agent` run. */
 interface AgentReport {
   stage1: TrainReport | null;
-  stage1Checks: { steps: number; readsNumbers: number }[];
+  stage1Checks: Stage1Check[];
   agentTrain: TrainReport;
   agentExamples: number;
   /** Seconds from the start of that run until the agent was trained. */

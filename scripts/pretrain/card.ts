@@ -9,6 +9,12 @@ import type { MathFlawRates } from './transcripts.ts';
 import type { JudgeAgreement, TeamAccuracy } from './evaluate.ts';
 import type { TrainReport } from './train.ts';
 
+/** One reading check of stage 1: after `steps` steps, the share of check problems whose greedy Solver reads both numbers of the first operation. */
+export interface Stage1Check {
+  steps: number;
+  readsNumbers: number;
+}
+
 export interface RunSummary {
   seed: number;
   flags: Record<string, unknown>;
@@ -25,8 +31,8 @@ export interface RunSummary {
   judgeExamples: number;
   /** Stage 1 (math team alone, from scratch); null when it was taken from a folder (stage1From). */
   stage1: TrainReport | null;
-  /** After stage 1 and each extension: the share of check problems whose greedy Solver reads both numbers of the first operation. */
-  stage1Checks?: { steps: number; readsNumbers: number }[];
+  /** After stage 1 and each extension (see Stage1Check). */
+  stage1Checks?: Stage1Check[];
   stage1From: string | null;
   /** The agent folder this run took with --agent (stages 1-2 done by an earlier run), or null. */
   agentFrom?: string | null;
