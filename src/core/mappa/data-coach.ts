@@ -11,14 +11,16 @@
  *
  * Rubric for prediction tasks (integers 0..10; "by X" = the file's owner is agent X):
  *   Data Engineer  10 train_features.csv and test_features.csv by it, right row counts, no missing
- *                     cells, no text columns, target in train_features
+ *                     cells, no text columns, target in train_features, every feature of
+ *                     train_features also in test_features (else fit_predict cannot predict)
  *                   7 / 5 / 4  both tables, with 1 / 2 / 3+ of those problems
  *                   3 only one of the two tables;  1 code but neither table;  0 no code block
  *   Modeler        10 predictions.csv by it, one row per test row, from fit_predict
  *                   4 the same from a fit that gives no probability for a 0/1 target ('linear'
  *                     where 'logistic' was due: the submission cannot be scored by ROC-AUC)
  *                   6 predictions of the right size without a fit (e.g. constants);  5 wrong size
- *                   5 no predictions because a feature table is missing (not its fault)
+ *                   5 no predictions because a feature table is missing or the two disagree on
+ *                     features (not its fault)
  *                   2 feature tables there but no predictions;  0 no code block
  *   Analyst        10 submission.csv by it covers every test id and the team succeeded; 7 it covers
  *                     them but the metric misses the success threshold;  3 it misses ids
@@ -93,6 +95,8 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
   const trainF = by('train_features.csv', 'data_engineer');
   const testF = by('test_features.csv', 'data_engineer');
   const featuresOk = !!trainF && !!testF;
+  // Features the Modeler's fit would need but test_features lacks (a misspelt alias, a forgotten column).
+  const unmatched = featuresOk ? trainF.columns.filter((c) => c !== data.target && !testF.columns.includes(c)) : [];
   if (ctx.agentId === 'data_engineer') {
     if (!hasCode(ctx.output)) return { score: 0, reason: 'no code block' };
     if (!trainF && !testF) return { score: 1, reason: 'no feature tables' };
@@ -103,6 +107,7 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
       trainF.missing + testF.missing > 0 && 'missing cells left',
       trainF.textColumns + testF.textColumns > 0 && 'text columns left',
       !trainF.columns.includes(data.target) && `no ${data.target} in train_features`,
+      unmatched.length > 0 && `test_features lacks ${unmatched.join(', ')} of train_features`,
     ].filter((p): p is string => !!p);
     if (problems.length === 0) return { score: 10, reason: 'both feature tables, clean' };
     return { score: problems.length === 1 ? 7 : problems.length === 2 ? 5 : 4, reason: problems.join('; ') };
@@ -116,6 +121,7 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
       return { score: 10, reason: 'fitted a model and predicted every test row' };
     }
     if (!featuresOk) return { score: 5, reason: 'no predictions, but a feature table was missing upstream (Data Engineer)' };
+    if (unmatched.length) return { score: 5, reason: `no predictions, but test_features lacks ${unmatched.join(', ')} upstream (Data Engineer)` };
     return hasCode(ctx.output) ? { score: 2, reason: 'feature tables were there but no predictions' } : { score: 0, reason: 'no code block' };
   }
   // The final agent (Analyst).

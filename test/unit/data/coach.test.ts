@@ -89,6 +89,21 @@ describe('data coach blame', () => {
     expect(r.analyst.score).toBe(5);
   });
 
+  it('a test_features without a feature of train_features is the Data Engineer\'s fault, not the Modeler\'s', async () => {
+    // As a measured run ended: the train table aliases area_m2 as income_m2, the test table does not.
+    const ws = build(regression, { features: 'both' });
+    const data = regression.data as TabularTask;
+    ws.write('train_features.csv', csv(['id', 'f1', 'income_m2', data.target], ids(regression, 'csv').map((id) => [id, id % 7, id % 5, id % 3])), 'data_engineer');
+    const r = await coach(regression, ws, [
+      fullTeam()[0],
+      action('modeler', sql("CREATE TABLE predictions AS SELECT * FROM fit_predict('train_features', 'test_features', 'y', 'linear')"), 'Error: fit_predict: table test_features lacks the feature columns income_m2 that train_features has'),
+      action('analyst', '\\boxed{submission.csv}'),
+    ]);
+    expect(r.de.score).toBe(7);
+    expect(r.modeler.score).toBe(5);
+    expect(r.analyst.score).toBe(5);
+  });
+
   it('the Analyst is blamed when predictions were there and it wrote no submission', async () => {
     const ws = build(classification, { features: 'both', predictions: true });
     const r = await coach(classification, ws, [...fullTeam().slice(0, 2), action('analyst', 'Done.')]);
