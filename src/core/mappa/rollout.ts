@@ -178,12 +178,13 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
 
 /**
  * One JSONL line per trajectory (trajectories.jsonl of `mappa train`, `mappa eval --trajectories`, the
- * page's export): every action with its input, output, tool output, coach verdict and reward.
+ * page's export): every action with its input, output, tool output, coach verdict and reward, and for
+ * the data team the held-out metrics of the trajectory's submission (absent where there are none).
  */
 export function trajectoryLines(iteration: number, trajs: Trajectory[], extra: Record<string, unknown> = {}): string {
   return trajs.map((t) => JSON.stringify({
     iteration, ...extra, task: t.task.id, problem: t.task.problem, answer: t.task.answer, sample: t.sample,
-    finalAnswer: t.finalAnswer, correct: t.correct,
+    finalAnswer: t.finalAnswer, correct: t.correct, metrics: t.metrics,
     actions: t.actions.map((a) => ({
       agent: a.agentId, turn: a.turn, input: a.messages, output: a.text, tokens: a.tokens,
       logprobs: a.logprobs.map((x) => +x.toFixed(5)), observation: a.observation, truncated: a.truncated,

@@ -8,7 +8,7 @@ import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/mapp
 import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
 import { DATA_TEAM, dataHeldOut, type DataRolloutTask } from '../../../src/core/mappa/data-team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
-import type { Action, Trajectory } from '../../../src/core/mappa/rollout.ts';
+import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/mappa/rollout.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
 import type { TabularTask } from '../../../src/core/tasks/tabular.ts';
 
@@ -127,6 +127,7 @@ describe('data coach blame', () => {
     const r = await coach(classification, ws, fullTeam());
     expect(r.t.metrics).toMatchObject({ rocAuc: 1, accuracy: 1, f1: 1, coverage: 1, success: 1 });
     expect(r.t.correct).toBe(true);
+    expect(JSON.parse(trajectoryLines(0, [r.t])).metrics).toEqual(r.t.metrics); // trajectories.jsonl keeps them per table
     expect([r.de.score, r.modeler.score, r.analyst.score]).toEqual([10, 10, 10]);
     expect(r.analyst.correct).toBe(true);
   });
