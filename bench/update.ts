@@ -65,13 +65,15 @@ export interface UpdateBenchOptions {
   steps: number;
   quick: boolean;
   logprob: boolean;
+  /** wasm: also time the step with this many threads (this one + worker lanes, src/cli/update-workers.ts). */
+  threads: number;
 }
 
 /** Parses `--backends wasm --layers 30 --samples 4 --prompt 128 --action 128 --rank 8 --micro-batch 1 --steps 2 --quick`. */
 export function parseUpdateArgs(argv: string[]): UpdateBenchOptions {
   const o: UpdateBenchOptions = {
     backends: ['wasm', 'webgpu'], forceWebgpu: false, layers: 30, samples: 4, promptLen: 128, actionLen: 128, rank: 8,
-    microBatch: 1, steps: 2, quick: false, logprob: true,
+    microBatch: 1, steps: 2, quick: false, logprob: true, threads: 1,
   };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
@@ -101,8 +103,9 @@ export function parseUpdateArgs(argv: string[]): UpdateBenchOptions {
     else if (flag === '--steps') o.steps = int(value(i++, flag), flag);
     else if (flag === '--quick') o.quick = true;
     else if (flag === '--no-logprob') o.logprob = false;
+    else if (flag === '--threads') o.threads = int(value(i++, flag), flag);
     else throw new Error(`bench update: unknown option "${flag}". Options: --backends wasm[,webgpu,cpu] --layers N --samples N ` +
-      '--prompt N --action N --rank N --micro-batch N --steps N --quick --no-logprob');
+      '--prompt N --action N --rank N --micro-batch N --steps N --threads N --quick --no-logprob');
   }
   if (o.quick) {
     if (!given.has('--layers')) o.layers = 2;
@@ -138,6 +141,8 @@ export interface UpdateResult {
   weightsMB?: number;
   matmulGflops?: number;
   stepSeconds?: number[];
+  /** wasm with --threads N > 1: the same step with N threads (median s), in the same process. */
+  laneStepSeconds?: number[];
   /** One no-gradient log-prob pass over the batch (what the step does twice before training). */
   forwardSeconds?: number;
   fused?: boolean;
@@ -235,6 +240,23 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
     registerCustomKernels();
     log(`${backend}: step with plain log-prob ops: ${plainStepSeconds.toFixed(2)} s`);
   }
+  let laneStepSeconds: number[] | undefined;
+  if (backend === 'wasm' && o.threads > 1) {
+    const { UpdateWorkers } = await import('../src/cli/update-workers.ts');
+    const lanes = await UpdateWorkers.start(o.threads - 1, model);
+    const laneStep = async () => {
+      const t1 = performance.now();
+      await policyUpdate(model, policies, samples, settings, lanes);
+      return (performance.now() - t1) / 1000;
+    };
+    await laneStep(); // the workers' shapes warm up once
+    laneStepSeconds = [];
+    for (let i = 0; i < o.steps; i++) {
+      laneStepSeconds.push(await laneStep());
+      log(`${backend}: step with ${o.threads} threads ${i + 1}/${o.steps}: ${laneStepSeconds[i].toFixed(2)} s`);
+    }
+    await lanes.close();
+  }
   const leakedTensors = tf.memory().numTensors - baseTensors;
   adapter.dispose();
   optimizer.dispose();
@@ -246,7 +268,7 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
     logprob = await benchLogProb(backend, o.samples * (T - 1), config.vocabSize, { iters: o.quick ? 1 : 3, warmup: 1 });
   }
   return {
-    backend, description, weightsMB: weightBytes / MB, matmulGflops, stepSeconds, forwardSeconds, fused, plainStepSeconds,
+    backend, description, weightsMB: weightBytes / MB, matmulGflops, stepSeconds, laneStepSeconds, forwardSeconds, fused, plainStepSeconds,
     tfPeakMB: profile.peakBytes / MB, maxRssMB: process.resourceUsage().maxRSS / 1024, leakedTensors, logprob, notes,
   };
 }
@@ -282,6 +304,11 @@ export function formatUpdateReport(results: UpdateResult[], o: UpdateBenchOption
     const gflops = flops.step / s / 1e9;
     out.push(`| ${r.backend} | ${r.fused ? 'fused kernel' : 'plain ops'} | ${fmt(s)} | ${fmt(flops.tokens / s)} | ${fmt(r.forwardSeconds)} | ${fmt(gflops)} | ` +
       `${fmt(r.matmulGflops)} | ${fmt((100 * gflops) / r.matmulGflops!, 1)}% | ${fmt(r.tfPeakMB, 0)} | ${fmt(r.maxRssMB, 0)} | ${r.leakedTensors} |`);
+    if (r.laneStepSeconds) {
+      const l = median(r.laneStepSeconds);
+      out.push(`| ${r.backend}, ${o.threads} threads (${fmt(s / l, 2)}x the 1-thread step) | ${r.fused ? 'fused kernel' : 'plain ops'} | ${fmt(l)} | ` +
+        `${fmt(flops.tokens / l)} | | ${fmt(flops.step / l / 1e9)} | | | | | |`);
+    }
     if (r.plainStepSeconds !== undefined) {
       const p = r.plainStepSeconds;
       out.push(`| ${r.backend} | plain ops | ${fmt(p)} | ${fmt(flops.tokens / p)} | | ${fmt(flops.step / p / 1e9)} | ${fmt(r.matmulGflops)} | ` +

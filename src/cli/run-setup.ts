@@ -36,7 +36,7 @@ export async function readConfig(file: string | undefined, overrides: Record<str
     try {
       text = await readFile(file, 'utf8');
     } catch {
-      throw new CliError(`--config: cannot read "${file}"; pass a JSON file such as configs/math-tiny.json`);
+      throw new CliError(`--config: cannot read "${file}"; pass a JSON file such as configs/data-tiny.json`);
     }
     try {
       raw = JSON.parse(text);

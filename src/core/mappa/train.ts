@@ -14,6 +14,7 @@
  */
 import { AdamW } from '../rl/adamw.ts';
 import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
+import type { UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
 import type { GenerationProgress } from '../model/generate.ts';
 import type { LoadedModel } from '../model/load.ts';
@@ -63,6 +64,8 @@ export type TrainEvent =
   | { type: 'eval'; iteration: number; result: EvalResult }
   | { type: 'checkpoint'; iteration: number }
   | { type: 'resumed'; iteration: number }
+  /** Something went wrong and the loop went on (e.g. an update lane died: its work was redone here). */
+  | { type: 'warning'; iteration: number; message: string }
   | { type: 'done'; iteration: number };
 
 export interface TrainerDeps {
@@ -76,6 +79,8 @@ export interface TrainerDeps {
   external?: Map<string, AgentBackend>;
   /** Train (and optionally evaluate) on an imported dataset instead of generated math problems. */
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
+  /** Extra threads for the update (Node CLI: one worker per extra core); same results as without. */
+  updateLanes?: UpdateLanes | null;
 }
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
@@ -102,6 +107,8 @@ export class Trainer {
   readonly metrics: IterationMetrics[] = [];
   private listeners = new Set<(e: TrainEvent) => void>();
   private stopRequested = false;
+  /** Cleared when an update lane fails: the rest of the run updates on this thread alone. */
+  private lanesUsable = true;
 
   private constructor(
     readonly config: TrainConfig,
@@ -197,7 +204,9 @@ export class Trainer {
     counts.droppedOverContext = all.length - samples.length;
     let update: UpdateMetrics | null = null;
     if (samples.length) {
-      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update));
+      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update,
+        this.lanesUsable ? this.deps.updateLanes : null,
+        (e) => (this.lanesUsable = false, this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` }))));
     }
 
     const perAgent: IterationMetrics['perAgent'] = {};

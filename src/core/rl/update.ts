@@ -22,6 +22,7 @@ import { rowLogProbs } from '../model/score.ts';
 import { promptBatches } from '../model/generate.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
+import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type UpdateLanes } from './lanes.ts';
 
 export interface TrainSample {
   agent: string;
@@ -157,20 +158,35 @@ function actionRows(samples: TrainSample[], rows: number[], width: number): numb
   return rows.map((i, r) => samples[i].action.map((_, j) => r * (width - 1) + samples[i].prompt.length - 1 + j));
 }
 
+/** One micro-batch's flat action positions and padded rows, for a log-prob pass. */
+function logProbRows(samples: TrainSample[], rows: number[]): { ids: number[][]; mask: number[][]; perRow: number[][] } {
+  const b = makeBatch(samples, undefined, rows);
+  return { ids: b.ids, mask: b.mask, perRow: actionRows(samples, rows, b.ids[0].length) };
+}
+
+/** Log-probs at flat positions of padded rows under `adapter` (null = reference), on this thread, no gradient. */
+async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[], adapter: LoraAdapter | null): Promise<Float32Array> {
+  const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter });
+  const host = (await logp.data()) as Float32Array;
+  logp.dispose();
+  return host;
+}
+
+/** Splits a micro-batch's flat log-probs back into one array per sample. */
+function perSample(out: number[][], rows: number[], perRow: number[][], host: Float32Array): void {
+  let at = 0;
+  rows.forEach((i, r) => {
+    out[i] = Array.from(host.subarray(at, at + perRow[r].length));
+    at += perRow[r].length;
+  });
+}
+
 /** Log-probs of each sample's action tokens under `adapter` (null = reference), no gradient. */
 export async function actionLogProbs(model: CausalLM, samples: TrainSample[], adapter: LoraAdapter | null, microBatchSize: number): Promise<number[][]> {
   const out: number[][] = new Array(samples.length);
   for (const rows of microBatches(samples, samples.map((_, i) => i), microBatchSize)) {
-    const b = makeBatch(samples, undefined, rows);
-    const perRow = actionRows(samples, rows, b.ids[0].length);
-    const { logp } = rowLogProbs(model, b.ids, perRow.flat(), { attentionMask: b.mask, adapter });
-    const host = Array.from((await logp.data()) as Float32Array);
-    logp.dispose();
-    let at = 0;
-    rows.forEach((i, r) => {
-      out[i] = host.slice(at, at + perRow[r].length);
-      at += perRow[r].length;
-    });
+    const { ids, mask, perRow } = logProbRows(samples, rows);
+    perSample(out, rows, perRow, await positionLogProbs(model, ids, mask, perRow.flat(), adapter));
   }
   return out;
 }
@@ -204,7 +220,7 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: Batch, clipEps
 }
 
 export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
+  settings: Partial<UpdateSettings> = {}, lanes?: UpdateLanes | null, onLaneError?: (e: Error) => void): Promise<UpdateMetrics> {
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
@@ -213,23 +229,46 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
     if (x.action.length === 0 || x.prompt.length === 0) throw new Error(`policyUpdate: a sample of "${x.agent}" has an empty prompt or action`);
     if (!Number.isFinite(x.reward)) throw new Error(`policyUpdate: a sample of "${x.agent}" has a non-finite reward ${x.reward}`);
   }
-  // 1. Sampling-policy and reference log-probs, per agent (each agent has its own adapter).
+  const laneCount = lanes?.count ?? 0;
+  let lanesFailed = false;
+  const laneError = (e: Error) => {
+    lanesFailed = true;
+    onLaneError?.(e);
+  };
+  const share = <J, R>(jobs: J[], cost: (j: J) => number, local: (j: J) => Promise<R>, remote: (lane: number, j: J) => Promise<R>) =>
+    shareJobs(jobs, cost, lanesFailed ? 0 : laneCount, local, remote, laneError);
+
+  // 1. Sampling-policy and reference log-probs, per agent (each agent has its own adapter), every
+  //    micro-batch a job for this thread or a lane.
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
+  interface LogProbJob { rows: number[]; adapter: LoraAdapter | null; spec: AdapterSpec | null; into: number[][]; ids: number[][]; mask: number[][]; perRow: number[][] }
+  const lpJobs: LogProbJob[] = [];
   for (const [agent, idx] of byAgent) {
-    const sub = idx.map((i) => samples[i]);
-    const o = await actionLogProbs(model, sub, policies.get(agent)!.adapter, s.microBatchSize);
-    const r = await actionLogProbs(model, sub, null, s.microBatchSize);
-    idx.forEach((i, j) => ((old[i] = o[j]), (ref[i] = r[j])));
+    const adapter = policies.get(agent)!.adapter;
+    const spec = laneCount ? flattenAdapter(adapter) : null;
+    for (const rows of microBatches(samples, idx, s.microBatchSize)) {
+      const r = logProbRows(samples, rows);
+      lpJobs.push({ rows, adapter, spec, into: old, ...r }, { rows, adapter: null, spec: null, into: ref, ...r });
+    }
   }
+  const lpResults = await share(lpJobs, (j) => j.ids.length * j.ids[0].length,
+    (j) => positionLogProbs(model, j.ids, j.mask, j.perRow.flat(), j.adapter),
+    async (lane, j) => {
+      const r = await lanes!.run(lane, { kind: 'logprobs', adapter: j.spec, ids: j.ids, mask: j.mask, positions: j.perRow.flat() });
+      if (r.kind !== 'logprobs') throw new Error('lane answered a log-prob job with gradients');
+      return r.logp;
+    });
+  lpJobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, lpResults[k]));
   // 2. Advantages over the whole batch.
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
   );
-  // 3. Per agent: mini-batches of accumulated micro-batch gradients, clipped, one AdamW step each.
+  // 3. Per agent: mini-batches of accumulated micro-batch gradients (micro-batches shared with the
+  //    lanes, summed in order), clipped, one AdamW step each.
   const agents: Record<string, AgentUpdateMetrics> = {};
   let tokensProcessed = 0;
   for (const [agent, idx] of byAgent) {
@@ -246,25 +285,41 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
       for (const mini of chunks(idx, Math.ceil(idx.length / s.miniBatches))) {
         const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
         if (tokenCount === 0) continue;
+        const batches = microBatches(samples, mini, s.microBatchSize)
+          .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
+          .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
+        const spec = laneCount && !lanesFailed ? flattenAdapter(policy.adapter) : null;
+        const parts = await share(batches, (b) => b.ids.length * b.ids[0].length,
+          async (b) => {
+            const side: tf.Tensor1D[] = [];
+            const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, s.clipEps, tokenCount, side), vars);
+            const loss = (await value.data())[0];
+            const sums = Array.from(await side[0].data()) as [number, number, number];
+            tf.dispose([value, ...side]);
+            return { loss, grads: vars.map((v) => grads[v.name]), side: sums };
+          },
+          async (lane, b) => {
+            const r = await lanes!.run(lane, { kind: 'gradients', adapter: spec ?? flattenAdapter(policy.adapter), batch: b, clipEps: s.clipEps, tokenCount });
+            if (r.kind !== 'gradients') throw new Error('lane answered a gradient job with log-probs');
+            return { loss: r.loss, grads: unflatten(r.grads, vars), side: r.side };
+          });
         let acc: tf.Tensor[] | null = null;
         let lossSum = 0;
-        const side: tf.Tensor1D[] = [];
-        for (const micro of microBatches(samples, mini, s.microBatchSize)) {
-          if (micro.every((i) => samples[i].truncated)) continue; // nothing to learn from
-          const b = makeBatch(samples, { adv: advantages, old, ref }, micro);
-          tokensProcessed += b.ids.length * b.ids[0].length;
-          const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, s.clipEps, tokenCount, side), vars);
-          lossSum += (await value.data())[0];
-          value.dispose();
-          const g = vars.map((v) => grads[v.name]);
-          if (acc === null) acc = g;
+        for (const [k, part] of parts.entries()) {
+          tokensProcessed += batches[k].ids.length * batches[k].ids[0].length;
+          lossSum += part.loss;
+          if (acc === null) acc = part.grads;
           else {
             const prev: tf.Tensor[] = acc;
-            acc = prev.map((a, k) => tf.add(a, g[k]));
+            acc = prev.map((a, j) => tf.add(a, part.grads[j]));
             prev.forEach((t) => t.dispose());
-            g.forEach((t) => t.dispose());
+            part.grads.forEach((t) => t.dispose());
           }
+          sideTotals.entropy += part.side[0];
+          sideTotals.clipped += part.side[1];
+          sideTotals.kl += part.side[2];
         }
+        if (acc === null) continue;
         const norm = tf.tidy(() => tf.sqrt(tf.addN(acc!.map((g) => tf.sum(tf.square(g))))));
         const gradNorm = (await norm.data())[0];
         norm.dispose();
@@ -278,16 +333,9 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
           policy.optimizer.apply(clipped);
           clipped.forEach((t) => t.dispose());
         }
-        acc!.forEach((t) => t.dispose());
+        acc.forEach((t) => t.dispose());
         m.loss += lossSum;
         m.gradNorm += gradNorm;
-        for (const x of side) {
-          const [entropy, clipped, kl] = await x.data();
-          x.dispose();
-          sideTotals.entropy += entropy;
-          sideTotals.clipped += clipped;
-          sideTotals.kl += kl;
-        }
         sideTotals.tokens += tokenCount;
       }
     }

@@ -1,0 +1,108 @@
+/**
+ * Update lanes (src/core/rl/lanes.ts, src/cli/update-workers.ts): the policy update with a worker
+ * thread computing part of the micro-batches gives the single-thread update's adapters and metrics
+ * (the reference: the same update with no lanes, on the same wasm backend); a lane that dies mid-update
+ * has its share redone on this thread; jobs are shared by cost.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpdateWorkers } from '../../../src/cli/update-workers.ts';
+import { initBackend } from '../../../src/core/backend.ts';
+import { LoraAdapter } from '../../../src/core/lora/adapter.ts';
+import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
+import { folderSource } from '../../../src/core/model/sources.ts';
+import { AdamW } from '../../../src/core/rl/adamw.ts';
+import { shareJobs, type LaneJob, type LaneResult, type UpdateLanes } from '../../../src/core/rl/lanes.ts';
+import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
+import { Rng } from '../../../src/core/tasks/rng.ts';
+import { PARITY } from '../../helpers/fixtures.ts';
+
+let base: LoadedModel;
+let workers: UpdateWorkers;
+beforeAll(async () => {
+  await initBackend({ force: 'wasm' });
+  base = await loadModel(folderSource(path.join(PARITY, 'llama')));
+  workers = await UpdateWorkers.start(1, base.model);
+}, 60_000);
+afterAll(async () => { await workers?.close(); });
+
+function policies(tag: string): Map<string, AgentPolicy> {
+  const lora = { rank: 4, alpha: 8, targetModules: ['q_proj', 'v_proj', 'up_proj'] as const };
+  return new Map(['solver', 'verifier'].map((id, k) => {
+    const adapter = LoraAdapter.create(base.config, { ...lora, targetModules: [...lora.targetModules] }, `${tag}-${id}`, k);
+    return [id, { adapter, optimizer: new AdamW(adapter.variables(), { lr: 1e-2 }), trainable: true }];
+  }));
+}
+
+/** 14 samples over two agents, of different lengths, so micro-batches differ in cost. */
+function samples(round: number): TrainSample[] {
+  const rng = new Rng(`lanes-${round}`);
+  const ids = (n: number) => [...Array(n)].map(() => 1 + Math.floor(rng.next() * 90));
+  return [...Array(14)].map((_, i) => ({
+    agent: i % 3 === 0 ? 'verifier' : 'solver', prompt: ids(3 + (i % 5)), action: ids(2 + (i % 4)),
+    reward: rng.next(), truncated: i === 5,
+  }));
+}
+
+const flat = async (p: Map<string, AgentPolicy>) =>
+  Promise.all([...p.values()].map(async (x) => [...(await x.adapter.values()).values()].flatMap((v) => [...v.a, ...v.b])));
+
+/** Lanes that fail every job: the boundary where a worker thread dies (it cannot be made to die on cue). */
+class DeadLanes implements UpdateLanes {
+  count = 1;
+  calls = 0;
+  async run(_lane: number, _job: LaneJob): Promise<LaneResult> {
+    this.calls++;
+    throw new Error('worker exited (code 1)');
+  }
+  async close(): Promise<void> {}
+}
+
+describe('update lanes', () => {
+  it('a worker thread computing part of the micro-batches gives the single-thread adapters and metrics', async () => {
+    const serial = policies('team');
+    const shared = policies('team'); // same names, so the same initial A
+    const start = await flat(serial);
+    const settings = { microBatchSize: 2, miniBatches: 2 };
+    const jobs: string[] = [];
+    const counted: UpdateLanes = { count: 1, run: (lane, job) => (jobs.push(job.kind), workers.run(lane, job)), close: async () => {} };
+    for (let round = 0; round < 2; round++) {
+      const a = await policyUpdate(base.model, serial, samples(round), settings);
+      const b = await policyUpdate(base.model, shared, samples(round), settings, counted);
+      for (const id of ['solver', 'verifier']) {
+        const { loss, gradNorm, entropy, kl, clipFraction, steps } = a.agents[id];
+        expect(b.agents[id]).toMatchObject({ loss, gradNorm, entropy, kl, clipFraction, steps });
+        expect(steps).toBe(2);
+      }
+      expect(b.kl).toBe(a.kl);
+    }
+    const [x, y] = [await flat(serial), await flat(shared)];
+    expect(y).toEqual(x); // same kernels, same inputs, same summation order: equal to the bit
+    expect(x).not.toEqual(start); // and the update did move them
+    expect(jobs.filter((k) => k === 'logprobs').length).toBeGreaterThanOrEqual(6); // the worker did its share
+    expect(jobs.filter((k) => k === 'gradients').length).toBeGreaterThanOrEqual(4);
+    for (const p of [...serial.values(), ...shared.values()]) p.adapter.dispose();
+  }, 120_000);
+
+  it('a lane that fails has its jobs redone here, is reported once, and the update equals the single-thread one', async () => {
+    const serial = policies('team2');
+    const rescued = policies('team2');
+    const dead = new DeadLanes();
+    const errors: string[] = [];
+    const a = await policyUpdate(base.model, serial, samples(7), { microBatchSize: 2 });
+    const b = await policyUpdate(base.model, rescued, samples(7), { microBatchSize: 2 }, dead, (e) => errors.push(e.message));
+    expect(errors).toEqual(['worker exited (code 1)']);
+    expect(dead.calls).toBeGreaterThan(0);
+    expect(b.agents.solver.loss).toBe(a.agents.solver.loss);
+    expect(await flat(rescued)).toEqual(await flat(serial));
+    for (const p of [...serial.values(), ...rescued.values()]) p.adapter.dispose();
+  }, 120_000);
+
+  it('shareJobs gives each job to the least-loaded lane (this thread first on ties) and keeps job order', async () => {
+    const where: string[] = [];
+    const out = await shareJobs([4, 4, 4, 4, 1], (c) => c, 1,
+      async (c) => (where.push('here'), `h${c}`), async (lane, c) => (where.push(`lane${lane}`), `l${c}`));
+    expect(out).toEqual(['h4', 'l4', 'h4', 'l4', 'h1']);
+    expect(where.filter((w) => w === 'here')).toHaveLength(3);
+  });
+});
