@@ -65,7 +65,7 @@ export interface UpdateBenchOptions {
   steps: number;
   quick: boolean;
   logprob: boolean;
-  /** wasm: also time the step with this many threads (this one + worker lanes, src/cli/update-workers.ts). */
+  /** wasm: also time the step with this many threads (this one + worker lanes, src/cli/train-workers.ts). */
   threads: number;
 }
 
@@ -242,8 +242,8 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   }
   let laneStepSeconds: number[] | undefined;
   if (backend === 'wasm' && o.threads > 1) {
-    const { UpdateWorkers } = await import('../src/cli/update-workers.ts');
-    const lanes = await UpdateWorkers.start(o.threads - 1, model);
+    const { TrainWorkers } = await import('../src/cli/train-workers.ts');
+    const lanes = await TrainWorkers.start(o.threads - 1, model);
     const laneStep = async () => {
       const t1 = performance.now();
       await policyUpdate(model, policies, samples, settings, lanes);

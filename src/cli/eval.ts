@@ -36,7 +36,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const engine = new EngineAgents(parts.agentModel, adapters);
   let lines = '';
   const keep = o.trajectories ? (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => { lines += trajectoryLines(0, trajs, { eval: mode }); } : undefined;
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, undefined, heldOut, keep);
+  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, { heldOut, onTrajectories: keep });
   if (o.trajectories) await writeFile(o.trajectories, lines);
   process.stdout.write(JSON.stringify({
     ...result, temperature: config.evalTemperature,

@@ -15,7 +15,7 @@ import { EngineAgents } from '../core/mappa/agents.ts';
 import { trajectoryLines } from '../core/mappa/rollout.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
 import { FileStore } from './file-store.ts';
-import { UpdateWorkers } from './update-workers.ts';
+import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--iterations N]
@@ -23,8 +23,9 @@ const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixe
        [--threads N]
 With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
 problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K/MATH/AIME style).
---threads: threads for the policy update on the wasm backend (default: every core; 1 = this thread
-only); the results are the same with any number.\n`;
+--threads: threads on the wasm backend (default: every core; 1 = this thread only): the update's
+micro-batches are shared, and each evaluation's sampled pass runs on a worker; the results are the
+same with any number.\n`;
 
 /** How many threads the update uses: --threads, else every core on wasm, else 1 (webgpu, cpu). */
 export function updateThreads(flag: string | undefined, backend: string, cores: number): number {
@@ -70,10 +71,10 @@ export async function trainCommand(argv: string[]): Promise<void> {
   const parts = await setUpRun(config, true);
   const dataset = train ? { train, eval: heldOut } : undefined;
   const threads = updateThreads(o.threads, currentBackend()?.name ?? 'cpu', availableParallelism());
-  const updateLanes = threads > 1 ? await UpdateWorkers.start(threads - 1, parts.agentModel.model) : null;
-  if (updateLanes) process.stderr.write(`update: ${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''})\n`);
+  const workers = threads > 1 ? await TrainWorkers.start(threads - 1, parts.agentModel.model) : null;
+  if (workers) process.stderr.write(`${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
   try {
-    const trainer = await Trainer.create(config, { ...parts, store, dataset, updateLanes }, { resume: o.resume });
+    const trainer = await Trainer.create(config, { ...parts, store, dataset, updateLanes: workers, evalOffload: workers?.rollouts }, { resume: o.resume });
     await mkdir(out, { recursive: true });
     if (o.resume) {
       await store.truncateMetrics(trainer.iteration);
@@ -88,7 +89,10 @@ export async function trainCommand(argv: string[]): Promise<void> {
     if (!o.resume) {
       process.stderr.write('evaluating the untrained team on the held-out set...\n');
       const base = new EngineAgents(parts.agentModel, new Map());
-      baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts, undefined, heldOut);
+      baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts, {
+        heldOut, offloadSampled: workers ? (tasks, t, seed) => workers.rollouts(config, new Map(), tasks, t, seed) : undefined,
+        onOffloadError: (e) => process.stderr.write(`warning: the evaluation thread failed (${e.message}); its pass ran on the main thread\n`),
+      });
       await store.appendMetrics({ iteration: 0, eval: baseline });
       process.stderr.write(`untrained: held-out accuracy greedy ${(baseline.greedy * 100).toFixed(1)}%, T=${config.evalTemperature} ${(baseline.sampled * 100).toFixed(1)}%\n`);
     }
@@ -143,6 +147,6 @@ export async function trainCommand(argv: string[]): Promise<void> {
     await parts.sql?.dispose();
     trainer.dispose();
   } finally {
-    await updateLanes?.close(); // worker threads would keep the process alive after an error
+    await workers?.close(); // worker threads would keep the process alive after an error
   }
 }

@@ -14,7 +14,7 @@
  */
 import { AdamW } from '../rl/adamw.ts';
 import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
-import type { UpdateLanes } from '../rl/lanes.ts';
+import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
 import type { GenerationProgress } from '../model/generate.ts';
 import type { LoadedModel } from '../model/load.ts';
@@ -81,23 +81,49 @@ export interface TrainerDeps {
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
   /** Extra threads for the update (Node CLI: one worker per extra core); same results as without. */
   updateLanes?: UpdateLanes | null;
+  /** Runs an evaluation's sampled pass on another thread (Node CLI: the first update worker); same results. */
+  evalOffload?: EvalOffload | null;
 }
+
+/** A sampled evaluation pass on another thread, for adapters given as values (null: the base model). */
+export type EvalOffload = (config: TrainConfig, adapters: Map<string, AdapterSpec | null>, tasks: RolloutTask[],
+  temperature: number, seed: number) => Promise<Trajectory[]>;
+
+export interface EvalOptions {
+  /** Progress: rows of each generation stage. */
+  onStage?: (rows: number) => void;
+  /** Held-out tasks instead of the domain's generated set (first `config.evalTasks`). */
+  heldOut?: RolloutTask[];
+  onTrajectories?: (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => void;
+  /**
+   * Runs the sampled pass elsewhere (another thread) while this one runs the greedy pass; it gets the
+   * same tasks, temperature and seed, so the same trajectories. If it fails, the pass runs here.
+   */
+  offloadSampled?: (tasks: RolloutTask[], temperature: number, seed: number) => Promise<Trajectory[]>;
+  onOffloadError?: (e: Error) => void;
+}
+
+/** The evaluation's fixed sampling seed: every evaluation of a run draws the same way. */
+const EVAL_SEED = 1_000_003;
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
 export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: { sandbox: Sandbox | null; sql?: Sandbox | null },
-  onStage?: (rows: number) => void, heldOut?: RolloutTask[],
-  onTrajectories?: (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => void): Promise<EvalResult> {
+  opts: EvalOptions = {}): Promise<EvalResult> {
   const domain = domainOf(config.workflow);
-  const tasks = heldOut?.length ? heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
+  const tasks = opts.heldOut?.length ? opts.heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
   const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
     agents: backends, sandbox: tools.sandbox, sql: tools.sql, outcome: domain.outcome, samplesPerTask: 1, temperature,
-    seed: 1_000_003, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => onStage?.(s.rows),
+    seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => opts.onStage?.(s.rows),
   });
   const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / trajs.length;
+  const elsewhere = opts.offloadSampled?.(tasks, config.evalTemperature, EVAL_SEED).catch((e: Error) => {
+    opts.onOffloadError?.(e);
+    return null;
+  });
   const greedy = await run(0);
-  onTrajectories?.('greedy', greedy);
-  const sampled = await run(config.evalTemperature);
-  onTrajectories?.('sampled', sampled);
+  opts.onTrajectories?.('greedy', greedy);
+  const sampled = (await elsewhere) ?? (await run(config.evalTemperature));
+  opts.onTrajectories?.('sampled', sampled);
   const metrics = meanMetrics(greedy, domain.metricNames);
   return { greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}) };
 }
@@ -109,6 +135,8 @@ export class Trainer {
   private stopRequested = false;
   /** Cleared when an update lane fails: the rest of the run updates on this thread alone. */
   private lanesUsable = true;
+  /** Cleared when the evaluation thread fails: later evaluations run here alone. */
+  private offloadUsable = true;
 
   private constructor(
     readonly config: TrainConfig,
@@ -167,8 +195,19 @@ export class Trainer {
 
   /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
   async evaluate(): Promise<EvalResult> {
-    return evaluateTeam(this.config, this.backends(), this.deps,
-      (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }), this.deps.dataset?.eval);
+    const offload = this.deps.evalOffload;
+    const engineOnly = !this.config.workflow.agents.some((a) => this.deps.external?.has(a.id));
+    return evaluateTeam(this.config, this.backends(), this.deps, {
+      onStage: (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }),
+      heldOut: this.deps.dataset?.eval,
+      offloadSampled: offload && this.offloadUsable && engineOnly
+        ? (tasks, temperature, seed) => offload(this.config, new Map([...this.policies].map(([id, p]) => [id, flattenAdapter(p.adapter)])), tasks, temperature, seed)
+        : undefined,
+      onOffloadError: (e) => {
+        this.offloadUsable = false;
+        this.emit({ type: 'warning', iteration: this.iteration, message: `the evaluation thread failed (${e.message}); its pass ran on the main thread, and the rest of the run evaluates there alone` });
+      },
+    });
   }
 
   /** One iteration of the loop; returns its metrics. */

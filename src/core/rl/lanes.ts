@@ -7,7 +7,7 @@
  *
  * For: `policyUpdate(..., lanes)` on a multi-core CPU, where tfjs-backend-wasm runs one thread
  * (Node; browsers without cross-origin isolation). The transport lives in the shells: worker
- * threads in the Node CLI (src/cli/update-workers.ts). Not for: webgpu (one device already).
+ * threads in the Node CLI (src/cli/train-workers.ts). Not for: webgpu (one device already).
  *
  * Example (main thread + 1 lane, 4 micro-batches of equal cost):
  *   shareJobs(jobs, cost, 1, local, remote)  ->  jobs 0 and 2 here, 1 and 3 on lane 1, results in job order

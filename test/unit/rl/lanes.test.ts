@@ -1,12 +1,12 @@
 /**
- * Update lanes (src/core/rl/lanes.ts, src/cli/update-workers.ts): the policy update with a worker
+ * Update lanes (src/core/rl/lanes.ts, src/cli/train-workers.ts): the policy update with a worker
  * thread computing part of the micro-batches gives the single-thread update's adapters and metrics
  * (the reference: the same update with no lanes, on the same wasm backend); a lane that dies mid-update
  * has its share redone on this thread; jobs are shared by cost.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpdateWorkers } from '../../../src/cli/update-workers.ts';
+import { TrainWorkers } from '../../../src/cli/train-workers.ts';
 import { initBackend } from '../../../src/core/backend.ts';
 import { LoraAdapter } from '../../../src/core/lora/adapter.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
@@ -18,11 +18,11 @@ import { Rng } from '../../../src/core/tasks/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
-let workers: UpdateWorkers;
+let workers: TrainWorkers;
 beforeAll(async () => {
   await initBackend({ force: 'wasm' });
   base = await loadModel(folderSource(path.join(PARITY, 'llama')));
-  workers = await UpdateWorkers.start(1, base.model);
+  workers = await TrainWorkers.start(1, base.model);
 }, 60_000);
 afterAll(async () => { await workers?.close(); });
 

@@ -1,0 +1,180 @@
+/**
+ * Worker threads for `mappa train`: each holds a replica of the base model on its own tfjs `wasm`
+ * backend (one core each; tfjs-backend-wasm 4.22 runs a single thread in Node) and runs
+ *   - the update's log-prob and gradient jobs (src/core/rl/lanes.ts), and
+ *   - an evaluation's sampled pass (the whole team, with its own sandbox), while the main thread runs
+ *     the greedy one.
+ * `mappa train` starts one worker per extra core; the results equal a single-thread run's.
+ *
+ * Example:
+ *   const workers = await TrainWorkers.start(1, loaded.model);   // 2 cores: this thread + 1 worker
+ *   await policyUpdate(model, policies, samples, settings, workers);
+ *   await workers.close();
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { initBackend } from '../core/backend.ts';
+import { LoraAdapter } from '../core/lora/adapter.ts';
+import { EngineAgents } from '../core/mappa/agents.ts';
+import type { TrainConfig } from '../core/mappa/config.ts';
+import { domainOf } from '../core/mappa/domains.ts';
+import { runRollouts, type RolloutTask, type Trajectory } from '../core/mappa/rollout.ts';
+import type { ModelConfig } from '../core/model/config.ts';
+import { CausalLM } from '../core/model/llama.ts';
+import { LaneServer, unflatten, type AdapterSpec, type LaneJob, type LaneResult, type UpdateLanes } from '../core/rl/lanes.ts';
+import { ppoLoss } from '../core/rl/update.ts';
+import { setUpRun, type RunParts } from './run-setup.ts';
+
+interface Boot { role: 'update-lane'; config: ModelConfig; weights: { name: string; shape: number[]; values: Float32Array }[] }
+/** The team's rollouts on given tasks, one sample each (an evaluation pass). */
+interface RolloutJob { kind: 'rollouts'; config: TrainConfig; adapters: [string, AdapterSpec | null][]; tasks: RolloutTask[]; temperature: number; seed: number }
+type Job = LaneJob | RolloutJob;
+type Result = LaneResult | { kind: 'rollouts'; trajectories: Trajectory[] };
+type Reply = { ok: true; result: Result } | { ok: false; error: string };
+
+/** tsx's ESM `register` API file, from its exports map (workers run this TypeScript file through it). */
+function tsxEsmApi(): string {
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const entry = JSON.parse(readFileSync(manifest, 'utf8')).exports['./esm/api'].import.default as string;
+  return path.join(path.dirname(manifest), entry);
+}
+
+export class TrainWorkers implements UpdateLanes {
+  private queue: Promise<unknown>[];
+  private dead: (Error | null)[];
+
+  private constructor(private readonly workers: Worker[]) {
+    this.queue = workers.map(() => Promise.resolve());
+    this.dead = workers.map(() => null);
+    workers.forEach((w, i) => w.on('error', (e) => (this.dead[i] = e)));
+  }
+
+  /** Starts `count` workers, each with a copy of `model`'s weights (Hugging Face layout). */
+  static async start(count: number, model: CausalLM): Promise<TrainWorkers> {
+    const weights = [...model.weights.keys()].map((name) => {
+      const t = model.hfWeight(name);
+      const out = { name, shape: t.shape, values: t.dataSync() as Float32Array };
+      t.dispose();
+      return out;
+    });
+    const tsxApi = pathToFileURL(tsxEsmApi()).href;
+    const boot = `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot }));
+    try {
+      await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+        w.once('message', (m: { ready?: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
+        w.once('error', reject);
+      })));
+    } catch (e) {
+      await Promise.all(workers.map((w) => w.terminate()));
+      throw new Error(`update worker failed to start: ${(e as Error).message}`);
+    }
+    return new TrainWorkers(workers);
+  }
+
+  get count(): number {
+    return this.workers.length;
+  }
+
+  /** Runs an update job on worker `lane` (1-based). */
+  run(lane: number, job: LaneJob): Promise<LaneResult> {
+    return this.post(lane, job) as Promise<LaneResult>;
+  }
+
+  /**
+   * An evaluation's sampled pass on the last worker (core's EvalOffload): the team with these adapters
+   * on `tasks`, one sample each, at `temperature` with `seed` — the trajectories the main thread would make.
+   */
+  readonly rollouts = async (config: TrainConfig, adapters: Map<string, AdapterSpec | null>, tasks: RolloutTask[],
+    temperature: number, seed: number): Promise<Trajectory[]> => {
+    const r = await this.post(this.workers.length, { kind: 'rollouts', config, adapters: [...adapters], tasks, temperature, seed });
+    if (r.kind !== 'rollouts') throw new Error('worker answered a rollout job with update results');
+    return r.trajectories;
+  };
+
+  /** Posts a job to worker `lane` (1-based); a worker's jobs run one after another, in the order posted. */
+  private post(lane: number, job: Job): Promise<Result> {
+    const i = lane - 1;
+    const w = this.workers[i];
+    if (!w) return Promise.reject(new Error(`no worker ${lane} (${this.workers.length} started)`));
+    const result = this.queue[i].then(() => new Promise<Result>((resolve, reject) => {
+      if (this.dead[i]) return reject(new Error(`update worker ${lane} died: ${this.dead[i]!.message}`));
+      const onError = (e: Error) => reject(new Error(`update worker ${lane} died: ${e.message}`));
+      const onExit = (code: number) => reject(new Error(`update worker ${lane} exited (code ${code})`));
+      w.once('error', onError);
+      w.once('exit', onExit);
+      w.once('message', (m: Reply) => {
+        w.off('error', onError);
+        w.off('exit', onExit);
+        if (m.ok) resolve(m.result);
+        else reject(new Error(`update worker ${lane}: ${m.error}`));
+      });
+      w.postMessage(job);
+    }));
+    this.queue[i] = result.catch(() => undefined);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/** Worker side of a rollout job: the run's parts (model with tokenizer, sandbox, SQL tool), made once per config. */
+let team: { key: string; parts: RunParts } | null = null;
+async function rollouts(job: RolloutJob): Promise<Result> {
+  const key = JSON.stringify([job.config.agentModel, job.config.workflow]);
+  if (team?.key !== key) {
+    await team?.parts.sandbox?.dispose();
+    await team?.parts.sql?.dispose();
+    team = { key, parts: await setUpRun(job.config, false) };
+  }
+  const { agentModel, sandbox, sql } = team.parts;
+  const adapters = new Map<string, LoraAdapter>();
+  for (const [id, spec] of job.adapters) {
+    if (!spec) continue;
+    const a = LoraAdapter.create(agentModel.config, spec.settings, spec.name);
+    const parts = unflatten(spec.values, a.variables());
+    a.variables().forEach((v, k) => v.assign(parts[k]));
+    tf.dispose(parts);
+    adapters.set(id, a);
+  }
+  try {
+    const domain = domainOf(job.config.workflow);
+    const trajectories = await runRollouts(job.config.workflow, job.tasks, {
+      agents: new EngineAgents(agentModel, adapters), sandbox, sql, outcome: domain.outcome, samplesPerTask: 1,
+      temperature: job.temperature, seed: job.seed, toolTimeoutMs: job.config.toolTimeoutMs,
+    });
+    return { kind: 'rollouts', trajectories };
+  } finally {
+    for (const a of adapters.values()) a.dispose();
+  }
+}
+
+/** Worker side: build the replica, then answer jobs one at a time. */
+async function serve(): Promise<void> {
+  const { config, weights } = workerData as Boot;
+  let server: LaneServer;
+  try {
+    await initBackend({ force: 'wasm' }); // the main thread's kernels and gradients, on this thread's wasm
+    const model = new CausalLM(config, new Map(weights.map((w) => [w.name, tf.tensor(w.values, w.shape)])));
+    server = new LaneServer(model, ppoLoss);
+  } catch (e) {
+    parentPort!.postMessage({ error: (e as Error).message });
+    return;
+  }
+  parentPort!.postMessage({ ready: true });
+  parentPort!.on('message', (job: Job) => {
+    (job.kind === 'rollouts' ? rollouts(job) : server.handle(job)).then(
+      (result) => parentPort!.postMessage({ ok: true, result } satisfies Reply,
+        result.kind === 'rollouts' ? [] : [(result.kind === 'logprobs' ? result.logp : result.grads).buffer as ArrayBuffer]),
+      (e: Error) => parentPort!.postMessage({ ok: false, error: e.message } satisfies Reply),
+    );
+  });
+}
+
+if (!isMainThread && (workerData as { role?: string } | null)?.role === 'update-lane') void serve();
