@@ -2,8 +2,9 @@
  * Shared pieces of the CLI: option parsing, backend start-up, opening a model by folder or URL.
  * Not for: anything a browser needs (that lives in src/core).
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { initBackend, type BackendName } from '../core/backend.ts';
+import { currentBackend, initBackend, type BackendName } from '../core/backend.ts';
 import { loadModel, type LoadedModel, type LoadOptions } from '../core/model/load.ts';
 import { folderSource, urlSource } from '../core/model/sources.ts';
 import type { ModelSource } from '../core/model/source.ts';
@@ -42,6 +43,17 @@ export async function startBackend(name: string | undefined): Promise<void> {
   const info = await initBackend({ force: name as BackendName | undefined });
   const adapter = info.adapter ? ` (${[info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(', ')})` : '';
   process.stderr.write(`backend: ${info.name}${adapter}${info.notice ? ` — ${info.notice}` : ''}\n`);
+}
+
+/** How many threads a run uses: --threads, else every core on wasm, else 1 (webgpu, cpu). Call after startBackend. */
+export function threadCount(flag: string | undefined, backend = currentBackend()?.name ?? 'cpu', cores = availableParallelism()): number {
+  if (flag !== undefined) {
+    const n = Number(flag);
+    if (!Number.isInteger(n) || n < 1) throw new CliError(`--threads must be a whole number of 1 or more, got "${flag}"`);
+    if (n > 1 && backend !== 'wasm') throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
+    return n;
+  }
+  return backend === 'wasm' ? Math.max(1, cores) : 1;
 }
 
 /** A folder path, a URL (hub layout) or a hub id "org/name" -> ModelSource. */

@@ -14,13 +14,16 @@ import { EngineAgents } from '../core/mappa/agents.ts';
 import { trajectoryLines, type Trajectory } from '../core/mappa/rollout.ts';
 import { evaluateTeam } from '../core/mappa/train.ts';
 import { folderSource } from '../core/model/sources.ts';
-import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
+import { flattenAdapter } from '../core/rl/lanes.ts';
+import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
+import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 
-const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--trajectories FILE] [--backend cpu|wasm|webgpu]\n';
+const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--trajectories FILE] [--backend cpu|wasm|webgpu]\n' +
+  '       [--threads N]   (2 or more on wasm, the default on a multi-core machine: the sampled pass runs on a worker; same result)\n';
 
 export async function evalCommand(argv: string[]): Promise<void> {
-  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, threads: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
   const heldOut = await readDataset(o.dataset, '--dataset');
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : Number(o.tasks) });
   await startBackend(o.backend);
@@ -36,7 +39,18 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const engine = new EngineAgents(parts.agentModel, adapters);
   let lines = '';
   const keep = o.trajectories ? (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => { lines += trajectoryLines(0, trajs, { eval: mode }); } : undefined;
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, { heldOut, onTrajectories: keep });
+  const worker = threadCount(o.threads) > 1 ? await TrainWorkers.start(1, parts.agentModel.model) : null;
+  let result;
+  try {
+    const specs = new Map([...adapters].map(([id, a]) => [id, a ? flattenAdapter(a) : null]));
+    result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, {
+      heldOut, onTrajectories: keep,
+      offloadSampled: worker ? (tasks, t, seed) => worker.rollouts(config, specs, tasks, t, seed) : undefined,
+      onOffloadError: (e) => process.stderr.write(`warning: the evaluation thread failed (${e.message}); its pass ran on the main thread\n`),
+    });
+  } finally {
+    await worker?.close();
+  }
   if (o.trajectories) await writeFile(o.trajectories, lines);
   process.stdout.write(JSON.stringify({
     ...result, temperature: config.evalTemperature,

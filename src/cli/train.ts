@@ -5,15 +5,13 @@
  * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout.
  */
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { currentBackend } from '../core/backend.ts';
 import { exportPeft } from '../core/lora/peft.ts';
 import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/mappa/train.ts';
 import { EngineAgents } from '../core/mappa/agents.ts';
 import { trajectoryLines } from '../core/mappa/rollout.ts';
-import { BACKEND_OPTION, CliError, parseOptions, startBackend } from './common.ts';
+import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
 import { FileStore } from './file-store.ts';
 import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
@@ -27,16 +25,6 @@ problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K
 micro-batches are shared, and each evaluation's sampled pass runs on a worker; the results are the
 same with any number.\n`;
 
-/** How many threads the update uses: --threads, else every core on wasm, else 1 (webgpu, cpu). */
-export function updateThreads(flag: string | undefined, backend: string, cores: number): number {
-  if (flag !== undefined) {
-    const n = Number(flag);
-    if (!Number.isInteger(n) || n < 1) throw new CliError(`--threads must be a whole number of 1 or more, got "${flag}"`);
-    if (n > 1 && backend !== 'wasm') throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
-    return n;
-  }
-  return backend === 'wasm' ? Math.max(1, cores) : 1;
-}
 
 function bar(done: number, total: number, width = 24): string {
   const n = Math.round((width * done) / Math.max(total, 1));
@@ -70,7 +58,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
   await startBackend(o.backend);
   const parts = await setUpRun(config, true);
   const dataset = train ? { train, eval: heldOut } : undefined;
-  const threads = updateThreads(o.threads, currentBackend()?.name ?? 'cpu', availableParallelism());
+  const threads = threadCount(o.threads);
   const workers = threads > 1 ? await TrainWorkers.start(threads - 1, parts.agentModel.model) : null;
   if (workers) process.stderr.write(`${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
   try {
