@@ -44,13 +44,30 @@ function tsxEsmApi(): string {
 }
 
 export class TrainWorkers implements UpdateLanes {
-  private queue: Promise<unknown>[];
-  private dead: (Error | null)[];
+  /** Per worker: replies awaited, by job id. */
+  private readonly pending: Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void }>[];
+  private readonly dead: (Error | null)[];
+  private nextId = 0;
 
   private constructor(private readonly workers: Worker[]) {
-    this.queue = workers.map(() => Promise.resolve());
+    this.pending = workers.map(() => new Map());
     this.dead = workers.map(() => null);
-    workers.forEach((w, i) => w.on('error', (e) => (this.dead[i] = e)));
+    workers.forEach((w, i) => {
+      const fail = (e: Error) => {
+        this.dead[i] = e;
+        for (const p of this.pending[i].values()) p.reject(e);
+        this.pending[i].clear();
+      };
+      w.on('error', (e) => fail(new Error(`worker ${i + 1} died: ${e.message}`)));
+      w.on('exit', (code) => fail(new Error(`worker ${i + 1} exited (code ${code})`)));
+      w.on('message', (m: Reply & { id: number }) => {
+        const p = this.pending[i].get(m.id);
+        if (!p) return;
+        this.pending[i].delete(m.id);
+        if (m.ok) p.resolve(m.result);
+        else p.reject(new Error(`worker ${i + 1}: ${m.error}`));
+      });
+    });
   }
 
   /** Starts `count` workers, each with a copy of `model`'s weights (Hugging Face layout). */
@@ -96,27 +113,20 @@ export class TrainWorkers implements UpdateLanes {
     return r.trajectories;
   };
 
-  /** Posts a job to worker `lane` (1-based); a worker's jobs run one after another, in the order posted. */
+  /**
+   * Posts a job to worker `lane` (1-based) at once: the worker runs its jobs one after another in the
+   * order posted, so it keeps busy while this thread computes its own share without yielding.
+   */
   private post(lane: number, job: Job): Promise<Result> {
     const i = lane - 1;
     const w = this.workers[i];
     if (!w) return Promise.reject(new Error(`no worker ${lane} (${this.workers.length} started)`));
-    const result = this.queue[i].then(() => new Promise<Result>((resolve, reject) => {
-      if (this.dead[i]) return reject(new Error(`update worker ${lane} died: ${this.dead[i]!.message}`));
-      const onError = (e: Error) => reject(new Error(`update worker ${lane} died: ${e.message}`));
-      const onExit = (code: number) => reject(new Error(`update worker ${lane} exited (code ${code})`));
-      w.once('error', onError);
-      w.once('exit', onExit);
-      w.once('message', (m: Reply) => {
-        w.off('error', onError);
-        w.off('exit', onExit);
-        if (m.ok) resolve(m.result);
-        else reject(new Error(`update worker ${lane}: ${m.error}`));
-      });
-      w.postMessage(job);
-    }));
-    this.queue[i] = result.catch(() => undefined);
-    return result;
+    if (this.dead[i]) return Promise.reject(this.dead[i]!);
+    const id = this.nextId++;
+    return new Promise<Result>((resolve, reject) => {
+      this.pending[i].set(id, { resolve, reject });
+      w.postMessage({ id, job });
+    });
   }
 
   async close(): Promise<void> {
@@ -168,11 +178,13 @@ async function serve(): Promise<void> {
     return;
   }
   parentPort!.postMessage({ ready: true });
-  parentPort!.on('message', (job: Job) => {
-    (job.kind === 'rollouts' ? rollouts(job) : server.handle(job)).then(
-      (result) => parentPort!.postMessage({ ok: true, result } satisfies Reply,
+  // One job at a time, in the order posted (a job's awaits may yield to the next message).
+  let chain: Promise<unknown> = Promise.resolve();
+  parentPort!.on('message', ({ id, job }: { id: number; job: Job }) => {
+    chain = chain.then(() => (job.kind === 'rollouts' ? rollouts(job) : server.handle(job))).then(
+      (result) => parentPort!.postMessage({ id, ok: true, result } satisfies Reply & { id: number },
         result.kind === 'rollouts' ? [] : [(result.kind === 'logprobs' ? result.logp : result.grads).buffer as ArrayBuffer]),
-      (e: Error) => parentPort!.postMessage({ ok: false, error: e.message } satisfies Reply),
+      (e: Error) => parentPort!.postMessage({ id, ok: false, error: e.message } satisfies Reply & { id: number }),
     );
   });
 }
