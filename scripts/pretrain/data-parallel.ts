@@ -17,13 +17,10 @@
  *   await pool.close();
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { ModelConfig } from '../../src/core/model/config.ts';
 import { CausalLM } from '../../src/core/model/llama.ts';
+import { tsWorkerBoot } from '../../src/cli/ts-worker.ts';
 
 /** Rows of one batch, already padded to one width: ids, attention mask, next-token targets and loss weights. */
 export interface Shard {
@@ -76,13 +73,6 @@ function flatten(weights: Map<string, tf.Tensor>, names: string[]): Float32Array
   return out;
 }
 
-/** The file of tsx's ESM `register` API, from the package's own exports map (require.resolve would give the CommonJS one). */
-function tsxEsmApi(): string {
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const entry = JSON.parse(readFileSync(manifest, 'utf8')).exports['./esm/api'].import.default as string;
-  return path.join(path.dirname(manifest), entry);
-}
-
 interface Job { weights: Float32Array; shard: Shard; count: number }
 type Reply = { ok: true; grads: Float32Array; loss: number } | { ok: false; error: string };
 
@@ -95,8 +85,7 @@ export class GradientWorkers {
     const names = [...weights.keys()];
     const shapes = names.map((n) => weights.get(n)!.shape);
     // Workers run this same TypeScript file, so they register tsx's loader before importing it.
-    const tsxApi = pathToFileURL(tsxEsmApi()).href;
-    const boot = `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    const boot = tsWorkerBoot(import.meta.url);
     const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'pretrain-gradients', config, names, shapes } }));
     await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
       w.once('message', (m: { ready?: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(`gradient worker failed to start: ${m.error}`))));

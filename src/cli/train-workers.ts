@@ -12,10 +12,6 @@
  *   await workers.close();
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { initBackend } from '../core/backend.ts';
 import { LoraAdapter } from '../core/lora/adapter.ts';
@@ -25,9 +21,10 @@ import { domainOf } from '../core/mappa/domains.ts';
 import { runRollouts, type RolloutTask, type Trajectory } from '../core/mappa/rollout.ts';
 import type { ModelConfig } from '../core/model/config.ts';
 import { CausalLM } from '../core/model/llama.ts';
-import { LaneServer, unflatten, type AdapterSpec, type LaneJob, type LaneResult, type UpdateLanes } from '../core/rl/lanes.ts';
+import { assignSpec, LaneServer, type AdapterSpec, type LaneJob, type LaneResult, type UpdateLanes } from '../core/rl/lanes.ts';
 import { ppoLoss } from '../core/rl/update.ts';
 import { setUpRun, type RunParts } from './run-setup.ts';
+import { tsWorkerBoot } from './ts-worker.ts';
 
 interface Boot { role: 'update-lane'; config: ModelConfig; weights: { name: string; shape: number[]; values: Float32Array }[] }
 /** The team's rollouts on given tasks, one sample each (an evaluation pass). */
@@ -35,13 +32,6 @@ interface RolloutJob { kind: 'rollouts'; config: TrainConfig; adapters: [string,
 type Job = LaneJob | RolloutJob;
 type Result = LaneResult | { kind: 'rollouts'; trajectories: Trajectory[] };
 type Reply = { ok: true; result: Result } | { ok: false; error: string };
-
-/** tsx's ESM `register` API file, from its exports map (workers run this TypeScript file through it). */
-function tsxEsmApi(): string {
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const entry = JSON.parse(readFileSync(manifest, 'utf8')).exports['./esm/api'].import.default as string;
-  return path.join(path.dirname(manifest), entry);
-}
 
 export class TrainWorkers implements UpdateLanes {
   /** Per worker: replies awaited, by job id. */
@@ -78,8 +68,7 @@ export class TrainWorkers implements UpdateLanes {
       t.dispose();
       return out;
     });
-    const tsxApi = pathToFileURL(tsxEsmApi()).href;
-    const boot = `import(${JSON.stringify(tsxApi)}).then((api) => { api.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    const boot = tsWorkerBoot(import.meta.url);
     const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot }));
     try {
       await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
@@ -147,11 +136,7 @@ async function rollouts(job: RolloutJob): Promise<Result> {
   const adapters = new Map<string, LoraAdapter>();
   for (const [id, spec] of job.adapters) {
     if (!spec) continue;
-    const a = LoraAdapter.create(agentModel.config, spec.settings, spec.name);
-    const parts = unflatten(spec.values, a.variables());
-    a.variables().forEach((v, k) => v.assign(parts[k]));
-    tf.dispose(parts);
-    adapters.set(id, a);
+    adapters.set(id, assignSpec(LoraAdapter.create(agentModel.config, spec.settings, spec.name), spec));
   }
   try {
     const domain = domainOf(job.config.workflow);

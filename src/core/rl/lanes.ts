@@ -76,6 +76,17 @@ export function unflatten(flat: Float32Array, vars: tf.Variable[]): tf.Tensor[] 
   });
 }
 
+/** Sets the adapter's variables to the spec's values (shapes must match); returns the adapter. */
+export function assignSpec(adapter: LoraAdapter, spec: AdapterSpec): LoraAdapter {
+  const vars = adapter.variables();
+  const size = vars.reduce((n, v) => n + v.size, 0);
+  if (size !== spec.values.length) throw new Error(`adapter "${spec.name}" has ${spec.values.length} values, expected ${size}`);
+  const parts = unflatten(spec.values, vars);
+  vars.forEach((v, i) => v.assign(parts[i]));
+  tf.dispose(parts);
+  return adapter;
+}
+
 /**
  * The lane side: runs jobs on this thread's model replica. Adapters are kept by name and
  * overwritten with each job's values, so a lane holds no state between updates that matters.
@@ -92,13 +103,7 @@ export class LaneServer {
       a = LoraAdapter.create(this.model.config, spec.settings, spec.name);
       this.adapters.set(spec.name, a);
     }
-    const vars = a.variables();
-    const size = vars.reduce((n, v) => n + v.size, 0);
-    if (size !== spec.values.length) throw new Error(`lane: adapter "${spec.name}" has ${spec.values.length} values, expected ${size}`);
-    const parts = unflatten(spec.values, vars);
-    vars.forEach((v, i) => v.assign(parts[i]));
-    tf.dispose(parts);
-    return a;
+    return assignSpec(a, spec);
   }
 
   async handle(job: LaneJob): Promise<LaneResult> {
