@@ -81,7 +81,7 @@ export interface TrainerDeps {
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
   /** Extra threads for the update (Node CLI: one worker per extra core); same results as without. */
   updateLanes?: UpdateLanes | null;
-  /** Runs an evaluation's sampled pass on another thread (Node CLI: the first update worker); same results. */
+  /** Runs an evaluation's sampled pass on another thread (Node CLI: a worker of --threads); same results. */
   evalOffload?: EvalOffload | null;
 }
 
