@@ -57,8 +57,10 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   promptsPerIteration: 8,
   samplesPerPrompt: 2,
   temperature: 1.0,
-  evalEvery: 5,
-  evalTasks: 50,
+  // The whole held-out set (200 problems: +-3.5 points of noise, against +-7 on 50, where a lucky draw
+  // once showed +12 for a gain of 8), every 15 iterations so the run stays near 15 minutes on 2 cores.
+  evalEvery: 15,
+  evalTasks: 200,
   evalTemperature: 0.6,
   checkpointEvery: 5,
   lr: 1e-3,
