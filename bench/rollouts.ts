@@ -238,7 +238,10 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
 export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<string> {
   const info = await initBackend(o.backend ? { force: o.backend } : o.quick ? { force: 'cpu' } : {});
   const backend = describeBackend(info);
-  const base = o.quick ? quickConfig(o.iterations) : await readConfig(o.config, { iterations: o.iterations });
+  // Rollouts-to-target needs frequent evaluations: 50 held-out problems every 5 iterations (the loop's
+  // default is all 200 every 15), as the published runs did; a --config file sets its own.
+  const base = o.quick ? quickConfig(o.iterations)
+    : await readConfig(o.config, { iterations: o.iterations, ...(o.config ? {} : { evalEvery: 5, evalTasks: 50 }) });
   log(`backend ${backend}; runs into ${o.out}`);
   const parts = await openParts(o, base);
   try {
