@@ -238,10 +238,11 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
 export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<string> {
   const info = await initBackend(o.backend ? { force: o.backend } : o.quick ? { force: 'cpu' } : {});
   const backend = describeBackend(info);
-  // Rollouts-to-target needs frequent evaluations: 50 held-out problems every 5 iterations (the loop's
-  // default is all 200 every 15), as the published runs did; a --config file sets its own.
-  const base = o.quick ? quickConfig(o.iterations)
-    : await readConfig(o.config, { iterations: o.iterations, ...(o.config ? {} : { evalEvery: 5, evalTasks: 50 }) });
+  // The published runs' settings: 8 prompts per iteration, and, since rollouts-to-target needs frequent
+  // evaluations, 50 held-out problems every 5 iterations (the loop's defaults: 12 prompts, all 200
+  // problems every 15). A --config file sets its own.
+  const published = { promptsPerIteration: 8, evalEvery: 5, evalTasks: 50 };
+  const base = o.quick ? quickConfig(o.iterations) : await readConfig(o.config, { iterations: o.iterations, ...(o.config ? {} : published) });
   log(`backend ${backend}; runs into ${o.out}`);
   const parts = await openParts(o, base);
   try {

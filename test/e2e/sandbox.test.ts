@@ -250,7 +250,7 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     expect(new URL(page.url()).searchParams.get('config')).toContain(`"temperature":${temperature}`);
     await page.getByTestId('team-preset').selectOption('math-chain');
     await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
-    expect(await config()).toMatchObject({ temperature: 1, evalTasks: 200, promptsPerIteration: 8 });
+    expect(await config()).toMatchObject({ temperature: 1, evalTasks: 200, promptsPerIteration: 12 });
     expect((await view(page)).errors).toEqual([]);
   }, 120_000);
 });
