@@ -77,7 +77,7 @@ export class TrainWorkers implements UpdateLanes {
       })));
     } catch (e) {
       await Promise.all(workers.map((w) => w.terminate()));
-      throw new Error(`update worker failed to start: ${(e as Error).message}`);
+      throw new Error(`worker thread failed to start: ${(e as Error).message}`);
     }
     return new TrainWorkers(workers);
   }
