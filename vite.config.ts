@@ -72,10 +72,20 @@ function staticAssets(): Plugin {
   };
 }
 
+/**
+ * Cross-origin isolation for `npm start` (vite preview) and `vite` (dev): the page works with or
+ * without it (the wasm backend runs single-threaded per worker either way), and a host that sets
+ * these headers must not break it, so the project's own server sets them and the tests cover both.
+ */
+const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
 export default defineConfig({
   plugins: [svelte(), staticAssets()],
-  server: { host: '127.0.0.1' },
-  preview: { host: '127.0.0.1' },
+  // 'mpa': a missing file is a real 404, never index.html with status 200 (the 'spa' fallback made the
+  // model loader read the page as special_tokens_map.json).
+  appType: 'mpa',
+  server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
+  preview: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
   worker: { format: 'es' },
   build: { target: 'es2022', chunkSizeWarningLimit: 8000 },
   test: {

@@ -252,6 +252,13 @@ async function activateWasm(): Promise<BackendInfo> {
     }
     wasmPathsSet = true;
   }
+  // The threaded-SIMD build is turned off on purpose. Its pthread workers are started from
+  // `wasmFactoryThreadedSimd.toString()`, which a bundler (vite) rewrites so that the function refers
+  // to names outside itself: in a cross-origin-isolated page the workers then die with
+  // "ReferenceError: e is not defined". The page gets its parallelism the way the CLI does, from lane
+  // workers (one single-threaded wasm backend per core, src/worker/lanes.ts), whose results equal a
+  // one-thread run's to the bit. Node never takes that build (tfjs reports no threads there).
+  if (!isNode()) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
   await setOrThrow('wasm');
   const simd = Boolean(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'));
   const threaded = Boolean(await tf.env().getAsync('WASM_HAS_MULTITHREAD_SUPPORT'));

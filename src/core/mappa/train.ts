@@ -36,6 +36,11 @@ export interface EvalResult {
   tasks: number;
   /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...). */
   metrics?: Record<string, number>;
+  /**
+   * Each held-out task's result, in task order: what paired intervals between two runs need (the same
+   * problems, so the difference is taken problem by problem). Absent in records written before it.
+   */
+  perTask?: { ids: string[]; greedy: boolean[]; sampled: boolean[] };
 }
 
 export interface IterationMetrics {
@@ -103,6 +108,11 @@ export interface EvalOptions {
   onOffloadError?: (e: Error) => void;
 }
 
+/** Mean of `xs`, 0 for none. */
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+}
+
 /** The evaluation's fixed sampling seed: every evaluation of a run draws the same way. */
 const EVAL_SEED = 1_000_003;
 
@@ -125,7 +135,10 @@ export async function evaluateTeam(config: TrainConfig, backends: Map<string, Ag
   const sampled = (await elsewhere) ?? (await run(config.evalTemperature));
   opts.onTrajectories?.('sampled', sampled);
   const metrics = meanMetrics(greedy, domain.metricNames);
-  return { greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}) };
+  return {
+    greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}),
+    perTask: { ids: tasks.map((t) => t.id), greedy: greedy.map((t) => t.correct), sampled: sampled.map((t) => t.correct) },
+  };
 }
 
 export class Trainer {
@@ -254,16 +267,18 @@ export class Trainer {
       const u = update?.agents[spec.id];
       perAgent[spec.id] = {
         meanScore: acts.length ? acts.reduce((a, x) => a + (x.coach?.score ?? 5), 0) / acts.length : 0,
-        reward: acts.length ? acts.reduce((a, x) => a + (x.reward ?? 0), 0) / acts.length : 0,
+        reward: mean(acts.flatMap((x) => (x.reward === undefined ? [] : [x.reward]))),
         loss: u?.loss ?? 0, kl: u?.kl ?? 0, entropy: u?.entropy ?? 0, clipFraction: u?.clipFraction ?? 0,
         gradNorm: u?.gradNorm ?? 0, samples: u?.samples ?? 0, skippedSteps: u?.skippedSteps ?? 0,
       };
     }
-    const rewards = trajs.flatMap((t) => t.actions.map((a) => a.reward ?? 0));
+    // Actions without a reward (their trajectory was dropped for a failed coach) are not counted as 0.
+    const rewards = trajs.flatMap((t) => t.actions.flatMap((a) => (a.reward === undefined ? [] : [a.reward])));
+
     const metrics: IterationMetrics = {
       iteration: it,
       trainAccuracy: trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1),
-      meanReward: rewards.reduce((a, b) => a + b, 0) / Math.max(rewards.length, 1),
+      meanReward: mean(rewards),
       perAgent,
       kl: update?.kl ?? 0,
       coach: stats,

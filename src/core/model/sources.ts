@@ -152,6 +152,18 @@ export function folderSource(dir: string, opts: { chunkBytes?: number } = {}): M
 // ---------------------------------------------------------------------------------------------
 // Hub-layout URL.
 
+/**
+ * A 200 with an HTML page for a file that is not HTML: a static host's single-page-app fallback
+ * (vite preview's default, many hosts' default) answering for a file it does not have. Model files
+ * are JSON, safetensors, jinja or text, never HTML, so this is "absent", decided by the content type
+ * and never by trying to parse the page.
+ *   isHtmlFallback(<200, text/html>, 'special_tokens_map.json') === true
+ */
+export function isHtmlFallback(res: Response, file: string): boolean {
+  const type = (res.headers.get('content-type') ?? '').toLowerCase();
+  return type.startsWith('text/html') && !/\.html?$/i.test(file);
+}
+
 const HUB = 'https://huggingface.co';
 
 export interface UrlSourceOptions {
@@ -215,6 +227,15 @@ export function urlSource(base: string, opts: UrlSourceOptions = {}): ModelSourc
       await res.body?.cancel().catch(() => {});
       throw statusError(res, url, file);
     }
+    if (isHtmlFallback(res, file)) {
+      await res.body?.cancel().catch(() => {});
+      throw new ModelSourceError(
+        `${url} answered with an HTML page, not ${file}: the server sends its index page for files it does not have ` +
+          '(a single-page-app fallback), so the file is missing there. Put the file on the server, or serve the site ' +
+          'with real 404s (npm start does).',
+        'missing',
+      );
+    }
     return [res, url];
   }
 
@@ -228,7 +249,7 @@ export function urlSource(base: string, opts: UrlSourceOptions = {}): ModelSourc
         res = await request(url, { headers: { Range: 'bytes=0-0' } });
         await res.body?.cancel().catch(() => {});
       }
-      if (res.ok) return true;
+      if (res.ok) return !isHtmlFallback(res, file);
       if (res.status === 404) return false;
       throw statusError(res, url, file);
     },
