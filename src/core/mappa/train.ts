@@ -33,7 +33,10 @@ export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
 export interface EvalResult {
   greedy: number;
   sampled: number;
+  /** Problems the accuracies are over. */
   tasks: number;
+  /** Set while an evaluation is still running (the page's running estimate): the problems it will have in all. */
+  of?: number;
   /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...). */
   metrics?: Record<string, number>;
   /**
