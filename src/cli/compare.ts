@@ -14,17 +14,32 @@
  *               (target: --target, else this run's baseline + 0.10; 0 if the baseline meets it)
  * Example: evals at rollouts 0 / 16 / 32 with greedy 0.20 / 0.25 / 0.31 and no --target:
  *          target 0.30 -> reached at 32 rollouts; final 0.31, best 0.31.
+ *
+ * Every comparison carries its 95 % interval (core/stats/intervals.ts):
+ *   final greedy / sampled   Wilson interval over the final evaluation's `tasks` problems
+ *   vs first run             final greedy minus the first run's: paired (Newcombe, problem by
+ *                            problem) when both final evaluations kept `perTask` on the same problem
+ *                            ids, else "unpaired" (Newcombe's hybrid score, as independent samples)
+ *   across seeds             runs grouped by reward mode; each group's rollouts to target against the
+ *                            first group's: the ratio of geometric means with its log-scale t interval
+ *                            (runs that never reach the target, or start there, are left out and counted)
  */
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  accuracyInterval, formatPoints, formatRatio, logRatioInterval, pairedDifference, unpairedDifference, type Interval, type RatioInterval,
+} from '../core/stats/intervals.ts';
 import { CliError } from './common.ts';
 
 const USAGE = `usage: mappa compare DIR DIR... [--target X] [--svg FILE]
   DIR          a run folder written by "mappa train" (metrics.jsonl, config.json, summary.json)
   --target X   held-out greedy accuracy in [0, 1] to reach (default: each run's baseline + 0.10)
-  --svg FILE   where to draw accuracy vs rollouts (default: compare.svg in the current folder)\n`;
+  --svg FILE   where to draw accuracy vs rollouts (default: compare.svg in the current folder)
+Accuracies carry 95 % Wilson intervals; each run's final greedy accuracy is compared with the first
+run's (paired on the same problems where both kept per-problem results, else unpaired); with two or
+more reward modes, a second table gives rollouts to target across seeds as a ratio with its interval.\n`;
 
 export interface EvalPoint {
   iteration: number;
@@ -32,6 +47,17 @@ export interface EvalPoint {
   rollouts: number;
   greedy: number;
   sampled: number;
+  /** Problems the accuracies are over (absent in hand-made records). */
+  tasks?: number;
+  /** Each problem's result (records written since evaluations keep them). */
+  perTask?: PerTask;
+}
+
+/** An evaluation's per-problem results, in task order (EvalResult.perTask). */
+export interface PerTask {
+  ids: string[];
+  greedy: boolean[];
+  sampled: boolean[];
 }
 
 export interface RunCurve {
@@ -59,12 +85,15 @@ export interface RunSummary {
   rolloutsToTarget: number | null;
   final: EvalPoint | null;
   bestGreedy: number | null;
+  /** 95 % Wilson intervals of the final accuracies; null without a final eval or its `tasks`. */
+  finalGreedyInterval: Interval | null;
+  finalSampledInterval: Interval | null;
 }
 
 interface MetricsRecord {
   iteration: number;
   trajectories?: number;
-  eval?: { greedy: number; sampled: number };
+  eval?: { greedy: number; sampled: number; tasks?: number; perTask?: PerTask };
 }
 
 async function readJson(file: string): Promise<Record<string, unknown> | null> {
@@ -112,7 +141,10 @@ export async function readRun(dir: string, label = path.basename(path.resolve(di
       continue;
     }
     rollouts += r.trajectories ?? 0;
-    if (r.eval) evals.push({ iteration: r.iteration, rollouts, greedy: r.eval.greedy, sampled: r.eval.sampled });
+    if (r.eval) {
+      const { greedy, sampled, tasks, perTask } = r.eval;
+      evals.push({ iteration: r.iteration, rollouts, greedy, sampled, ...(tasks ? { tasks } : {}), ...(perTask ? { perTask } : {}) });
+    }
   }
   return {
     dir, label,
@@ -133,26 +165,131 @@ export function summarizeRun(run: RunCurve, target?: number, metric: TargetMetri
     if (run.baseline && run.baseline[metric] >= t - eps) rolloutsToTarget = 0;
     else rolloutsToTarget = run.evals.find((e) => e[metric] >= t - eps)?.rollouts ?? null;
   }
+  const final = run.evals[run.evals.length - 1] ?? null;
+  const interval = (m: TargetMetric) => (final?.tasks ? accuracyInterval(final[m], final.tasks, final.perTask?.[m]) : null);
   return {
-    run, target: t, metric, rolloutsToTarget,
-    final: run.evals[run.evals.length - 1] ?? null,
+    run, target: t, metric, rolloutsToTarget, final,
     bestGreedy: run.evals.length ? Math.max(...run.evals.map((e) => e.greedy)) : null,
+    finalGreedyInterval: interval('greedy'), finalSampledInterval: interval('sampled'),
   };
 }
 
-const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+/**
+ * `b`'s per-problem results reordered to `a`'s problems, when both evaluations are on the same
+ * problem ids (each once); else null.
+ */
+export function alignPerTask(a: PerTask, b: PerTask, metric: TargetMetric): [boolean[], boolean[]] | null {
+  if (a.ids.length !== b.ids.length || a[metric].length !== a.ids.length || b[metric].length !== b.ids.length) return null;
+  const where = new Map(b.ids.map((id, i) => [id, i]));
+  if (where.size !== b.ids.length || new Set(a.ids).size !== a.ids.length) return null;
+  const bs: boolean[] = [];
+  for (const id of a.ids) {
+    const i = where.get(id);
+    if (i === undefined) return null;
+    bs.push(b[metric][i]);
+  }
+  return [a[metric], bs];
+}
 
-/** The markdown table `mappa compare` prints. */
+/** A run's final accuracy minus the reference run's, with its 95 % interval, paired where it can be. */
+export interface FinalDifference {
+  diff: Interval;
+  paired: boolean;
+}
+
+/**
+ * Final `metric` accuracy of `s` minus that of `ref`: paired (Newcombe, problem by problem) when both
+ * final evaluations kept perTask on the same problems, else unpaired (Newcombe hybrid score); null
+ * when either has no final evaluation or does not say how many problems it was over.
+ */
+export function finalDifference(s: RunSummary, ref: RunSummary, metric: TargetMetric = 'greedy'): FinalDifference | null {
+  const a = s.final;
+  const b = ref.final;
+  if (!a || !b) return null;
+  const aligned = a.perTask && b.perTask ? alignPerTask(a.perTask, b.perTask, metric) : null;
+  if (aligned) return { diff: pairedDifference(aligned[0], aligned[1]), paired: true };
+  if (!a.tasks || !b.tasks) return null;
+  const k = (e: EvalPoint) => Math.round(accuracyInterval(e[metric], e.tasks!, e.perTask?.[metric]).p * e.tasks!);
+  return { diff: unpairedDifference(k(a), a.tasks, k(b), b.tasks), paired: false };
+}
+
+/** One reward mode's runs (seeds) and their rollouts to target, against the first mode's. */
+export interface SeedGroup {
+  reward: string;
+  runs: number;
+  /** Rollouts to target of the runs that reached it after training started (> 0). */
+  reached: number[];
+  /** Runs whose baseline already met the target (left out of the ratio). */
+  atStart: number;
+  /** Geometric mean of `reached`; null when none did. */
+  geoMean: number | null;
+  /** This group's rollouts to target over the first group's (ratio of geometric means); null for the first group or too few runs. */
+  ratio: RatioInterval | null;
+}
+
+/** Runs grouped by reward mode (in order of first appearance), with the log-ratio interval of rollouts to target vs the first group. */
+export function seedGroups(rows: RunSummary[]): SeedGroup[] {
+  const byReward = new Map<string, RunSummary[]>();
+  for (const s of rows) byReward.set(s.run.reward, [...(byReward.get(s.run.reward) ?? []), s]);
+  const groups = [...byReward].map(([reward, ss]) => {
+    const reached = ss.flatMap((s) => (s.rolloutsToTarget ? [s.rolloutsToTarget] : []));
+    return {
+      reward, runs: ss.length, reached, atStart: ss.filter((s) => s.rolloutsToTarget === 0).length,
+      geoMean: reached.length ? Math.exp(reached.reduce((a, x) => a + Math.log(x), 0) / reached.length) : null,
+      ratio: null as RatioInterval | null,
+    };
+  });
+  for (const g of groups.slice(1)) g.ratio = logRatioInterval(groups[0].reached, g.reached);
+  return groups;
+}
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);
+/** "28.0% [19.5, 31.4]", or just "28.0%" without an interval. */
+const pctIn = (x: number | null | undefined, i: Interval | null) =>
+  (i && x !== null && x !== undefined ? `${pct(x)} [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]` : pct(x));
+
+/** The "vs first run" cell: "+2.0 pts [-3.1, +7.0] paired", "... unpaired", or why there is none. */
+function differenceCell(s: RunSummary, ref: RunSummary): string {
+  if (s === ref) return 'reference';
+  const d = finalDifference(s, ref);
+  if (!d) return 'n/a';
+  return `${formatPoints(d.diff)} ${d.paired ? 'paired' : 'unpaired'}`;
+}
+
+/**
+ * The markdown table `mappa compare` prints: one row per run, intervals in brackets (95 %), and the
+ * final greedy accuracy of each run against the first run's.
+ */
 export function formatCompareTable(rows: RunSummary[]): string {
   const lines = [
-    '| run | reward | seed | iterations | rollouts | baseline greedy | final greedy | best greedy | final sampled | target | rollouts to target |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| run | reward | seed | iterations | rollouts | baseline greedy | final greedy [95 %] | best greedy | final sampled [95 %] | target | rollouts to target | final greedy vs first run [95 %] |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of rows) {
     const r = s.run;
     const iters = r.plannedIterations && r.plannedIterations !== r.iterations ? `${r.iterations}/${r.plannedIterations}` : `${r.iterations}`;
-    lines.push(`| ${r.label} | ${r.reward} | ${r.seed ?? '?'} | ${iters} | ${r.rollouts} | ${pct(r.baseline?.greedy)} | ${pct(s.final?.greedy)} | ` +
-      `${pct(s.bestGreedy)} | ${pct(s.final?.sampled)} | ${pct(s.target)} | ${s.rolloutsToTarget ?? 'not reached'} |`);
+    lines.push(`| ${r.label} | ${r.reward} | ${r.seed ?? '?'} | ${iters} | ${r.rollouts} | ${pct(r.baseline?.greedy)} | ${pctIn(s.final?.greedy, s.finalGreedyInterval)} | ` +
+      `${pct(s.bestGreedy)} | ${pctIn(s.final?.sampled, s.finalSampledInterval)} | ${pct(s.target)} | ${s.rolloutsToTarget ?? 'not reached'} | ${differenceCell(s, rows[0])} |`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Rollouts to target across seeds, one row per reward mode, the ratio against the first mode's with
+ * its 95 % interval; empty when there is only one mode.
+ */
+export function formatSeedTable(rows: RunSummary[]): string {
+  const groups = seedGroups(rows);
+  if (groups.length < 2) return '';
+  const lines = [
+    `| reward | runs | reached target | rollouts to target (geometric mean) | vs ${groups[0].reward} [95 %] |`,
+    '|---|---:|---:|---:|---:|',
+  ];
+  for (const [i, g] of groups.entries()) {
+    const reached = `${g.reached.length}/${g.runs}` + (g.atStart ? ` (+${g.atStart} at start)` : '');
+    const ratio = i === 0 ? 'reference'
+      : g.ratio ? `${formatRatio(g.ratio)} x (df ${g.ratio.df})` : 'n/a (needs 3 runs that reached it, both modes)';
+    lines.push(`| ${g.reward} | ${g.runs} | ${reached} | ${g.geoMean === null ? 'n/a' : Math.round(g.geoMean)} | ${ratio} |`);
   }
   return lines.join('\n') + '\n';
 }
@@ -256,6 +393,8 @@ export async function compareCommand(argv: string[]): Promise<void> {
   for (const [i, dir] of dirs.entries()) runs.push(await readRun(dir, names[i]));
   const rows = runs.map((r) => summarizeRun(r, target));
   process.stdout.write(formatCompareTable(rows));
+  const seeds = formatSeedTable(rows);
+  if (seeds) process.stdout.write(`\nRollouts to target across seeds (ratio of geometric means, log-scale t interval):\n\n${seeds}`);
   const svgFile = parsed.values.svg ?? 'compare.svg';
   await writeFile(svgFile, compareSvg(runs));
   process.stderr.write(`wrote ${svgFile} (${runs.length} run${runs.length === 1 ? '' : 's'})\n`);

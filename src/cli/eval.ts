@@ -4,6 +4,9 @@
  * agent (DIR/<agent>/adapter_config.json ...), as `mappa train` writes under <out>/adapters.
  * --trajectories writes what the team did on every held-out task, in trajectories.jsonl's format
  * plus "eval": "greedy" or "sampled", to read why a task failed.
+ * Each accuracy comes with its 95 % Wilson interval (core/stats/intervals.ts): in the JSON as
+ * "greedyInterval" / "sampledInterval" ([low, high]), and on stderr as
+ * "greedy 25.0 % [19.5, 31.4] on 200 problems".
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -14,6 +17,7 @@ import { EngineAgents } from '../core/mappa/agents.ts';
 import { trajectoryLines, type Trajectory } from '../core/mappa/rollout.ts';
 import { evaluateTeam } from '../core/mappa/train.ts';
 import { folderSource } from '../core/model/sources.ts';
+import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { flattenAdapter } from '../core/rl/lanes.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
 import { TrainWorkers } from './train-workers.ts';
@@ -52,8 +56,12 @@ export async function evalCommand(argv: string[]): Promise<void> {
     await worker?.close();
   }
   if (o.trajectories) await writeFile(o.trajectories, lines);
+  const greedy = accuracyInterval(result.greedy, result.tasks, result.perTask?.greedy);
+  const sampled = accuracyInterval(result.sampled, result.tasks, result.perTask?.sampled);
+  process.stderr.write(`greedy ${formatPercent(greedy)} on ${result.tasks} problems\n` +
+    `sampled (T=${config.evalTemperature}) ${formatPercent(sampled)} on ${result.tasks} problems\n`);
   process.stdout.write(JSON.stringify({
-    ...result, temperature: config.evalTemperature,
+    ...result, greedyInterval: [greedy.low, greedy.high], sampledInterval: [sampled.low, sampled.high], temperature: config.evalTemperature,
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),
   }) + '\n');
   await parts.sandbox?.dispose();

@@ -40,6 +40,16 @@ export function wilson(k: number, n: number, z = Z95): Interval {
   return { p, low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }
 
+/**
+ * The Wilson interval of an accuracy as an evaluation records it: from its per-problem results when
+ * it kept them, else from p * n rounded (p is k / n of small integers).
+ *   accuracyInterval(0.25, 200) = wilson(50, 200)
+ */
+export function accuracyInterval(p: number, n: number, results?: readonly boolean[]): Interval {
+  if (results && results.length === n) return wilson(results.filter(Boolean).length, n);
+  return wilson(Math.min(n, Math.max(0, Math.round(p * n))), n);
+}
+
 /** "25.0 % [19.5, 31.4]": a proportion and its interval, in percent with one decimal. */
 export function formatPercent(i: Interval): string {
   const f = (x: number) => (x * 100).toFixed(1);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  formatPercent, formatPoints, formatRatio, logRatioInterval, pairedDifference, pairedTable, tQuantile, unpairedDifference, wilson,
+  accuracyInterval, formatPercent, formatPoints, formatRatio, logRatioInterval, pairedDifference, pairedTable, tQuantile, unpairedDifference, wilson,
 } from '../../../src/core/stats/intervals.ts';
 
 /** Booleans for a paired table: `both` problems both runs solve, then only a, only b, neither. */
@@ -31,6 +31,13 @@ describe('wilson', () => {
     expect(wilson(0, 10).high).toBeCloseTo(0.2775, 4);
     expect(wilson(0, 0)).toEqual({ p: 0, low: 0, high: 1 });
     expect(() => wilson(3, 2)).toThrow(/impossible/);
+  });
+
+  it('accuracyInterval: from the per-problem results when kept, else from p * n', () => {
+    expect(accuracyInterval(0.25, 200)).toEqual(wilson(50, 200));
+    expect(accuracyInterval(0.3, 10)).toEqual(wilson(3, 10)); // 0.3 * 10 = 3.0000000000000004
+    expect(accuracyInterval(0.5, 4, [true, false, false, false])).toEqual(wilson(1, 4));
+    expect(accuracyInterval(0, 0)).toEqual({ p: 0, low: 0, high: 1 });
   });
 });
 
