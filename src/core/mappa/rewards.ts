@@ -13,7 +13,8 @@
  * An agent with several turns (the Code Executor) is coached once on its whole work; that reward
  * sits on the last token of each of its turns. With shaping on, every turn is also coached on its
  * own (its text and its tool output), and w_shape * turn score / 10 is added as a per-token reward
- * on that turn's last token: one rollout then yields a learning signal per turn.
+ * on that turn's last token: one rollout then yields a learning signal per turn. The verdict kept on
+ * each action (`action.coach`) is always its agent's, the one its reward comes from.
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
 import type { TrainSample } from '../rl/update.ts';
@@ -99,11 +100,16 @@ export async function coachTrajectories(w: WorkflowSpec, trajs: Trajectory[], co
   });
   const results = await coach.scoreBatch(jobs.map((j) => j.ctx));
   results.forEach((r, i) => jobs[i].put(r));
-  // Store the verdict on each action for the inspector and the trajectory export.
+  // Store on each action the verdict its reward comes from (its agent's, on the whole work), for the
+  // inspector, the credit view, the per-agent score metric and the trajectory export. Under shaping the
+  // turn's own answer follows in `raw` (its score is in tokenRewards), not in place of the agent's.
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
-      const r = coached[i].turnScores.get(a) ?? coached[i].agentScores.get(a.agentId);
-      if (r) a.coach = { raw: r.raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct };
+      const r = coached[i].agentScores.get(a.agentId);
+      const turn = coached[i].turnScores.get(a);
+      if (!r) continue;
+      const raw = turn ? `${r.raw}\n--- turn ${a.turn} alone (shaping) ---\n${turn.raw}` : r.raw;
+      a.coach = { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct };
     }
   });
   return {
