@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, string> = {
   update: 'one policy-gradient LoRA update step',
   rollouts: 'rollouts of a whole agent team',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
+  page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 
 interface BenchModule {

@@ -26,6 +26,8 @@ export class RunState {
   iteration = $state(0);
   config: TrainConfig | null = $state(null);
   runId = $state('');
+  /** Lane workers helping the training worker (one per extra core on wasm; 0 on webgpu or one core). */
+  lanes: number | undefined = $state(undefined);
   metrics: IterationMetrics[] = $state([]);
   evals: EvalPoint[] = $state([]);
   trajectories: { iteration: number; trajectories: TrajectoryView[] } | null = $state(null);
@@ -49,6 +51,7 @@ export class RunState {
       case 'run':
         this.config = e.config;
         this.runId = e.runId;
+        this.lanes = e.lanes;
         break;
       case 'state':
         this.state = e.state;
@@ -69,10 +72,9 @@ export class RunState {
       case 'history':
         this.runId = e.runId;
         this.metrics = e.metrics;
-        this.evals = [
-          ...(e.baseline ? [{ iteration: 0, result: e.baseline }] : []),
-          ...e.metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! })),
-        ];
+        // Evaluations are their own records (measured alongside training); older runs kept them in the iteration's.
+        this.evals = [...e.evals, ...e.metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))]
+          .sort((a, b) => a.iteration - b.iteration);
         this.trajectories = e.trajectories;
         this.iteration = e.metrics.length ? e.metrics[e.metrics.length - 1].iteration : 0;
         this.version++;
@@ -87,7 +89,8 @@ export class RunState {
           this.iteration = ev.metrics.iteration;
           this.version++;
         } else if (ev.type === 'eval') {
-          this.evals = [...this.evals.filter((x) => x.iteration !== ev.iteration), { iteration: ev.iteration, result: ev.result }];
+          this.evals = [...this.evals.filter((x) => x.iteration !== ev.iteration), { iteration: ev.iteration, result: ev.result }]
+            .sort((a, b) => a.iteration - b.iteration);
           this.version++;
         }
         break;

@@ -49,6 +49,8 @@ export interface Requests {
   /** Validate a partial config (as the CLI does) and open its run: resumes when the browser holds it. */
   configure: { args: { config: unknown }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
   start: { args: Record<string, never>; value: null };
+  /** "Process vs outcome": open this run's twin under the other reward mode (same seed) and train both in turn. */
+  compare: { args: Record<string, never>; value: { runId: string; mode: string } };
   pause: { args: Record<string, never>; value: null };
   step: { args: Record<string, never>; value: null };
   /** Delete the current run's saved state and start it afresh from iteration 0. */
@@ -97,15 +99,17 @@ export type WorkerEvent =
   /** `summary` is describeBackend(info), one line for logs and the page. */
   | { kind: 'backend'; info: BackendInfo; summary: string }
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
-  | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean }
+  | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number }
   | { kind: 'state'; state: RunState; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
   /** Trainer events except 'trajectories', which arrive as the lighter 'trajectories' kind. */
   | { kind: 'train'; event: Exclude<TrainEvent, { type: 'trajectories' }> }
   | { kind: 'trajectories'; iteration: number; trajectories: TrajectoryView[] }
   /** Everything saved for a run, sent after configure (resume) so charts are whole after a reload. */
-  | { kind: 'history'; runId: string; metrics: IterationMetrics[]; baseline: EvalResult | null; trajectories: { iteration: number; trajectories: TrajectoryView[] } | null }
+  | { kind: 'history'; runId: string; metrics: IterationMetrics[]; evals: { iteration: number; result: EvalResult }[]; trajectories: { iteration: number; trajectories: TrajectoryView[] } | null }
   | { kind: 'model'; name: string; parameters: number; bytes: number }
+  /** The comparison's other run moved on (an iteration or a finished evaluation): redraw its overlay. */
+  | { kind: 'partner'; runId: string; mode: string; iteration: number }
   | { kind: 'error'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
 

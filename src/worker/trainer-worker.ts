@@ -19,9 +19,12 @@ import { AdamW } from '../core/rl/adamw.ts';
 import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
 import { buildCoach } from '../core/mappa/coaches.ts';
 import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/mappa/coach.ts';
-import { EngineAgents } from '../core/mappa/agents.ts';
 import type { GenerationProgress } from '../core/model/generate.ts';
-import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
+import { Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
+import { EvalQueue } from '../core/mappa/eval-queue.ts';
+import { RunSession } from '../core/mappa/session.ts';
+import type { TeamLanes } from '../core/mappa/remote-rollouts.ts';
+import { laneCount, startWebLanes } from './lanes.ts';
 import type { RolloutTask } from '../core/mappa/rollout.ts';
 import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
 import { hashString } from '../core/tasks/rng.ts';
@@ -42,12 +45,16 @@ let partialConfig: unknown = {};
 let runId = '';
 let store: IdbStore | null = null;
 let trainer: Trainer | null = null;
+let session: RunSession | null = null;
+/** Aborts the loop's current iteration (Pause): set while the loop runs. */
+let pauseController: AbortController | null = null;
 let state: RunState = 'booting';
-let pauseRequested = false;
 let lastCheckpoint = 0;
 let lostDevice = false;
-/** Evaluate the untrained team before the first iteration (off with ?baseline=0: slow software GPUs). */
+/** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
 let baselineEval = true;
+/** Lane workers (one per extra core, wasm only) and the model spec their replicas hold. */
+let lanes: { spec: string; lanes: TeamLanes } | null = null;
 let webllm: { modelId: string; coach: Coach } | null = null;
 const models = new Map<string, Promise<LoadedModel>>();
 let sandbox: Sandbox | null = null;
@@ -130,6 +137,10 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     if (uses('sql') && !sql) sql = createSqlTool();
     trainer?.dispose();
     trainer = null;
+    session = null;
+    partner?.trainer.dispose();
+    partner = null;
+    const runLanes = await ensureLanes(c.agentModel);
     config = c;
     partialConfig = partial;
     runId = runIdOf(c);
@@ -138,9 +149,14 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     const saved = await store.load();
     const t = await Trainer.create(c, {
       agentModel, coach, sandbox: needsTools ? sandbox : null, sql: uses('sql') ? sql : null, store,
-      dataset: dataset ? { train: dataset.tasks } : undefined,
+      dataset: dataset ? { train: dataset.tasks } : undefined, updateLanes: runLanes, deferEvaluations: true,
     }, { resume: Boolean(saved) });
     trainer = t;
+    const queue = new EvalQueue(c, { agentModel, sandbox: needsTools ? sandbox : null, sql: uses('sql') ? sql : null });
+    session = new RunSession(t, queue, {
+      lanes: runLanes, store,
+      emit: (e) => post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: t.iteration, message: e.message } : e }),
+    });
     lastCheckpoint = t.iteration;
     t.on((e) => {
       if (e.type === 'trajectories') {
@@ -159,22 +175,90 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     await store.truncateMetrics(t.iteration);
     type MetricsRecord = { iteration: number; eval?: EvalResult; perAgent?: unknown };
     const history = await store.metrics<MetricsRecord>();
-    const baseline = history.find((r) => r.iteration === 0 && !r.perAgent)?.eval ?? null;
+    const evals = history.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
+    const savedEvals = history.filter((r) => r.eval).map((r) => r.iteration);
+    session.queueMissing(baselineEval ? savedEvals : [0, ...savedEvals]);
     const last = saved ? await store.readFile('last-trajectories.json') : null;
     await store.describe(`${c.rewards.mode}, seed ${c.seed}`, partial, t.iteration);
     post({
       kind: 'history', runId,
       metrics: history.filter((r) => r.perAgent) as IterationMetrics[],
-      baseline,
+      evals,
       trajectories: typeof last === 'string' ? JSON.parse(last) : null,
     });
-    post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved) });
+    post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved), lanes: runLanes?.count ?? 0 });
     setState('ready', saved ? `resumed at iteration ${t.iteration}` : undefined);
     return { config: c, runId, iteration: t.iteration, resumed: Boolean(saved) };
   } catch (e) {
     setState('error', (e as Error).message);
     throw e;
   }
+}
+
+/** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
+let partner: { runId: string; trainer: Trainer; session: RunSession } | null = null;
+
+/**
+ * Opens the partner of the current run: the same configuration and seed with the other reward mode
+ * (process <-> outcome; mixed pairs with outcome), resumed when the browser holds it. Its metrics go
+ * to its own store, and each of its iterations and finished evaluations is announced so the page
+ * redraws its overlay.
+ */
+async function openPartner(): Promise<{ runId: string; mode: string }> {
+  if (!trainer || !config || state !== 'ready') throw new Error('open a run and let it settle (not running) before starting the comparison');
+  const mode = config.rewards.mode === 'outcome' ? 'process' : 'outcome';
+  const base = (partialConfig ?? {}) as Record<string, unknown>;
+  const c = resolveTrainConfig({ ...base, rewards: { ...(base.rewards as object | undefined), mode } });
+  const id = runIdOf(c);
+  const partnerStore = new IdbStore(id);
+  const saved = await partnerStore.load();
+  const deps = trainer.deps;
+  const t = await Trainer.create(c, { ...deps, store: partnerStore }, { resume: Boolean(saved) });
+  const announce = () => post({ kind: 'partner', runId: id, mode, iteration: t.iteration });
+  t.on((e) => {
+    if (e.type === 'iteration') announce();
+    if (e.type === 'trajectories') void partnerStore.appendText('trajectories.jsonl', trajectoryLines(e.iteration, e.trajectories)).catch(reportError);
+  });
+  const s = new RunSession(t, new EvalQueue(c, deps), {
+    lanes: lanes?.lanes ?? null, store: partnerStore,
+    emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
+  });
+  await partnerStore.truncateMetrics(t.iteration);
+  const history = await partnerStore.metrics<{ iteration: number; eval?: EvalResult }>();
+  s.queueMissing(history.filter((r) => r.eval).map((r) => r.iteration));
+  await partnerStore.describe(`${mode}, seed ${c.seed}`, { ...base, rewards: { ...(base.rewards as object | undefined), mode } }, t.iteration);
+  partner?.trainer.dispose();
+  partner = { runId: id, trainer: t, session: s };
+  announce();
+  return { runId: id, mode };
+}
+
+/**
+ * Lane workers for this model (wasm only: on webgpu the one device does the work), started once per
+ * model. A failure to start them is a warning: the run goes on in this worker alone.
+ */
+async function ensureLanes(spec: string): Promise<TeamLanes | null> {
+  const want = currentBackend()?.name === 'wasm' ? laneCount() : 0;
+  if (lanes && (lanes.spec !== spec || want === 0)) {
+    await lanes.lanes.close();
+    lanes = null;
+  }
+  if (!want || lanes) return lanes?.lanes ?? null;
+  try {
+    const files = spec.startsWith('picked:') ? pickedModels.get(spec) : undefined;
+    lanes = { spec, lanes: await startWebLanes(want, spec, baseUrl, files as never) };
+  } catch (e) {
+    post({ kind: 'error', message: `${(e as Error).message}; training goes on in one worker` });
+  }
+  return lanes?.lanes ?? null;
+}
+
+/** Bars of a loop that stopped (pause, error) would otherwise stay on screen. */
+function clearProgress(): void {
+  for (const task of ['prefill', 'decode', 'rollout', 'coach', 'update', 'eval', 'checkpoint'] as const) {
+    progress({ task, label: '', done: 1, total: 1, finished: true });
+  }
+  phaseStarts.clear();
 }
 
 function phaseProgress(phase: Phase, done: number, total: number): void {
@@ -209,47 +293,45 @@ function generationProgress(agentId: string, p: GenerationProgress): void {
     }
     return;
   }
+  // A generation's first step starts a new bar (rows that stop early never reach the last step).
+  if (p.done <= 1) progress({ task: 'decode', label: '', done: 0, total: 0, finished: true });
   const finished = p.done >= p.total;
   progress({ task: 'decode', label: `decoding: ${agentId}, ${p.rows} row${p.rows === 1 ? '' : 's'} still writing`, done: p.done, total: p.total, finished });
 }
 
-/** The untrained team's held-out accuracy, once per run (the charts' iteration 0). */
-async function ensureBaseline(): Promise<void> {
-  if (!baselineEval || !trainer || !config || !store || trainer.iteration > 0) return;
-  const saved = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
-  if (saved.some((r) => r.iteration === 0 && r.eval && !r.perAgent)) return;
-  const started = performance.now();
-  progress({ task: 'baseline', label: 'evaluating the untrained team', done: 0, total: 1, expected: phaseSeconds.eval });
-  const base = new EngineAgents(trainer.deps.agentModel, new Map());
-  const result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), trainer.deps);
-  phaseSeconds.eval = (performance.now() - started) / 1000;
-  progress({ task: 'baseline', label: 'evaluating the untrained team', done: 1, total: 1, finished: true });
-  await store.appendMetrics({ iteration: 0, eval: result });
-  post({ kind: 'train', event: { type: 'eval', iteration: 0, result } });
-}
-
+/** Runs the session until paused, done or one iteration (`single`); checkpoints whenever it stops. */
 async function loop(single: boolean): Promise<void> {
-  if (!trainer || !config) throw new Error('no run is open yet; wait for the model to load');
+  if (!trainer || !config || !session) throw new Error('no run is open yet; wait for the model to load');
   if (state === 'running' || state === 'stepping') return;
   if (lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
-  pauseRequested = false;
+  const controller = (pauseController = new AbortController());
   setState(single ? 'stepping' : 'running');
   const t = trainer;
+  const pair = partner;
   try {
-    await ensureBaseline();
-    do {
-      if (!single && t.iteration >= config.iterations) break;
-      await t.step();
-    } while (!single && !pauseRequested && !lostDevice);
+    if (!pair) {
+      await session.run({ single, signal: controller.signal });
+    } else {
+      // The comparison: one iteration of each in turn, so both curves grow side by side.
+      for (;;) {
+        const a = await session.run({ single: true, signal: controller.signal });
+        const b = await pair.session.run({ single: true, signal: controller.signal });
+        if (single || a === 'paused' || b === 'paused' || (a === 'done' && b === 'done')) break;
+      }
+      await pair.trainer.checkpoint();
+    }
     if (!lostDevice && t.iteration > lastCheckpoint) {
       await t.checkpoint(); // nothing is lost by pausing or stepping: a reload resumes here
     }
-    if (!single && t.iteration >= config.iterations) post({ kind: 'train', event: { type: 'done', iteration: t.iteration } });
+    clearProgress();
     setState('ready');
   } catch (e) {
+    clearProgress();
     if (lostDevice) return; // the device-loss handler has reported it
     reportError(e);
     setState('ready', (e as Error).message);
+  } finally {
+    pauseController = null;
   }
 }
 
@@ -260,7 +342,7 @@ function reportError(e: unknown): void {
 
 onDeviceLost((info) => {
   lostDevice = true;
-  pauseRequested = true;
+  pauseController?.abort();
   setState('lost', `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${lastCheckpoint})`);
   post({ kind: 'deviceLost', reason: info.reason, message: info.message, checkpointIteration: lastCheckpoint });
 });
@@ -272,7 +354,15 @@ const handlers: Handlers = {
   async init({ backend, baseUrl: base, baseline }) {
     baseUrl = base;
     baselineEval = baseline ?? true;
-    const info = await initBackend(backend ? { force: backend } : {});
+    let info;
+    try {
+      info = await initBackend(backend ? { force: backend } : {});
+    } catch (e) {
+      if (!backend) throw e;
+      // A link that asks for a backend this browser lacks still opens, on the best one it has.
+      info = await initBackend({});
+      info = { ...info, notice: `The link asked for ${backend}, which is unavailable here (${(e as Error).message}); using ${info.name} instead.` };
+    }
     post({ kind: 'backend', info, summary: describeBackend(info) });
     return info;
   },
@@ -283,10 +373,15 @@ const handlers: Handlers = {
     void loop(false);
     return null;
   },
+  async compare() {
+    const opened = await openPartner();
+    void loop(false);
+    return opened;
+  },
   async pause() {
-    if (state === 'running') {
-      pauseRequested = true;
-      setState('pausing', 'pausing after this iteration');
+    if (state === 'running' && pauseController) {
+      pauseController.abort();
+      setState('pausing', 'pausing: the iteration stops before its update, or finishes it if the update has begun');
     }
     return null;
   },
@@ -374,6 +469,7 @@ const handlers: Handlers = {
     return { name: webllm ? `webllm:${webllm.modelId}` : config?.coach.kind ?? 'rule' };
   },
   async recover({ backend }) {
+    if (state === 'running' || state === 'stepping' || state === 'pausing') throw new Error('pause the run before changing the backend');
     // After a loss, webgpu means a new device in this page (the GPU may not come back: then say so).
     const info = backend === 'webgpu' && lostDevice ? await restartWebGPU() : await initBackend({ force: backend });
     post({ kind: 'backend', info, summary: describeBackend(info) });

@@ -131,9 +131,11 @@ export interface StaticServer {
 
 /**
  * Serves `root` on 127.0.0.1 at a free port (a secure context, as WebGPU needs). `mounts` maps
- * URL prefixes to extra folders, e.g. { '/fixtures/': 'test/fixtures' }.
+ * URL prefixes to extra folders, e.g. { '/fixtures/': 'test/fixtures' }. `spaFallback` answers
+ * missing files with index.html (status 200), `headers` are added to every answer (e.g. COOP/COEP).
  */
-export function serveStatic(root: string, mounts: Record<string, string> = {}): Promise<StaticServer> {
+export function serveStatic(root: string, mounts: Record<string, string> = {},
+  opts: { spaFallback?: boolean; headers?: Record<string, string> } = {}): Promise<StaticServer> {
   const server = http.createServer((req, res) => {
     const urlPath = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     let base = root;
@@ -148,10 +150,13 @@ export function serveStatic(root: string, mounts: Record<string, string> = {}): 
     let file = path.join(base, path.normalize(rel));
     if (file !== base && !file.startsWith(base + path.sep)) return void res.writeHead(403).end('forbidden');
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    // spaFallback: answer a missing file with index.html and 200, as many static hosts do by default.
+    if (!fs.existsSync(file) && opts.spaFallback) file = path.join(root, 'index.html');
     if (!fs.existsSync(file)) return void res.writeHead(404).end(`not found: ${urlPath}`);
     res.writeHead(200, {
       'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream',
       'Cache-Control': 'no-store',
+      ...opts.headers,
     });
     fs.createReadStream(file).pipe(res);
   });
@@ -216,5 +221,53 @@ export async function openHarness(): Promise<OpenHarness> {
       await browser.close();
       await server.close();
     },
+  };
+}
+
+/** The site as a user starts it: the README's `npm start`, in its own process group. */
+export interface StartedSite {
+  url: string; // the URL `npm start` printed, e.g. "http://127.0.0.1:4173/"
+  output(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs the README's `npm start` (scripts/start.js: builds dist/ if stale, then serves it) and waits
+ * for the URL it prints. `close()` stops the whole process group.
+ * Example: const site = await npmStart(); const page = await openPage(browser, site.url);
+ */
+export async function npmStart(opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<StartedSite> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn('npm', ['start'], { cwd: repoRoot, detached: true, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start printed no URL within ${opts.timeoutMs ?? 240_000} ms:\n${log}`)), opts.timeoutMs ?? 240_000);
+    const onData = (d: Buffer) => {
+      log += d.toString();
+      const m = /open (http:\/\/[^\s]+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited (code ${code}) before printing a URL:\n${log}`));
+    });
+  });
+  return {
+    url,
+    output: () => log,
+    close: () => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        resolve();
+      }
+    }),
   };
 }

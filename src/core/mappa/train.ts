@@ -91,6 +91,19 @@ export interface TrainerDeps {
   updateLanes?: UpdateLanes | null;
   /** Runs an evaluation's sampled pass on another thread (Node CLI: a worker of --threads); same results. */
   evalOffload?: EvalOffload | null;
+  /**
+   * Leave the held-out evaluations to the caller (the page queues them in an EvalQueue and runs them
+   * alongside training); step() then only reports, through `evalDue`, which iterations need one.
+   */
+  deferEvaluations?: boolean;
+}
+
+/** Thrown by step() when its signal aborts it; the iteration left no trace (see step). */
+export class StepAborted extends Error {
+  constructor() {
+    super('the iteration was stopped before its update; it will run again from its start');
+    this.name = 'StepAborted';
+  }
 }
 
 /** A sampled evaluation pass on another thread, for adapters given as values (null: the base model). */
@@ -117,7 +130,7 @@ function mean(xs: number[]): number {
 }
 
 /** The evaluation's fixed sampling seed: every evaluation of a run draws the same way. */
-const EVAL_SEED = 1_000_003;
+export const EVAL_SEED = 1_000_003;
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
 export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: { sandbox: Sandbox | null; sql?: Sandbox | null },
@@ -203,9 +216,22 @@ export class Trainer {
     this.stopRequested = true;
   }
 
-  private backends(): Map<string, AgentBackend> {
+  /** Whether iteration `it` ends with a held-out evaluation. */
+  evalDue(it: number): boolean {
+    return it % this.config.evalEvery === 0 || it === this.config.iterations;
+  }
+
+  /** Every trainable agent's adapter as values (an evaluation's snapshot). */
+  adapterValues(): Map<string, AdapterSpec | null> {
+    return new Map([...this.policies].map(([id, p]) => [id, flattenAdapter(p.adapter)]));
+  }
+
+  private backends(signal?: AbortSignal): Map<string, AgentBackend> {
     const engine = new EngineAgents(this.deps.agentModel, new Map([...this.policies].map(([id, p]) => [id, p.adapter])));
-    engine.onProgress = (agentId, progress) => this.emit({ type: 'generation', iteration: this.iteration, agentId, progress });
+    engine.onProgress = (agentId, progress) => {
+      if (signal?.aborted) throw new StepAborted(); // between two decoding steps
+      this.emit({ type: 'generation', iteration: this.iteration, agentId, progress });
+    };
     return new Map(this.config.workflow.agents.map((a) => [a.id, this.deps.external?.get(a.id) ?? engine]));
   }
 
@@ -226,9 +252,27 @@ export class Trainer {
     });
   }
 
-  /** One iteration of the loop; returns its metrics. */
-  async step(): Promise<IterationMetrics> {
+  /**
+   * One iteration of the loop; returns its metrics. `signal` stops it early (a pause that should not
+   * wait for the whole iteration): up to the start of the update it throws StepAborted and puts the
+   * curriculum back, so nothing changed and the same iteration runs again, identically, next time.
+   * Once the update has begun the iteration completes.
+   */
+  async step(opts: { signal?: AbortSignal } = {}): Promise<IterationMetrics> {
+    const curriculumBefore = JSON.stringify(this.curriculum.state);
+    try {
+      return await this.iterate(opts.signal);
+    } catch (e) {
+      if (e instanceof StepAborted) this.curriculum.state = JSON.parse(curriculumBefore);
+      throw e;
+    }
+  }
+
+  private async iterate(signal?: AbortSignal): Promise<IterationMetrics> {
     const c = this.config;
+    const checkAbort = () => {
+      if (signal?.aborted) throw new StepAborted();
+    };
     const it = this.iteration + 1;
     const seconds: Record<Phase, number> = { rollout: 0, coach: 0, update: 0, eval: 0, checkpoint: 0 };
     const timed = async <T>(phase: Phase, f: () => Promise<T>): Promise<T> => {
@@ -245,11 +289,13 @@ export class Trainer {
     const domain = domainOf(c.workflow);
     const { tasks, counts } = this.curriculum.pick(c.promptsPerIteration);
     const trajs = await timed('rollout', () => runRollouts(c.workflow, tasks, {
-      agents: this.backends(), sandbox: this.deps.sandbox, sql: this.deps.sql, outcome: domain.outcome,
+      agents: this.backends(signal), sandbox: this.deps.sandbox, sql: this.deps.sql, outcome: domain.outcome,
       samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
+    checkAbort();
     const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards, domain.facts));
+    checkAbort();
     this.curriculum.record(trajs);
     const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
     const kept = trajs.filter((_, i) => keptIdx.has(i));
@@ -294,7 +340,7 @@ export class Trainer {
     };
     this.emit({ type: 'trajectories', iteration: it, trajectories: trajs });
     this.iteration = it;
-    if (it % c.evalEvery === 0 || it === c.iterations) {
+    if (this.evalDue(it) && !this.deps.deferEvaluations) {
       metrics.eval = await timed('eval', () => this.evaluate());
       this.emit({ type: 'eval', iteration: it, result: metrics.eval });
     }

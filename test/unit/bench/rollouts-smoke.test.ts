@@ -11,7 +11,7 @@ import { readRun, type RunSummary } from '../../../src/cli/compare.ts';
 
 function row(reward: string, seed: number, rolloutsToTarget: number | null, greedy: number): RunSummary {
   const run = { dir: '', label: `${reward}-seed${seed}`, reward, seed, iterations: 4, plannedIterations: 4, rollouts: 64, baseline: { greedy: 0.2, sampled: 0.2 }, evals: [] };
-  return { run, target: 0.3, rolloutsToTarget, final: { iteration: 4, rollouts: 64, greedy, sampled: greedy / 2 }, bestGreedy: greedy };
+  return { run, target: 0.3, rolloutsToTarget, final: { iteration: 4, rollouts: 64, greedy, sampled: greedy / 2 }, bestGreedy: greedy, finalGreedyInterval: null, finalSampledInterval: null };
 }
 
 describe('bench rollouts', () => {

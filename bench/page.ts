@@ -1,0 +1,113 @@
+/**
+ * Page benchmark: the page as a user meets it against the CLI, one after the other on the same
+ * machine. Runs `mappa train --iterations N` (the CLI, `--threads` default: every core), then the
+ * README's `npm start` in headless Chromium at its printed URL with no query string, presses Start
+ * and lets N iterations run. Prints one markdown table: time from Start to the first iteration's
+ * metrics, seconds per iteration (wall, and its rollout / coach / update phases), the workers used,
+ * and the page / CLI ratio.
+ *
+ * For: the "first five minutes" figures (README "The page"). Not for: correctness (test/e2e).
+ * The page measures its evaluations alongside training (the lane runs evaluation chunks during the
+ * rollouts), the CLI evaluates inline before and after; the phase columns compare like with like,
+ * the wall column includes that difference.
+ *
+ * Example: npm run bench -- page --iterations 4
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { launchChromium, npmStart, repoRoot } from '../test/helpers/browser.ts';
+import type { IterationMetrics } from '../src/core/mappa/train.ts';
+
+interface Side {
+  where: string;
+  workers: string;
+  firstIteration: number | null;
+  perIteration: { wall: number; rollout: number; coach: number; update: number };
+}
+
+function mean(xs: number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+}
+
+function phases(ms: IterationMetrics[]): Omit<Side['perIteration'], 'wall'> {
+  return {
+    rollout: mean(ms.map((m) => m.seconds.rollout)),
+    coach: mean(ms.map((m) => m.seconds.coach)),
+    update: mean(ms.map((m) => m.seconds.update)),
+  };
+}
+
+async function cli(iterations: number): Promise<Side> {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'mappa-bench-page-'));
+  try {
+    execFileSync(process.execPath, [path.join(repoRoot, 'bin/mappa.js'), 'train', '--iterations', String(iterations), '--out', path.join(out, 'run')],
+      { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const records = readFileSync(path.join(out, 'run/metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const ms = records.filter((r) => r.perAgent) as IterationMetrics[];
+    const loopSeconds = ms.map((m) => m.seconds.rollout + m.seconds.coach + m.seconds.update + m.seconds.checkpoint);
+    return { where: '`npm run train`', workers: `${os.cpus().length} threads`, firstIteration: null, perIteration: { wall: mean(loopSeconds), ...phases(ms) } };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+async function page(iterations: number): Promise<Side> {
+  const site = await npmStart();
+  const browser = await launchChromium();
+  try {
+    const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+    await p.goto(site.url, { waitUntil: 'load' });
+    const read = () => p.evaluate(() => {
+      const run = (window as unknown as { __mappa?: { run?: { state: string; metrics: IterationMetrics[]; lanes?: number; errors: string[] } } }).__mappa?.run;
+      return { state: run?.state, metrics: JSON.parse(JSON.stringify(run?.metrics ?? [])) as IterationMetrics[], lanes: run?.lanes, errors: [...(run?.errors ?? [])] };
+    });
+    for (let s = await read(); s.state !== 'ready'; s = await read()) {
+      if (s.errors.length) throw new Error(`the page shows errors: ${s.errors.join(' | ')}`);
+      await p.waitForTimeout(250);
+    }
+    const start = Date.now();
+    await p.getByTestId('btn-start').click();
+    const arrivals: number[] = [];
+    for (;;) {
+      const s = await read();
+      if (s.errors.length) throw new Error(`the page shows errors: ${s.errors.join(' | ')}`);
+      while (arrivals.length < s.metrics.length) arrivals.push((Date.now() - start) / 1000);
+      if (s.metrics.length >= iterations) {
+        const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
+        const lanes = s.lanes ?? 0;
+        return {
+          where: 'the page (`npm start`, no query string)', workers: `1 training worker + ${lanes} lane worker${lanes === 1 ? '' : 's'}`,
+          firstIteration: arrivals[0], perIteration: { wall: mean(gaps), ...phases(s.metrics.slice(0, iterations)) },
+        };
+      }
+      await p.waitForTimeout(250);
+    }
+  } finally {
+    await browser.close();
+    await site.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const at = argv.indexOf('--iterations');
+  const iterations = at >= 0 ? Number(argv[at + 1]) : 4;
+  if (!Number.isInteger(iterations) || iterations < 2) throw new Error('--iterations takes a whole number >= 2 (the page needs two arrivals to time an iteration)');
+  process.stderr.write(`CLI: mappa train --iterations ${iterations}...\n`);
+  const a = await cli(iterations);
+  process.stderr.write(`page: npm start, Start, ${iterations} iterations...\n`);
+  const b = await page(iterations);
+  const f = (x: number) => x.toFixed(1);
+  const lines = [
+    `Page vs CLI, ${iterations} iterations each, one after the other; ${os.cpus().length} cores, tfjs wasm (SIMD, one thread per worker).`,
+    '',
+    '| where | workers | first iteration after Start (s) | s / iteration | rollout | coach | update |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...[a, b].map((s) => `| ${s.where} | ${s.workers} | ${s.firstIteration === null ? '-' : f(s.firstIteration)} | ${f(s.perIteration.wall)} | ${f(s.perIteration.rollout)} | ${f(s.perIteration.coach)} | ${f(s.perIteration.update)} |`),
+    '',
+    `Ratio page / CLI: s per iteration ${(b.perIteration.wall / a.perIteration.wall).toFixed(2)}x; rollout ${(b.perIteration.rollout / a.perIteration.rollout).toFixed(2)}x; update ${(b.perIteration.update / a.perIteration.update).toFixed(2)}x.`,
+    `(CLI s / iteration: rollout + coach + update + checkpoint of its metrics, its evaluations excluded; page: time between two iterations' metrics, its evaluations running alongside.)`,
+  ];
+  console.log(lines.join('\n'));
+}

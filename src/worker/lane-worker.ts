@@ -1,0 +1,56 @@
+/**
+ * A lane Web Worker: one replica of the agent model on its own single-threaded `wasm` backend,
+ * answering the training worker's team jobs (update micro-batches and evaluation passes), as the
+ * CLI's worker threads do (src/cli/train-workers.ts).
+ *
+ * For: src/worker/lanes.ts, which starts one per extra core. Not for: anything the page sees.
+ * Protocol: the first job is `{kind: 'boot', spec, baseUrl, files?}` (the model to load, as the
+ * training worker names it); every later one is a TeamJob (core/mappa/remote-rollouts.ts).
+ */
+/// <reference lib="webworker" />
+import { initBackend } from '../core/backend.ts';
+import { loadModel, type LoadedModel } from '../core/model/load.ts';
+import { LaneServer } from '../core/rl/lanes.ts';
+import { serveLaneJobs } from '../core/rl/lane-pool.ts';
+import { ppoLoss } from '../core/rl/update.ts';
+import { resultTransfer, teamJobHandler, type ReplicaParts, type TeamJob, type TeamResult } from '../core/mappa/remote-rollouts.ts';
+import type { TrainConfig } from '../core/mappa/config.ts';
+import { createSandbox, type Sandbox } from '../core/tools/sandbox.ts';
+import { createSqlTool } from '../core/tools/sql.ts';
+import { pickedModels, sourceFor } from './models.ts';
+import type { PickedFile } from '../core/model/sources.ts';
+
+export interface LaneBoot { kind: 'boot'; spec: string; baseUrl: string; files?: PickedFile[] }
+
+const scope = self as unknown as DedicatedWorkerGlobalScope;
+let replica: { model: LoadedModel; server: LaneServer; baseUrl: string } | null = null;
+let sandbox: Sandbox | null = null;
+let sql: Sandbox | null = null;
+
+async function boot(b: LaneBoot): Promise<TeamResult> {
+  await initBackend({ force: 'wasm' });
+  if (b.files) pickedModels.set(b.spec, b.files);
+  const model = await loadModel(sourceFor(b.spec, b.baseUrl), { tokenizer: 'required' });
+  replica = { model, server: new LaneServer(model.model, ppoLoss), baseUrl: b.baseUrl };
+  return { kind: 'logprobs', logp: new Float32Array(0) }; // "ready"
+}
+
+/** The tools an evaluation pass needs, started on first use (Pyodide only if an agent runs Python). */
+async function parts(config: TrainConfig): Promise<ReplicaParts> {
+  const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
+  if ((uses('python') || uses('javascript')) && !sandbox) sandbox = createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href });
+  if (uses('sql') && !sql) sql = createSqlTool();
+  return { agentModel: replica!.model, sandbox, sql };
+}
+
+const team = teamJobHandler((job) => replica!.server.handle(job), parts);
+
+serveLaneJobs<TeamJob | LaneBoot, TeamResult>(
+  { postMessage: (m, t) => scope.postMessage(m, t ?? []), onMessage: (h) => scope.addEventListener('message', (ev) => h(ev.data)) },
+  (job) => {
+    if (job.kind === 'boot') return boot(job);
+    if (!replica) throw new Error('lane worker: a job arrived before the model was loaded');
+    return team(job);
+  },
+  resultTransfer,
+);

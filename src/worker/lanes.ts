@@ -1,0 +1,47 @@
+/**
+ * Every core in the page: lane Web Workers (lane-worker.ts), each with its own replica of the agent
+ * model on a single-threaded `wasm` backend, as `mappa train --threads` does with worker threads.
+ * The training worker computes a share of each update's micro-batches on them (core/rl/lanes.ts:
+ * the same adapters, to the bit, as one worker) and runs each evaluation's sampled pass on one.
+ *
+ * For: trainer-worker.ts on the wasm backend (on webgpu the one device does the work). Not for: the
+ * jobs' maths (core) or the message plumbing (core/rl/lane-pool.ts).
+ *
+ * Example: const lanes = await startWebLanes(navigator.hardwareConcurrency - 1, 'models/agent', baseUrl);
+ *          await policyUpdate(model, policies, samples, settings, lanes);   // via TrainerDeps.updateLanes
+ */
+/// <reference lib="webworker" />
+import { LanePool, type LanePort } from '../core/rl/lane-pool.ts';
+import { TeamLanes, type TeamJob, type TeamResult } from '../core/mappa/remote-rollouts.ts';
+import type { PickedFile } from '../core/model/sources.ts';
+import type { LaneBoot } from './lane-worker.ts';
+
+/** A Web Worker as a LanePool port. */
+function webPort(w: Worker): LanePort {
+  return {
+    postMessage: (m, transfer) => w.postMessage(m, transfer ?? []),
+    listen(onReply, onDeath) {
+      w.addEventListener('message', (ev) => onReply(ev.data));
+      w.addEventListener('error', (ev) => onDeath(new Error(ev.message || 'the lane worker failed to load')));
+    },
+    terminate: () => w.terminate(),
+  };
+}
+
+/** How many lanes to start: one per core beyond the training worker's own (at most 7). */
+export function laneCount(cores = globalThis.navigator?.hardwareConcurrency ?? 1): number {
+  return Math.max(0, Math.min(7, Math.floor(cores) - 1));
+}
+
+/** Starts `count` lanes, each loading `spec` itself; rejects (and stops them) if any fails to boot. */
+export async function startWebLanes(count: number, spec: string, baseUrl: string, files?: PickedFile[]): Promise<TeamLanes> {
+  const workers = [...Array(count)].map((_, i) => new Worker(new URL('./lane-worker.ts', import.meta.url), { type: 'module', name: `mappa-lane-${i + 1}` }));
+  const pool = new LanePool<TeamJob | LaneBoot, TeamResult>(workers.map(webPort), 'lane worker');
+  try {
+    await Promise.all(workers.map((_, i) => pool.post(i + 1, { kind: 'boot', spec, baseUrl, files })));
+  } catch (e) {
+    await pool.close();
+    throw new Error(`a lane worker failed to start (${(e as Error).message})`);
+  }
+  return new TeamLanes(pool as LanePool<TeamJob, TeamResult>);
+}

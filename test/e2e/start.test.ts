@@ -1,0 +1,157 @@
+// The page as a newcomer meets it: the README's `npm start` (the real server, not a test one), its
+// printed URL with no query string, the default settings. Press Start: a training iteration's
+// metrics appear, evaluations fill in alongside, every core is used, and "process vs outcome"
+// overlays the twin run. Then the same build behind hosts that differ: no isolation headers, and a
+// single-page-app fallback that answers index.html for missing files. Skips loudly without chromium.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import {
+  chromiumAvailable, ensureBuilt, launchChromium, npmStart, screenshot, serveStatic, type StartedSite,
+} from '../helpers/browser.ts';
+import { warnIfSkipped } from '../helpers/webgpu.ts';
+
+const have = chromiumAvailable();
+warnIfSkipped('npm start e2e suite (test/e2e/start.test.ts)', have);
+
+type PageState = { state?: string; iteration: number; metrics: number; evals: { iteration: number; tasks: number; of?: number }[]; lanes?: number; errors: string[] };
+
+/** What the page shows, read from its published state (window.__mappa.run: RunState). */
+function readState(page: Page): Promise<PageState> {
+  return page.evaluate(() => {
+    const run = (window as unknown as { __mappa?: { run?: Record<string, unknown> } }).__mappa?.run as
+      { state: string; iteration: number; metrics: unknown[]; evals: { iteration: number; result: { tasks: number; of?: number } }[]; lanes?: number; errors: string[] } | undefined;
+    return {
+      state: run?.state, iteration: run?.iteration ?? 0, metrics: run?.metrics.length ?? 0,
+      evals: (run?.evals ?? []).map((e) => ({ iteration: e.iteration, tasks: e.result.tasks, of: e.result.of })),
+      lanes: run?.lanes, errors: [...(run?.errors ?? [])],
+    };
+  });
+}
+
+async function waitFor(page: Page, ok: (s: PageState) => boolean, timeoutMs: number, what: string): Promise<PageState> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await readState(page);
+    if (ok(s)) return s;
+    if (s.errors.length) throw new Error(`${what}: the page shows errors: ${s.errors.join(' | ')}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s; page state ${JSON.stringify(s)}`);
+    await page.waitForTimeout(500);
+  }
+}
+
+/** Opens `url` in a fresh context and records every page error and console error. */
+async function open(browser: Browser, url: string): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(url, { waitUntil: 'load' });
+  return { page, problems };
+}
+
+describe.skipIf(!have.ok)('npm start, the default URL, the default settings', () => {
+  let site: StartedSite;
+  let browser: Browser;
+  let page: Page;
+  let problems: string[];
+
+  beforeAll(async () => {
+    site = await npmStart();
+    browser = await launchChromium();
+    ({ page, problems } = await open(browser, site.url));
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+  });
+
+  it('prints a URL with no query string, and the page becomes ready', async () => {
+    expect(new URL(site.url).search).toBe('');
+    await waitFor(page, (s) => s.state === 'ready', 120_000, 'ready');
+    expect(await page.evaluate(() => crossOriginIsolated)).toBe(true); // npm start sends COOP/COEP
+    expect(problems).toEqual([]);
+    await screenshot(page, 'start-ready');
+  }, 150_000);
+
+  it('uses every core: one lane worker per extra core', async () => {
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    const s = await readState(page);
+    expect(s.lanes).toBe(Math.min(7, Math.max(0, cores - 1)));
+    if (cores > 1) expect(s.lanes).toBeGreaterThan(0);
+  });
+
+  it('Start trains at once: the first iteration\'s metrics arrive, and the untrained team is measured alongside', async () => {
+    const started = Date.now();
+    await page.getByTestId('btn-start').click();
+    const first = await waitFor(page, (s) => s.metrics >= 1, 180_000, 'first iteration');
+    const seconds = (Date.now() - started) / 1000;
+    console.log(`[e2e] first iteration's metrics ${seconds.toFixed(1)} s after Start; lanes ${first.lanes}`);
+    // The baseline evaluation runs alongside: a running estimate over some problems, not all 200 first.
+    const s = await waitFor(page, (x) => x.evals.some((e) => e.iteration === 0 && e.tasks > 0), 120_000, 'a running baseline estimate');
+    const base = s.evals.find((e) => e.iteration === 0)!;
+    expect(base.tasks).toBeGreaterThan(0);
+    if (base.of !== undefined) expect(base.tasks).toBeLessThan(base.of);
+    await screenshot(page, 'start-mid-run');
+  }, 320_000);
+
+  it('Pause stops promptly and leaves no stale progress bar', async () => {
+    await page.getByTestId('btn-pause').click();
+    const t0 = Date.now();
+    await waitFor(page, (s) => s.state === 'ready', 90_000, 'paused');
+    console.log(`[e2e] Pause took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const bars = await page.evaluate(() => Object.keys((window as unknown as { __mappa: { run: { progress: object } } }).__mappa.run.progress));
+    expect(bars.filter((b) => b !== 'download')).toEqual([]);
+  }, 100_000);
+
+  it('"Process vs outcome" trains the twin run with the same seed and overlays it', async () => {
+    const before = (await readState(page)).iteration;
+    await page.getByTestId('btn-compare').click();
+    // One iteration of each in turn: wait until the twin has one, then pause.
+    const twin = async () => page.evaluate(async () => {
+      const m = (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<{ label: string; metrics: unknown[] }[]> }; run: { runId: string } } }).__mappa;
+      const runs = await m.client.request('listRuns', {});
+      return runs.filter((r) => /outcome/.test(r.label)).map((r) => r.metrics.filter((x) => (x as { perAgent?: unknown }).perAgent).length);
+    });
+    const deadline = Date.now() + 240_000;
+    while (!(await twin()).some((n) => n >= 1)) {
+      if (Date.now() > deadline) throw new Error('the outcome twin trained no iteration in 240 s');
+      await page.waitForTimeout(1000);
+    }
+    await page.getByTestId('btn-pause').click();
+    const s = await waitFor(page, (x) => x.state === 'ready', 120_000, 'paused after the comparison');
+    expect(s.iteration).toBeGreaterThan(before);
+    await screenshot(page, 'start-process-vs-outcome');
+    expect(problems).toEqual([]);
+  }, 400_000);
+});
+
+describe.skipIf(!have.ok)('the same build behind other static hosts', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    await ensureBuilt('site');
+    browser = await launchChromium();
+  }, 300_000);
+  afterAll(async () => browser?.close());
+
+  for (const host of [
+    { name: 'a single-page-app fallback (index.html, 200, for missing files)', opts: { spaFallback: true } },
+    { name: 'plain, with no isolation headers', opts: {} },
+  ]) {
+    it(`becomes ready with no page error behind ${host.name}`, async () => {
+      const server = await serveStatic(await ensureBuilt('site'), {}, host.opts);
+      try {
+        const { page, problems } = await open(browser, server.url);
+        await waitFor(page, (s) => s.state === 'ready', 120_000, 'ready');
+        expect(await page.getByTestId('config-error').count()).toBe(0);
+        expect(problems).toEqual([]);
+        await page.context().close();
+      } finally {
+        await server.close();
+      }
+    }, 150_000);
+  }
+});
