@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +74,42 @@ function staticAssets(): Plugin {
 }
 
 /**
+ * dist/precache.json for the service worker (public/sw.js): every file of the build with a content
+ * hash, and a build id over all of them, which is also stamped into dist/sw.js (its `__MAPPA_BUILD__`)
+ * so that a new build is a new worker to the browser and replaces the old cache (files whose hash is
+ * unchanged, e.g. the models, are copied over rather than downloaded again). Runs after
+ * staticAssets() has copied /pyodide/ and /models/ into the build ('post' closeBundle, listed after it).
+ */
+function precacheManifest(): Plugin {
+  let outDir = path.join(root, 'dist');
+  let building = false;
+  const hash = (data: string | Buffer) => createHash('sha256').update(data).digest('hex').slice(0, 16);
+  return {
+    name: 'mappa-precache-manifest',
+    enforce: 'post',
+    configResolved(c) {
+      outDir = path.resolve(c.root, c.build.outDir);
+      building = c.command === 'build' && !c.build.ssr;
+    },
+    closeBundle: {
+      order: 'post',
+      handler() {
+        const sw = path.join(outDir, 'sw.js');
+        if (!building || !fs.existsSync(sw)) return;
+        const files: Record<string, string> = {};
+        for (const rel of listFiles(outDir).sort()) {
+          if (rel !== 'sw.js' && rel !== 'precache.json') files[rel] = hash(fs.readFileSync(path.join(outDir, rel)));
+        }
+        if (!files['index.html']) throw new Error(`precacheManifest: ${outDir} has no index.html`);
+        const version = hash(JSON.stringify(files));
+        fs.writeFileSync(path.join(outDir, 'precache.json'), `${JSON.stringify({ version, files }, null, 1)}\n`);
+        fs.writeFileSync(sw, fs.readFileSync(sw, 'utf8').replace('__MAPPA_BUILD__', version));
+      },
+    },
+  };
+}
+
+/**
  * Cross-origin isolation for `npm start` (vite preview) and `vite` (dev): the page works with or
  * without it (the wasm backend runs single-threaded per worker either way), and a host that sets
  * these headers must not break it, so the project's own server sets them and the tests cover both.
@@ -80,7 +117,7 @@ function staticAssets(): Plugin {
 const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 export default defineConfig({
-  plugins: [svelte(), staticAssets()],
+  plugins: [svelte(), staticAssets(), precacheManifest()],
   // 'mpa': a missing file is a real 404, never index.html with status 200 (the 'spa' fallback made the
   // model loader read the page as special_tokens_map.json).
   appType: 'mpa',

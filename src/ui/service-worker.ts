@@ -1,0 +1,54 @@
+/// <reference types="vite/client" />
+/**
+ * Registers the site's service worker (public/sw.js): the site and its shipped models kept for
+ * offline use after the first visit, and cross-origin isolation on a static host that cannot set
+ * COOP/COEP headers (the worker adds them to what it serves).
+ *
+ * For: the built page (src/ui/main.ts calls it). Not in `vite` dev (hot reload stays as it is), and
+ * nothing at all without service workers (an insecure http:// address, a private window that
+ * refuses them): the page then runs as before. A failed registration logs one warning.
+ *
+ * The one reload: a page loaded before the worker controlled it is not isolated; when the worker
+ * takes control (the first visit, once the site is stored) the page reloads once to become so.
+ * A sessionStorage flag stops a second reload in the same tab if isolation still does not come
+ * (e.g. a browser that ignores the headers), so a page can never loop.
+ *
+ * Example: registerServiceWorker();   // from main.ts, before or after mounting
+ */
+
+const RELOADED = 'mappa-sw-reloaded';
+
+export function registerServiceWorker(): void {
+  if (import.meta.env.DEV) return;
+  if (typeof navigator === 'undefined' || !('serviceWorker' in navigator) || !window.isSecureContext) return;
+  const sw = navigator.serviceWorker;
+
+  const reloadForIsolation = (why: string) => {
+    if (window.crossOriginIsolated) return;
+    let done = false;
+    try {
+      done = sessionStorage.getItem(RELOADED) !== null;
+      if (!done) sessionStorage.setItem(RELOADED, why);
+    } catch {
+      done = true; // no sessionStorage (blocked): no guard, so no reload
+    }
+    if (done) return;
+    console.info(`mappa: reloading once for cross-origin isolation (${why})`);
+    location.reload();
+  };
+
+  if (window.crossOriginIsolated) {
+    try {
+      sessionStorage.removeItem(RELOADED); // isolated (by the host or the worker): a later need may reload again
+    } catch {
+      /* no sessionStorage: nothing to clear */
+    }
+  }
+  sw.addEventListener('controllerchange', () => reloadForIsolation('the service worker took control'));
+  sw.register(`${import.meta.env.BASE_URL}sw.js`)
+    .then((reg) => {
+      // Active but not controlling: the page was force-reloaded (Shift+Reload bypasses the worker).
+      if (reg.active && !sw.controller) reloadForIsolation('the page bypassed the service worker');
+    })
+    .catch((e: unknown) => console.warn(`mappa: the service worker did not register, so the site is not kept for offline use: ${(e as Error)?.message ?? e}`));
+}
