@@ -32,7 +32,15 @@ function readState(page: Page): Promise<PageState> {
 async function waitFor(page: Page, ok: (s: PageState) => boolean, timeoutMs: number, what: string): Promise<PageState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const s = await readState(page);
+    // The service worker's one isolating reload (plain hosts) destroys the context of a read in flight.
+    const s = await readState(page).catch((e: Error) => {
+      if (/context was destroyed|navigation/i.test(e.message)) return null;
+      throw e;
+    });
+    if (!s) {
+      await page.waitForTimeout(500);
+      continue;
+    }
     if (ok(s)) return s;
     if (s.errors.length) throw new Error(`${what}: the page shows errors: ${s.errors.join(' | ')}`);
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s; page state ${JSON.stringify(s)}`);

@@ -184,7 +184,10 @@ export async function launchChromium(): Promise<Browser> {
  * test log (prefixed [browser]) so a failing page explains itself.
  */
 export async function openPage(browser: Browser, url: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 700 } });
+  // The site's service worker reloads a page served without COOP/COEP once, to isolate it; tests that
+  // drive the page right away block it (test/e2e/offline.test.ts and start.test.ts cover it).
+  const context = await browser.newContext({ viewport: { width: 1000, height: 700 }, serviceWorkers: 'block' });
+  const page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') console.warn(`[browser ${m.type()}] ${m.text()}`);
   });
