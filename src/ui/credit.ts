@@ -40,3 +40,54 @@ export function scoreColour(score: number | undefined): string {
   const hue = Math.round((Math.max(0, Math.min(10, score)) / 10) * 120);
   return `hsl(${hue} 70% 88%)`;
 }
+
+/** One trajectory's disagreement between process and outcome credit. */
+export interface CreditGap {
+  /** Index of the trajectory in the batch. */
+  index: number;
+  /** Index of its action whose advantage differs most between the two modes. */
+  action: number;
+  /** That action's advantage under process and under outcome supervision (batch-normalised). */
+  process: number;
+  outcome: number;
+  /** |process - outcome| of that action: the trajectory's gap. */
+  gap: number;
+}
+
+/**
+ * Per trajectory, the action whose batch-normalised advantage differs most between process and
+ * outcome supervision (the trajectory where the agents would be credited most differently is the
+ * one with the largest `gap`). Pure: the rewards come from the coach scores on the views.
+ * Example: batch [wrong: 9/8/2, right: 8/8/9] -> trajectory 0's solver (+ under process, - under outcome).
+ */
+export function creditGaps(trajs: TrajectoryView[], processWeight: number): CreditGap[] {
+  const proc = batchAdvantages(trajs, (t, a) => rewardUnder('process', processWeight, t, a));
+  const out = batchAdvantages(trajs, (t, a) => rewardUnder('outcome', processWeight, t, a));
+  return trajs.map((t, index) => {
+    let best: CreditGap = { index, action: 0, process: proc[index][0] ?? 0, outcome: out[index][0] ?? 0, gap: -1 };
+    t.actions.forEach((_, i) => {
+      const gap = Math.abs(proc[index][i] - out[index][i]);
+      if (gap > best.gap + 1e-12) best = { index, action: i, process: proc[index][i], outcome: out[index][i], gap };
+    });
+    return { ...best, gap: Math.max(best.gap, 0) };
+  });
+}
+
+/** The trajectory whose process and outcome credit differ most (first on ties), or null for an empty batch. */
+export function mostDisputed(trajs: TrajectoryView[], processWeight: number): CreditGap | null {
+  return creditGaps(trajs, processWeight).reduce<CreditGap | null>((b, g) => (!b || g.gap > b.gap + 1e-12 ? g : b), null);
+}
+
+/**
+ * Readable tab labels for a batch: "problem 2 · sample 1 · ✓ right", problems numbered in batch
+ * order (1-based), samples 1-based; `title` keeps the raw task id and sample for the tooltip.
+ * Example: ids [a, a, b] samples [0, 1, 0] -> problem 1 · sample 1, problem 1 · sample 2, problem 2 · sample 1.
+ */
+export function trajectoryLabels(trajs: TrajectoryView[]): { label: string; title: string }[] {
+  const problems = new Map<string, number>();
+  for (const t of trajs) if (!problems.has(t.task.id)) problems.set(t.task.id, problems.size + 1);
+  return trajs.map((t) => ({
+    label: `problem ${problems.get(t.task.id)} · sample ${t.sample + 1} · ${t.correct ? '✓ right' : '✗ wrong'}`,
+    title: `${t.task.id} #${t.sample}`,
+  }));
+}
