@@ -72,7 +72,18 @@ function setState(s: RunState, message?: string): void {
   post({ kind: 'state', state: s, iteration: trainer?.iteration ?? 0, message });
 }
 
+/**
+ * Decoding and pre-fill bars change every few milliseconds; the page redraws at most every
+ * PROGRESS_MS per bar (a redraw costs the same cores the model needs: on a CPU every repaint competes
+ * with training). Starts and finishes always go through.
+ */
+const PROGRESS_MS = 250;
+const lastProgress = new Map<string, number>();
 function progress(p: ProgressInfo): void {
+  const now = performance.now();
+  const edge = p.finished || p.done === 0;
+  if (!edge && now - (lastProgress.get(p.task) ?? -Infinity) < PROGRESS_MS) return;
+  lastProgress.set(p.task, p.finished ? -Infinity : now);
   post({ kind: 'progress', progress: p });
 }
 

@@ -7,29 +7,11 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/backend.ts';
 import type { LoadedModel } from '../../../src/core/model/load.ts';
-import type { CheckpointFiles, CheckpointStore } from '../../../src/core/mappa/checkpoint.ts';
-import { RuleCoach, cachedCoach } from '../../../src/core/mappa/coach.ts';
 import { ConfigFileError, resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { Trainer, type IterationMetrics } from '../../../src/core/mappa/train.ts';
 import { createSandbox, type Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
-
-class MemoryStore implements CheckpointStore {
-  files: CheckpointFiles | null = null;
-  metrics: unknown[] = [];
-  async save(f: CheckpointFiles) { this.files = { ...f }; }
-  async load() { return this.files; }
-  async appendMetrics(r: unknown) { this.metrics.push(JSON.parse(JSON.stringify(r))); }
-}
-
-/** A coach that rewards short answers that contain a digit: deterministic, no model needed. */
-const coach = () => cachedCoach(new RuleCoach('test-rule', (a) => ({ score: /\d/.test(a.output) ? 8 : Math.max(0, 6 - a.output.length / 40), correct: a.final ? false : undefined })));
-
-/** Everything except wall-clock figures. */
-function stable(m: IterationMetrics) {
-  const { seconds, rolloutTokensPerSecond, updateTokensPerSecond, ...rest } = m;
-  return rest;
-}
+import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 
 describe('the MAPPA loop', () => {
   let model: LoadedModel;
@@ -61,11 +43,11 @@ describe('the MAPPA loop', () => {
   it('leaves samples longer than the model\'s context out of the update, and counts them', async () => {
     // A context of 1 position: every action (prompt + tokens) is longer, so nothing is trained.
     const short = { ...model, config: { ...model.config, maxPositionEmbeddings: 1 } } as LoadedModel;
-    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: coach(), sandbox });
+    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: testCoach(), sandbox });
     const m = await trainer.step();
     expect(m.perAgent.solver.samples).toBe(0);
     // The same seed with the real context: same rollouts, every sample of the trainable agents kept.
-    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: coach(), sandbox })).step();
+    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: testCoach(), sandbox })).step();
     expect(full.filters.droppedOverContext).toBe(0);
     expect(full.perAgent.solver.samples).toBe(4);
     expect(m.filters.droppedOverContext).toBe(full.perAgent.solver.samples + full.perAgent.executor.samples);
@@ -73,7 +55,7 @@ describe('the MAPPA loop', () => {
 
   it('runs iterations end to end and reports every metric; frozen agents stay frozen', async () => {
     const store = new MemoryStore();
-    const trainer = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store });
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
     const events: string[] = [];
     trainer.on((e) => events.push(e.type));
     const frozenBefore = await trainer.policies.get('verifier')!.adapter.values();
@@ -98,15 +80,15 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('resume after a kill continues exactly as an uninterrupted run', async () => {
-    const full = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store: new MemoryStore() });
+    const full = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store: new MemoryStore() });
     const uninterrupted = await full.run();
     full.dispose();
 
     const store = new MemoryStore();
-    const first = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store });
+    const first = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
     await first.step(); // checkpointEvery 1: saved after iteration 1
     first.dispose(); // "killed"
-    const resumed = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store }, { resume: true });
+    const resumed = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store }, { resume: true });
     expect(resumed.iteration).toBe(1);
     const rest = await resumed.run();
     expect(rest.map(stable)).toEqual(uninterrupted.map(stable));
@@ -114,7 +96,7 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('leaks no tensors across an iteration', async () => {
-    const trainer = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox });
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox });
     await trainer.step();
     const before = tf.memory().numTensors;
     await trainer.step();

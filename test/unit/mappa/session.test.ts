@@ -8,8 +8,6 @@ import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/backend.ts';
 import type { LoadedModel } from '../../../src/core/model/load.ts';
-import type { CheckpointFiles, CheckpointStore } from '../../../src/core/mappa/checkpoint.ts';
-import { RuleCoach, cachedCoach } from '../../../src/core/mappa/coach.ts';
 import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { EvalQueue } from '../../../src/core/mappa/eval-queue.ts';
 import { TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../../../src/core/mappa/remote-rollouts.ts';
@@ -20,21 +18,7 @@ import { LaneServer } from '../../../src/core/rl/lanes.ts';
 import { ppoLoss } from '../../../src/core/rl/update.ts';
 import { createSandbox, type Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
-
-class MemoryStore implements CheckpointStore {
-  files: CheckpointFiles | null = null;
-  metrics: unknown[] = [];
-  async save(f: CheckpointFiles) { this.files = { ...f }; }
-  async load() { return this.files; }
-  async appendMetrics(r: unknown) { this.metrics.push(JSON.parse(JSON.stringify(r))); }
-}
-
-const coach = () => cachedCoach(new RuleCoach('test-rule', (a) => ({ score: /\d/.test(a.output) ? 8 : Math.max(0, 6 - a.output.length / 40), correct: a.final ? false : undefined })));
-
-function stable(m: IterationMetrics) {
-  const { seconds, rolloutTokensPerSecond, updateTokensPerSecond, ...rest } = m;
-  return rest;
-}
+import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 
 describe('RunSession: learning first, measuring alongside', () => {
   let model: LoadedModel;
@@ -54,7 +38,7 @@ describe('RunSession: learning first, measuring alongside', () => {
   });
   const parts = () => ({ agentModel: model, sandbox, sql: null });
   const session = async (store: MemoryStore, lanes: TeamLanes | null = null) => {
-    const trainer = await Trainer.create(config, { agentModel: model, coach: coach(), sandbox, store, updateLanes: lanes, deferEvaluations: true }, { resume: Boolean(store.files) });
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store, updateLanes: lanes, deferEvaluations: true }, { resume: Boolean(store.files) });
     const events: SessionEvent[] = [];
     const s = new RunSession(trainer, new EvalQueue(config, parts()), { lanes, store, emit: (e) => events.push(e) });
     return { s, trainer, events };

@@ -1,0 +1,27 @@
+/**
+ * Pieces the loop tests share: a checkpoint store in memory, a deterministic rule coach that needs
+ * no model, and an iteration's metrics without its wall-clock figures (for equality checks).
+ *
+ * Example: const store = new MemoryStore(); await Trainer.create(config, { agentModel, coach: testCoach(), sandbox, store });
+ *          expect(resumed.metrics.map(stable)).toEqual(full.metrics.map(stable));
+ */
+import { RuleCoach, cachedCoach } from '../../src/core/mappa/coach.ts';
+import type { CheckpointFiles, CheckpointStore } from '../../src/core/mappa/checkpoint.ts';
+import type { IterationMetrics } from '../../src/core/mappa/train.ts';
+
+export class MemoryStore implements CheckpointStore {
+  files: CheckpointFiles | null = null;
+  metrics: unknown[] = [];
+  async save(f: CheckpointFiles) { this.files = { ...f }; }
+  async load() { return this.files; }
+  async appendMetrics(r: unknown) { this.metrics.push(JSON.parse(JSON.stringify(r))); }
+}
+
+/** A coach that rewards short answers that contain a digit: deterministic, no model needed. */
+export const testCoach = () => cachedCoach(new RuleCoach('test-rule', (a) => ({ score: /\d/.test(a.output) ? 8 : Math.max(0, 6 - a.output.length / 40), correct: a.final ? false : undefined })));
+
+/** Everything except wall-clock figures. */
+export function stable(m: IterationMetrics) {
+  const { seconds, rolloutTokensPerSecond, updateTokensPerSecond, ...rest } = m;
+  return rest;
+}
