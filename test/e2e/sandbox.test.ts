@@ -129,8 +129,8 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     expect(typingMs).toBeLessThan(typed.length * 15 + 4000);
     expect(maxGap).toBeLessThan(1500);
 
-    await waitRun(page, 'r.metrics.length >= 1');
-    await page.getByTestId('btn-pause').click(); // stops after the iteration in flight: the second
+    await waitRun(page, 'r.metrics.length >= 2');
+    await page.getByTestId('btn-pause').click(); // stops the third iteration in its rollouts: it leaves no trace
     await waitRun(page, "r.state === 'ready'");
     const r = await view(page);
     expect(r.errors).toEqual([]);

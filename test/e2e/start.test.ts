@@ -68,6 +68,9 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
   let problems: string[];
 
   beforeAll(async () => {
+    // npm start builds dist/ itself when it is stale; building it first through the tests' shared lock
+    // keeps another test file from building it at the same moment (two builds would mix their files).
+    await ensureBuilt('site');
     site = await npmStart();
     browser = await launchChromium();
     ({ page, problems } = await open(browser, site.url));
