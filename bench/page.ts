@@ -12,6 +12,8 @@
  * the wall column includes that difference.
  *
  * Example: npm run bench -- page --iterations 4
+ *          npm run bench -- page --whole       (the whole default run, 30 iterations and every evaluation, each side)
+ *          npm run bench -- page --iterations 3 --no-cli --query '?baseline=0'   (diagnostics)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +24,8 @@ import type { IterationMetrics } from '../src/core/mappa/train.ts';
 
 interface Side {
   where: string;
+  /** --whole: seconds from start to the last evaluation's result (CLI: the whole process). */
+  total?: number;
   workers: string;
   firstIteration: number | null;
   perIteration: { wall: number; rollout: number; coach: number; update: number };
@@ -39,29 +43,34 @@ function phases(ms: IterationMetrics[]): Omit<Side['perIteration'], 'wall'> {
   };
 }
 
-async function cli(iterations: number): Promise<Side> {
+async function cli(iterations: number | null): Promise<Side> {
   const out = mkdtempSync(path.join(os.tmpdir(), 'mappa-bench-page-'));
   try {
-    execFileSync(process.execPath, [path.join(repoRoot, 'bin/mappa.js'), 'train', '--iterations', String(iterations), '--out', path.join(out, 'run')],
+    const t0 = Date.now();
+    execFileSync(process.execPath, [path.join(repoRoot, 'bin/mappa.js'), 'train', ...(iterations ? ['--iterations', String(iterations)] : []), '--out', path.join(out, 'run')],
       { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const total = (Date.now() - t0) / 1000;
     const records = readFileSync(path.join(out, 'run/metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const ms = records.filter((r) => r.perAgent) as IterationMetrics[];
     const loopSeconds = ms.map((m) => m.seconds.rollout + m.seconds.coach + m.seconds.update + m.seconds.checkpoint);
-    return { where: '`npm run train`', workers: `${os.cpus().length} threads`, firstIteration: null, perIteration: { wall: mean(loopSeconds), ...phases(ms) } };
+    return { where: '`npm run train`', workers: `${os.cpus().length} threads`, firstIteration: null, total, perIteration: { wall: mean(loopSeconds), ...phases(ms) } };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
 }
 
-async function page(iterations: number): Promise<Side> {
+async function page(iterations: number | null, query: string): Promise<Side> {
   const site = await npmStart();
   const browser = await launchChromium();
   try {
     const p = await browser.newPage({ viewport: { width: 1000, height: 700 } });
-    await p.goto(site.url, { waitUntil: 'load' });
+    await p.goto(site.url + query, { waitUntil: 'load' });
     const read = () => p.evaluate(() => {
-      const run = (window as unknown as { __mappa?: { run?: { state: string; metrics: IterationMetrics[]; lanes?: number; errors: string[] } } }).__mappa?.run;
-      return { state: run?.state, metrics: JSON.parse(JSON.stringify(run?.metrics ?? [])) as IterationMetrics[], lanes: run?.lanes, errors: [...(run?.errors ?? [])] };
+      type Run = { state: string; metrics: IterationMetrics[]; lanes?: number; errors: string[]; config?: { iterations: number }; evals: { iteration: number; result: { of?: number } }[] };
+      const run = (window as unknown as { __mappa?: { run?: Run } }).__mappa?.run;
+      const last = run?.config?.iterations ?? Infinity;
+      const finalDone = Boolean(run?.evals.some((e) => e.iteration === last && e.result.of === undefined));
+      return { state: run?.state, metrics: JSON.parse(JSON.stringify(run?.metrics ?? [])) as IterationMetrics[], lanes: run?.lanes, errors: [...(run?.errors ?? [])], planned: last, finalDone };
     });
     for (let s = await read(); s.state !== 'ready'; s = await read()) {
       if (s.errors.length) throw new Error(`the page shows errors: ${s.errors.join(' | ')}`);
@@ -74,12 +83,14 @@ async function page(iterations: number): Promise<Side> {
       const s = await read();
       if (s.errors.length) throw new Error(`the page shows errors: ${s.errors.join(' | ')}`);
       while (arrivals.length < s.metrics.length) arrivals.push((Date.now() - start) / 1000);
-      if (s.metrics.length >= iterations) {
+      const whole = iterations === null;
+      if (whole ? s.metrics.length >= s.planned && s.finalDone && s.state === 'ready' : s.metrics.length >= iterations) {
         const gaps = arrivals.slice(1).map((t, i) => t - arrivals[i]);
         const lanes = s.lanes ?? 0;
         return {
-          where: 'the page (`npm start`, no query string)', workers: `1 training worker + ${lanes} lane worker${lanes === 1 ? '' : 's'}`,
-          firstIteration: arrivals[0], perIteration: { wall: mean(gaps), ...phases(s.metrics.slice(0, iterations)) },
+          where: query ? `the page (\`npm start\`, ${query})` : 'the page (`npm start`, no query string)', workers: `1 training worker + ${lanes} lane worker${lanes === 1 ? '' : 's'}`,
+          firstIteration: arrivals[0], perIteration: { wall: mean(gaps), ...phases(whole ? s.metrics : s.metrics.slice(0, iterations)) },
+          total: whole ? (Date.now() - start) / 1000 : undefined,
         };
       }
       await p.waitForTimeout(250);
@@ -92,21 +103,25 @@ async function page(iterations: number): Promise<Side> {
 
 export async function main(argv: string[]): Promise<void> {
   const at = argv.indexOf('--iterations');
-  const iterations = at >= 0 ? Number(argv[at + 1]) : 4;
-  if (!Number.isInteger(iterations) || iterations < 2) throw new Error('--iterations takes a whole number >= 2 (the page needs two arrivals to time an iteration)');
-  process.stderr.write(`CLI: mappa train --iterations ${iterations}...\n`);
-  const a = await cli(iterations);
+  // --whole: the whole default run (30 iterations and every evaluation) on both sides.
+  const iterations = argv.includes('--whole') ? null : at >= 0 ? Number(argv[at + 1]) : 4;
+  if (iterations !== null && (!Number.isInteger(iterations) || iterations < 2)) throw new Error('--iterations takes a whole number >= 2 (the page needs two arrivals to time an iteration)');
+  const q = argv.indexOf('--query'); // diagnostics only, e.g. --query '?baseline=0'; the figures are without
+  const query = q >= 0 ? argv[q + 1] : '';
+  const skipCli = argv.includes('--no-cli');
+  process.stderr.write(`CLI: mappa train${iterations ? ` --iterations ${iterations}` : ""}...\n`);
+  const a = skipCli ? null : await cli(iterations);
   process.stderr.write(`page: npm start, Start, ${iterations} iterations...\n`);
-  const b = await page(iterations);
+  const b = await page(iterations, query);
   const f = (x: number) => x.toFixed(1);
   const lines = [
-    `Page vs CLI, ${iterations} iterations each, one after the other; ${os.cpus().length} cores, tfjs wasm (SIMD, one thread per worker).`,
+    `Page vs CLI, ${iterations ?? 'all (the whole default run)'} iterations each, one after the other; ${os.cpus().length} cores, tfjs wasm (SIMD, one thread per worker).`,
     '',
-    '| where | workers | first iteration after Start (s) | s / iteration | rollout | coach | update |',
-    '|---|---|---:|---:|---:|---:|---:|',
-    ...[a, b].map((s) => `| ${s.where} | ${s.workers} | ${s.firstIteration === null ? '-' : f(s.firstIteration)} | ${f(s.perIteration.wall)} | ${f(s.perIteration.rollout)} | ${f(s.perIteration.coach)} | ${f(s.perIteration.update)} |`),
+    `| where | workers | first iteration after Start (s) | s / iteration | rollout | coach | update |${iterations === null ? ' whole run (s) |' : ''}`,
+    `|---|---|---:|---:|---:|---:|---:|${iterations === null ? '---:|' : ''}`,
+    ...[a, b].filter((s): s is Side => s !== null).map((s) => `| ${s.where} | ${s.workers} | ${s.firstIteration === null ? '-' : f(s.firstIteration)} | ${f(s.perIteration.wall)} | ${f(s.perIteration.rollout)} | ${f(s.perIteration.coach)} | ${f(s.perIteration.update)} |${iterations === null ? ` ${f(s.total ?? NaN)} |` : ''}`),
     '',
-    `Ratio page / CLI: s per iteration ${(b.perIteration.wall / a.perIteration.wall).toFixed(2)}x; rollout ${(b.perIteration.rollout / a.perIteration.rollout).toFixed(2)}x; update ${(b.perIteration.update / a.perIteration.update).toFixed(2)}x.`,
+    a ? `Ratio page / CLI: s per iteration ${(b.perIteration.wall / a.perIteration.wall).toFixed(2)}x; rollout ${(b.perIteration.rollout / a.perIteration.rollout).toFixed(2)}x; update ${(b.perIteration.update / a.perIteration.update).toFixed(2)}x${a.total && b.total ? `; whole run ${(b.total / a.total).toFixed(2)}x` : ''}.` : '(--no-cli: no ratio)',
     `(CLI s / iteration: rollout + coach + update + checkpoint of its metrics, its evaluations excluded; page: time between two iterations' metrics, its evaluations running alongside.)`,
   ];
   console.log(lines.join('\n'));

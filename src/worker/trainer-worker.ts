@@ -166,7 +166,10 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     const queue = new EvalQueue(c, { agentModel, sandbox: needsTools ? sandbox : null, sql: uses('sql') ? sql : null });
     session = new RunSession(t, queue, {
       lanes: runLanes, store,
-      emit: (e) => post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: t.iteration, message: e.message } : e }),
+      emit: (e) => {
+        if (e.type === 'eval') evalProgress(e.iteration, e.result);
+        post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: t.iteration, message: e.message } : e });
+      },
     });
     lastCheckpoint = t.iteration;
     t.on((e) => {
@@ -236,7 +239,8 @@ async function openPartner(): Promise<{ runId: string; mode: string }> {
   });
   await partnerStore.truncateMetrics(t.iteration);
   const history = await partnerStore.metrics<{ iteration: number; eval?: EvalResult }>();
-  s.queueMissing(history.filter((r) => r.eval).map((r) => r.iteration));
+  // The untrained team is the same in both runs (base model, same problems and seeds): measured once, in the run.
+  s.queueMissing([0, ...history.filter((r) => r.eval).map((r) => r.iteration)]);
   await partnerStore.describe(`${mode}, seed ${c.seed}`, { ...base, rewards: { ...(base.rewards as object | undefined), mode } }, t.iteration);
   partner?.trainer.dispose();
   partner = { runId: id, trainer: t, session: s };
@@ -264,9 +268,15 @@ async function ensureLanes(spec: string): Promise<TeamLanes | null> {
   return lanes?.lanes ?? null;
 }
 
+/** The evaluation measured alongside training: problems done of all, as a counted bar. */
+function evalProgress(iteration: number, r: EvalResult): void {
+  const label = iteration === 0 ? 'measuring the untrained team (held-out problems)' : `measuring the team after iteration ${iteration} (held-out problems)`;
+  progress({ task: 'baseline', label, done: r.tasks, total: r.of ?? r.tasks, finished: r.of === undefined });
+}
+
 /** Bars of a loop that stopped (pause, error) would otherwise stay on screen. */
 function clearProgress(): void {
-  for (const task of ['prefill', 'decode', 'rollout', 'coach', 'update', 'eval', 'checkpoint'] as const) {
+  for (const task of ['prefill', 'decode', 'rollout', 'coach', 'update', 'eval', 'checkpoint', 'baseline'] as const) {
     progress({ task, label: '', done: 1, total: 1, finished: true });
   }
   phaseStarts.clear();
@@ -290,6 +300,7 @@ const phaseStarts = new Map<string, number>();
 /** Pre-fill bars timed by the last measured rate (prompt tokens per second); decoding bars by step. */
 let prefillRate = 0;
 let prefillStarted = 0;
+let decodeStarted = 0;
 function generationProgress(agentId: string, p: GenerationProgress): void {
   const now = performance.now();
   if (p.phase === 'prefill') {
@@ -305,9 +316,15 @@ function generationProgress(agentId: string, p: GenerationProgress): void {
     return;
   }
   // A generation's first step starts a new bar (rows that stop early never reach the last step).
-  if (p.done <= 1) progress({ task: 'decode', label: '', done: 0, total: 0, finished: true });
+  if (p.done <= 1) {
+    progress({ task: 'decode', label: '', done: 0, total: 0, finished: true });
+    decodeStarted = now;
+  }
   const finished = p.done >= p.total;
-  progress({ task: 'decode', label: `decoding: ${agentId}, ${p.rows} row${p.rows === 1 ? '' : 's'} still writing`, done: p.done, total: p.total, finished });
+  // Time left from this generation's own step rate, measured here (the page's clock lags its messages).
+  const perStep = p.done > 1 ? (now - decodeStarted) / 1000 / (p.done - 1) : undefined;
+  progress({ task: 'decode', label: `decoding: ${agentId}, ${p.rows} row${p.rows === 1 ? '' : 's'} still writing`, done: p.done, total: p.total, finished,
+    eta: perStep === undefined ? undefined : perStep * (p.total - p.done) });
 }
 
 /** Runs the session until paused, done or one iteration (`single`); checkpoints whenever it stops. */

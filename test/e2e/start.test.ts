@@ -135,6 +135,8 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     await page.getByTestId('btn-pause').click();
     const s = await waitFor(page, (x) => x.state === 'ready', 120_000, 'paused after the comparison');
     expect(s.iteration).toBeGreaterThan(before);
+    // The twin's training accuracy is overlaid (dashed) on the reward chart from its first iteration.
+    await page.waitForFunction(() => /outcome/.test(document.querySelector('[data-testid=chart-reward]')?.textContent ?? ''), undefined, { timeout: 30_000 });
     await screenshot(page, 'start-process-vs-outcome');
     expect(problems).toEqual([]);
   }, 400_000);
