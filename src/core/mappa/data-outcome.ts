@@ -4,7 +4,7 @@
  * workspace (shape, owner, missing cells) for the coach.
  *
  * For: `dataOutcome(trajectory, workspace)` — the rollout's `outcome` hook for DATA_TEAM.
- * Not for: metric formulas (data-metrics.ts) or per-agent scores (data-coach.ts).
+ * Not for: metric formulas (tasks/metrics.ts) or per-agent scores (data-coach.ts).
  *
  * Success:
  *   classification  submission.csv predicts every test id and ROC-AUC >= 0.7
@@ -19,7 +19,7 @@
  */
 import { checkTableAnswer, parseCsv, type TabularSuiteTask } from '../tasks/tabular.ts';
 import type { Workspace } from '../tools/workspace.ts';
-import { classificationMetrics, regressionMetrics } from './data-metrics.ts';
+import { classificationMetrics, regressionMetrics } from '../tasks/metrics.ts';
 import { SUBMISSION_FILE, type DataRolloutTask } from './data-team.ts';
 import type { Trajectory, TrajectoryOutcome } from './rollout.ts';
 

@@ -5,7 +5,7 @@
  * For: the DATA_TEAM workflow, turning tabular tasks (the synthetic suite, or a user's CSV with a
  * target column) into rollout tasks whose workspace starts with data.csv/test.csv (or table.csv), and
  * a reference solution (what a competent team writes; used by tests and as the pattern for the
- * pretraining transcripts). Not for: scoring (data-outcome.ts, data-coach.ts) or fitting (data-fit.ts).
+ * pretraining transcripts). Not for: scoring (data-outcome.ts, data-coach.ts) or fitting (tasks/fit.ts).
  *
  * Hand-over through the workspace (every CSV is a SQL table named after it):
  *   Data Engineer  data.csv, test.csv  -> train_features.csv, test_features.csv

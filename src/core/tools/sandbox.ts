@@ -18,7 +18,7 @@
 //   has no host file system to begin with, only network APIs, which are stubbed.
 //
 // Example:
-//   const sb = createSandbox();
+//   const sb = createSandbox();   // from code-sandbox.ts: both interpreters behind this interface
 //   const r = await sb.run('print(6*7)', { language: 'python', timeoutMs: 2000 });
 //   formatObservation(r) -> "```output\n42\n```"
 
@@ -124,30 +124,6 @@ export function formatObservation(result: RunResult): string {
   if (result.error) parts.push(result.error.message);
   if (parts.length === 0) parts.push('```output\n(no output)\n```');
   return parts.join('\n');
-}
-
-/**
- * One sandbox for both languages: Python goes to a lazily started Pyodide worker, JavaScript to
- * QuickJS. `pyodideIndexURL` is where pyodide.mjs and its assets are served (browser); in Node it
- * defaults to node_modules/pyodide.
- */
-export function createSandbox(config: { pyodideIndexURL?: string } = {}): Sandbox {
-  let python: Promise<Sandbox> | undefined;
-  let javascript: Promise<Sandbox> | undefined;
-  return {
-    async run(code, opts = {}) {
-      if ((opts.language ?? 'python') === 'javascript') {
-        javascript ??= import('./js-sandbox.ts').then((m) => m.createJsSandbox());
-        return (await javascript).run(code, opts);
-      }
-      python ??= import('./python-sandbox.ts').then((m) => m.createPythonSandbox(config));
-      return (await python).run(code, opts);
-    },
-    async dispose() {
-      await Promise.all([python, javascript].map(async (s) => (await s)?.dispose()));
-      python = javascript = undefined;
-    },
-  };
 }
 
 /**

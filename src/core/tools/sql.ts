@@ -3,7 +3,7 @@
 //
 // For: short analytical scripts (CREATE TABLE ... AS SELECT, aggregates, joins) that hand tables from
 // agent to agent, plus model fitting through the `fit_predict(...)` table function (see
-// mappa/data-fit.ts). Not for: persistent databases, extensions, files outside the workspace.
+// tasks/fit.ts). Not for: persistent databases, extensions, files outside the workspace.
 //
 // The workspace IS the database: before each run every `*.csv` file becomes a table named after it
 // (`data.csv` -> data, `out/x-1.csv` -> out_x_1); after the run every table or view the script created
@@ -29,7 +29,7 @@
 //   formatObservation(r) -> "```output\nn\n1\n(1 row)\nsaved table big -> big.csv (1 row, 2 columns)\n```";  ws.list() now has big.csv owned by data_engineer
 
 import type { AsyncDuckDB, AsyncDuckDBConnection } from '@duckdb/duckdb-wasm';
-import { FitError, fitPredict, FIT_MODELS, type Cell, type DataTable, type FitModel } from '../mappa/data-fit.ts';
+import { FitError, fitPredict, FIT_MODELS, type Cell, type DataTable, type FitModel } from '../tasks/fit.ts';
 import { toCsv } from '../tasks/tabular.ts';
 import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
 import { startDuckDb, type DuckDbUrls } from './sql-duckdb.ts';

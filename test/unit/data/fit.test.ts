@@ -3,7 +3,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/backend.ts';
-import { FitError, fitPredict, type DataTable } from '../../../src/core/mappa/data-fit.ts';
+import { FitError, fitPredict, type DataTable } from '../../../src/core/tasks/fit.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
 
 beforeAll(async () => {

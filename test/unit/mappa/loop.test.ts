@@ -9,7 +9,8 @@ import { initBackend } from '../../../src/core/backend.ts';
 import type { LoadedModel } from '../../../src/core/model/load.ts';
 import { ConfigFileError, resolveTrainConfig } from '../../../src/core/mappa/config.ts';
 import { Trainer, type IterationMetrics } from '../../../src/core/mappa/train.ts';
-import { createSandbox, type Sandbox } from '../../../src/core/tools/sandbox.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 

@@ -16,7 +16,8 @@ import { Trainer, type IterationMetrics } from '../../../src/core/mappa/train.ts
 import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
 import { LaneServer } from '../../../src/core/rl/lanes.ts';
 import { ppoLoss } from '../../../src/core/rl/update.ts';
-import { createSandbox, type Sandbox } from '../../../src/core/tools/sandbox.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 

@@ -1,7 +1,8 @@
 // Sandbox tests: Python (Pyodide worker) and JavaScript (QuickJS), one shared sandbox per language.
 // Pyodide loads once (~2-4 s) plus once more after each run that had to be killed.
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSandbox, formatObservation, clipOutput, OUTPUT_LIMIT, type RunOptions } from '../../../src/core/tools/sandbox.ts';
+import { formatObservation, clipOutput, OUTPUT_LIMIT, type RunOptions } from '../../../src/core/tools/sandbox.ts';
+import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { extractCodeBlocks } from '../../../src/core/tools/code-blocks.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
 

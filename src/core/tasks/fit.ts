@@ -4,7 +4,7 @@
  *
  * For: `fitPredict(train, test, target, model)` -> predictions for the test rows plus training-set
  * figures and a one-paragraph summary the agent reads. Not for: metrics on held-out targets
- * (data-metrics.ts) or SQL (tools/sql.ts, which calls this).
+ * (metrics.ts) or SQL (tools/sql.ts, which calls this).
  *
  * How agents use it (the simplest real design: the team already speaks SQL, so fitting is a table
  * function of the SQL tool; sql.ts reads the two tables from DuckDB, calls fitPredict on the host's
@@ -26,7 +26,7 @@
  *            {name: 'u', columns: ['x'], data: [[4]]}, 'y', 'linear').predictions.data[1]  // [~9]
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { classificationMetrics, regressionMetrics } from './data-metrics.ts';
+import { classificationMetrics, regressionMetrics } from './metrics.ts';
 
 export type Cell = number | string | boolean | null;
 

@@ -1,0 +1,60 @@
+/**
+ * The house's rules, checked on the code itself: the headless core (src/core) imports nothing of
+ * the shells (src/cli, src/worker, src/ui), and its modules import one another without a cycle
+ * (static, type-only and literal dynamic imports all count: a cycle through any of them makes the
+ * modules impossible to read, or load, one at a time).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+const core = path.join(root, 'src/core');
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : /\.(ts|mjs)$/.test(e.name) ? [path.join(dir, e.name)] : []);
+}
+
+/** Relative specifiers a module imports: `import … from`, `export … from`, `import('…')` with a literal. */
+export function importsOf(source: string): string[] {
+  const out: string[] = [];
+  const re = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  for (const m of source.matchAll(re)) {
+    const spec = m[1] ?? m[2];
+    if (spec.startsWith('.')) out.push(spec);
+  }
+  return out;
+}
+
+const graph = new Map<string, string[]>(files(core).map((f) => [f, importsOf(fs.readFileSync(f, 'utf8')).map((s) => path.resolve(path.dirname(f), s))]));
+const rel = (f: string) => path.relative(root, f);
+
+describe('the import graph of src/core', () => {
+  it('reads imports the way the checks need (a worked example)', () => {
+    expect(importsOf(`import { a } from './a.ts';\nimport type { B } from "../b.ts";\nexport { c } from './c.ts';\nconst d = import('./d.ts');\nimport x from 'pkg';`))
+      .toEqual(['./a.ts', '../b.ts', './c.ts', './d.ts']);
+  });
+
+  it('imports nothing from the shells (src/cli, src/worker, src/ui)', () => {
+    const bad = [...graph].flatMap(([f, deps]) => deps.filter((d) => !d.startsWith(core + path.sep)).map((d) => `${rel(f)} -> ${rel(d)}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, trail: string[]) => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        cycles.push([...trail.slice(trail.indexOf(f)), f].map(rel).join(' -> '));
+        return;
+      }
+      state.set(f, 'open');
+      for (const d of graph.get(f) ?? []) visit(d, [...trail, f]);
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
+});
