@@ -28,7 +28,9 @@ const newestSource = Math.max(...SOURCES.map((s) => newestMtime(path.join(repoRo
 if (builtAt <= newestSource) {
   console.log(builtAt ? 'dist/ is older than the sources: rebuilding…' : 'dist/ is missing: building…');
   const vite = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
-  const res = spawnSync(process.execPath, [vite, 'build'], { cwd: repoRoot, stdio: 'inherit' });
+  // A production build whatever NODE_ENV the shell has (with NODE_ENV=development or test, vite builds
+  // with import.meta.env.DEV true, which leaves out the service worker).
+  const res = spawnSync(process.execPath, [vite, 'build'], { cwd: repoRoot, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
   if (res.status !== 0) {
     console.error(`vite build failed (exit ${res.status}); fix the error above, then run npm start again.`);
     process.exit(res.status ?? 1);

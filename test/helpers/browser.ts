@@ -99,7 +99,9 @@ export async function ensureBuilt(kind: BuildKind): Promise<string> {
     if (builtAt <= newestSource) {
       const vite = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
       try {
-        execFileSync(process.execPath, [vite, ...args, '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'pipe' });
+        // NODE_ENV=production: vitest sets NODE_ENV=test, and vite would then build with
+        // import.meta.env.DEV true (dropping, e.g., the service worker's registration).
+        execFileSync(process.execPath, [vite, ...args, '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'pipe', env: { ...process.env, NODE_ENV: 'production' } });
       } catch (err) {
         const e = err as { stdout?: Buffer; stderr?: Buffer };
         throw new Error(`vite ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
