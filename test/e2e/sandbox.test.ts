@@ -53,7 +53,8 @@ const view = (page: Page) => page.evaluate(() => {
     model: r.model, progress: r.progress, trajectories: r.trajectories,
   })) as RunView;
 });
-const waitRun = (page: Page, predicate: string, timeout = 240_000) =>
+// Generous: the suite shares 2 cores with the other e2e files (start.test.ts trains the default run at the same time).
+const waitRun = (page: Page, predicate: string, timeout = 540_000) =>
   page.waitForFunction(`(() => { const r = window.__mappa && window.__mappa.run; return Boolean(r && (${predicate})); })()`, undefined, { timeout, polling: 250 });
 
 describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () => {
@@ -143,7 +144,7 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     expect(await page.getByTestId('action').count()).toBeGreaterThanOrEqual(3);
     await expect(page.getByTestId('credit-view').textContent()).resolves.toMatch(/outcome/);
     await screenshot(page, 'sandbox-trained');
-  }, 420_000);
+  }, 900_000);
 
   it('runs the agents\' Python tool (Pyodide served by the site, in a worker) and JavaScript (QuickJS)', async () => {
     const run = (code: string, language: string) => page.evaluate(([c, l]) => (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<{ stdout: string; error?: string }> } } })
@@ -222,11 +223,11 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await page.getByTestId('btn-restart-gpu').click();
     await waitRun(page, "r.backend && r.backend.name === 'webgpu' && r.state === 'ready'", 120_000);
     await page.getByTestId('btn-step').click();
-    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 240_000);
+    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 480_000);
     const r = await view(page);
     expect(r.errors).toEqual([]);
     expect(r.backend?.name).toBe('webgpu');
-  }, 300_000);
+  }, 600_000);
 
   it('after another loss it continues on wasm', async () => {
     const before = (await view(page)).metrics.length;
@@ -235,10 +236,10 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await waitRun(page, "r.backend && r.backend.name === 'wasm' && r.state === 'ready'", 120_000);
     await expect(page.getByTestId('backend-notice').textContent()).resolves.toMatch(/wasm/);
     await page.getByTestId('btn-step').click();
-    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 240_000);
+    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 480_000);
     const r = await view(page);
     expect(r.errors).toEqual([]);
-  }, 300_000);
+  }, 600_000);
 
   it('offers the data team: picking it applies its loop settings, picking math again drops them', async () => {
     const config = () => page.evaluate(() => JSON.parse(JSON.stringify((window as unknown as { __mappa: { run: { config: unknown } } }).__mappa.run.config)));
