@@ -164,8 +164,7 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
       dataset: dataset ? { train: dataset.tasks } : undefined, updateLanes: runLanes, deferEvaluations: true,
     }, { resume: Boolean(saved) });
     trainer = t;
-    const queue = new EvalQueue(c, { agentModel, sandbox: needsTools ? sandbox : null, sql: uses('sql') ? sql : null });
-    session = new RunSession(t, queue, {
+    session = new RunSession(t, new EvalQueue(c, t.deps), {
       lanes: runLanes, store,
       emit: (e) => {
         if (e.type === 'eval') evalProgress(e.iteration, e.result);
@@ -175,8 +174,8 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
     lastCheckpoint = t.iteration;
     t.on((e) => {
       if (e.type === 'trajectories') {
-        post({ kind: 'trajectories', iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) });
         const views = { iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) };
+        post({ kind: 'trajectories', ...views });
         void store?.appendText('trajectories.jsonl', trajectoryLines(e.iteration, e.trajectories)).catch(reportError);
         void store?.writeFile('last-trajectories.json', JSON.stringify(views)).catch(reportError);
         return;

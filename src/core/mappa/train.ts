@@ -243,7 +243,7 @@ export class Trainer {
       onStage: (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }),
       heldOut: this.deps.dataset?.eval,
       offloadSampled: offload && this.offloadUsable && engineOnly
-        ? (tasks, temperature, seed) => offload(this.config, new Map([...this.policies].map(([id, p]) => [id, flattenAdapter(p.adapter)])), tasks, temperature, seed)
+        ? (tasks, temperature, seed) => offload(this.config, this.adapterValues(), tasks, temperature, seed)
         : undefined,
       onOffloadError: (e) => {
         this.offloadUsable = false;
