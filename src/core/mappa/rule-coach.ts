@@ -7,27 +7,39 @@
  * executor, verifier); any other final agent is scored on its boxed answer alone.
  * Not for: the data-analysis team (a later rubric) or calling a model (coach.ts).
  *
- * Rubric (integers; "truth" = ground truth, "plan" = the chain's operations and operands):
+ * Rubric (integers; "truth" = ground truth, "plan" = the chain's operations and operands). Each agent
+ * is judged on its own job given the input it received (MAPPA: "did this agent do its job well, given
+ * what it received?"), so a wrong answer is blamed on the agent that made it wrong, not on the agents
+ * downstream that faithfully passed it on:
  *   Problem Solver   10 right plan, right arithmetic, right "Answer:"
  *                     8 right answer, but steps missing or not one "a op b = c" per line
  *                     5 right plan with an arithmetic slip (code can still fix it)
  *                   2-4 wrong plan: 2 + 2 * (share of steps whose op and operand are right), rounded
  *                     0 neither steps nor an answer;  no "Answer:" line costs 2 points (min 0)
- *   Code Executor, turn with code
+ *   Code Executor, turn with code ("the Solver's plan" = the Solver's "a op b = c" lines in its input,
+ *   chained: the first line's left number, then each line's op and right number on the running value)
  *                    10 the program prints the truth and computes it (has an operator)
  *                     8 prints the truth as a bare literal (it checked nothing)
- *                     3 runs, computes, prints a wrong number (e.g. followed a wrong plan)
- *                     1 prints a wrong bare literal
+ *                     7 computes and prints a wrong number that is the Solver's plan computed right
+ *                       (it did its job on a wrong plan: the Solver is the culprit)
+ *                     3 runs, computes, prints a wrong number that is not the Solver's plan
+ *                     1 prints a wrong bare literal (it checked nothing)
  *                     2 the program fails (error in the tool output) or prints no number
  *                     1 no ```python block at all
  *   Code Executor, turn without code ("Result: <n>" after the output)
  *                    10 Result equals the truth
- *                     4 Result is wrong but faithfully reports the program's output
+ *                     7 Result is wrong but faithfully reports the program's output
  *                     2 Result is wrong and not what the program printed;  1 no "Result:" line
  *   Verifier (final) 10 boxed answer equals the truth (correct = true)
- *                     3 wrong, but it is what the upstream evidence said (no correct evidence seen)
- *                     1 wrong although the executor's output showed the truth, or matches nothing
+ *                     7 wrong, but it is what the upstream evidence said and no evidence (the program's
+ *                       output, a "Result:" or "Answer:" line) showed the truth: nothing it saw was right
+ *                     1 wrong although some upstream evidence showed the truth, or matches nothing
  *                     0 no \boxed{} answer
+ * One culprit, different positions (task 41 - 37 + 24 = 28): a Solver writing "41 + 37 = 78, 78 + 24 =
+ * 102" gets 3, the Executor computing 41 + 37 + 24 = 102 gets 7 and the Verifier boxing 102 gets 7; a
+ * right Solver (10) followed by an Executor printing 30 from its own wrong code gets the Executor 3
+ * and the Verifier boxing 30 gets 7; a right Solver and Executor (10, 10) and a Verifier boxing 29
+ * against the printed 28 gets the Verifier 1.
  * Example:
  *   // task: "Sofia has $41. She spends $37 ... She earns $24 ..." (41 - 37 + 24 = 28)
  *   ruleScore(task, {agentId: 'solver', final: false, output: '41 - 37 = 4\n4 + 24 = 28\nAnswer: 28', ...})
@@ -123,6 +135,29 @@ function scoreSolver(task: RuleTask, output: string): RuleScore {
   return cap(Math.round(2 + 2 * planShare), `wrong plan (${Math.round(planShare * 100)}% of steps right)`);
 }
 
+/**
+ * What the Solver's plan computes to, from the "a op b = c" lines of the Executor's input: the first
+ * line's left number, then each line's op and right number applied to the running value (the Solver's
+ * own results are ignored, so a slip does not carry). Both true and floor division count, as Python's
+ * "/" and "//" would print them. Empty when the input has no step lines.
+ * Example: 'Problem Solver:\n41 + 37 = 78\n78 + 24 = 101\nAnswer: 101' -> ['102']
+ */
+export function planValues(input: string): string[] {
+  const marker = input.lastIndexOf('Problem Solver:');
+  const steps = parseSteps(marker >= 0 ? input.slice(marker) : input);
+  if (!steps.length) return [];
+  const values = new Set<string>();
+  for (const floor of [false, true]) {
+    let x = steps[0].left;
+    for (const s of steps) {
+      x = evaluate(x, s.op, s.right);
+      if (floor && s.op === '/') x = Math.floor(x);
+    }
+    if (Number.isFinite(x)) values.add(String(Number(x.toFixed(6))));
+  }
+  return [...values];
+}
+
 function scoreExecutor(task: RuleTask, ctx: ActionContext): RuleScore {
   const code = /```python\n([\s\S]*?)(?:```|$)/.exec(ctx.output);
   if (code) {
@@ -131,7 +166,9 @@ function scoreExecutor(task: RuleTask, ctx: ActionContext): RuleScore {
     if (printed === null) return { score: 2, reason: 'the program printed no number' };
     const computes = /[-+*/]/.test(code[1].replace(/^\s*print\(\s*-?\d+(?:\.\d+)?\s*\)\s*$/m, ''));
     if (same(printed, task.answer)) return computes ? { score: 10, reason: 'computes and prints the truth' } : { score: 8, reason: 'prints the truth as a bare literal' };
-    return computes ? { score: 3, reason: 'computes a wrong number' } : { score: 1, reason: 'prints a wrong bare literal' };
+    if (!computes) return { score: 1, reason: 'prints a wrong bare literal' };
+    if (planValues(ctx.input).some((v) => same(printed, v))) return { score: 7, reason: 'computes the Solver\'s (wrong) plan faithfully' };
+    return { score: 3, reason: 'computes a wrong number that is not the Solver\'s plan' };
   }
   const result = labelledNumber(ctx.output, 'Result');
   if (result === null) {
@@ -139,7 +176,7 @@ function scoreExecutor(task: RuleTask, ctx: ActionContext): RuleScore {
     return /```/.test(ctx.output) ? { score: 1, reason: 'malformed code block' } : { score: 1, reason: 'no code and no "Result:" line' };
   }
   if (same(result, task.answer)) return { score: 10, reason: 'Result equals the truth' };
-  if (same(result, printedNumber(ctx.input))) return { score: 4, reason: 'wrong Result, faithfully reporting the output' };
+  if (same(result, printedNumber(ctx.input))) return { score: 7, reason: 'wrong Result, faithfully reporting the output' };
   return { score: 2, reason: 'wrong Result, not what the program printed' };
 }
 
@@ -147,10 +184,10 @@ function scoreFinal(task: RuleTask, ctx: ActionContext): RuleScore {
   const boxed = extractBoxed(ctx.output);
   if (boxed === null) return { score: 0, correct: false, reason: 'no \\boxed{} answer' };
   if (same(boxed, task.answer)) return { score: 10, correct: true, reason: 'boxed answer equals the truth' };
-  const lastOutput = printedNumber(ctx.input);
-  if (same(lastOutput, task.answer)) return { score: 1, correct: false, reason: 'wrong although the output showed the truth' };
-  const evidence = [lastOutput, labelledNumber(ctx.input, 'Result'), labelledNumber(ctx.input, 'Answer')];
-  if (evidence.some((e) => same(boxed, e))) return { score: 3, correct: false, reason: 'wrong, copying the upstream evidence' };
+  // What the Verifier saw: the program's last output, the Executor's "Result:" and any "Answer:" line.
+  const evidence = [printedNumber(ctx.input), labelledNumber(ctx.input, 'Result'), labelledNumber(ctx.input, 'Answer')];
+  if (evidence.some((e) => same(e, task.answer))) return { score: 1, correct: false, reason: 'wrong although the upstream evidence showed the truth' };
+  if (evidence.some((e) => same(boxed, e))) return { score: 7, correct: false, reason: 'wrong, but what the upstream evidence said (none of it showed the truth)' };
   return { score: 1, correct: false, reason: 'wrong and matching no upstream evidence' };
 }
 
