@@ -111,7 +111,7 @@ describe('the data team', () => {
     const broken = await play({ typo: 1 });
     expect(broken.flaws).toEqual(['engineer-typo']);
     expect(broken.trajectory.actions[0].observation).toMatch(/^Error: .*not found/m);
-    expect(await scores(broken.trajectory)).toEqual([1, 5, 5]); // only the Data Engineer is blamed
+    expect(await scores(broken.trajectory)).toEqual([1, 7, 7]); // only the Data Engineer is blamed
     const repaired = await play({ typo: 1, repair: 1 });
     expect(repaired.flaws).toEqual(['engineer-typo-repaired']);
     expect(repaired.trajectory.actions[1].text).toBe(dataPlan(task, new Rng(0), NO_DATA_FLAWS).first.data_engineer); // the fix is the clean SQL
@@ -121,11 +121,11 @@ describe('the data team', () => {
     expect(linear.flaws).toEqual(['modeler-linear-for-binary']);
     expect(linear.trajectory.correct).toBe(false);
     expect(linear.trajectory.report).toMatch(/predictions\.csv by modeler: 100 rows, 2 columns \(id, prediction\)/);
-    expect(await scores(linear.trajectory)).toEqual([10, 4, 5]); // the Modeler's fit has no probabilities; the Analyst is not blamed
+    expect(await scores(linear.trajectory)).toEqual([10, 4, 7]); // the Modeler's fit has no probabilities; the Analyst is not blamed
     const constant = await play({ constant: 1 });
     expect(constant.flaws).toEqual(['modeler-constant']);
     expect(constant.trajectory.metrics!.rocAuc).toBe(0.5);
-    expect(await scores(constant.trajectory)).toEqual([10, 6, 3]); // no fit: 6; the Analyst's complete submission is capped at 3
+    expect(await scores(constant.trajectory)).toEqual([10, 3, 7]); // no fit: 3; the Analyst passed the predictions on, so their ROC-AUC does not cap it
   }, 60_000);
 
   it('the tiny random team runs the whole plumbing with the rule data coach', async () => {
@@ -146,8 +146,8 @@ describe('the data team', () => {
       expect(t.actions.every((a) => a.coach !== undefined && a.tokens.length > 0)).toBe(true);
       // Noise writes no code: the Data Engineer gets 0; the others are not blamed for its missing tables.
       expect(coached[i].agentScores.get('data_engineer')!.score).toBe(0);
-      expect(coached[i].agentScores.get('modeler')!.score).toBe(5);
-      expect(coached[i].agentScores.get('analyst')!.score).toBe(5);
+      expect(coached[i].agentScores.get('modeler')!.score).toBe(7);
+      expect(coached[i].agentScores.get('analyst')!.score).toBe(7);
     }
     model.model.dispose?.();
   }, 60_000);
