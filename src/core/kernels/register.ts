@@ -15,9 +15,10 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts';
 import { registerWasmFastMatMul } from './wasm-matmul.ts';
+import { registerWasmSlice } from './wasm-slice.ts';
 import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
 
-/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul. */
+/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul and slice. */
 const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, wasmUnsortedSegmentSum];
 const GRADIENTS: tf.GradConfig[] = [selectedLogProbGrad];
 
@@ -34,5 +35,7 @@ export function registerCustomKernels(): string[] {
   }
   // wasm's BatchMatMul is ~10x slower with a transposed operand: wrap it (once the wasm kernels exist).
   if (tf.getKernel('BatchMatMul', 'wasm') && registerWasmFastMatMul()) added.push('BatchMatMul@wasm (transpose-first wrapper)');
+  // wasm's Slice copies its whole input out of the heap first: replace it by one that copies the slice alone.
+  if (tf.getKernel('Slice', 'wasm') && registerWasmSlice()) added.push('Slice@wasm (heap-view copy)');
   return added;
 }
