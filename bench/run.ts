@@ -16,6 +16,8 @@ const BENCHMARKS: Record<string, string> = {
   update: 'one policy-gradient LoRA update step',
   rollouts: 'rollouts of a whole agent team',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
+  memory: 'the memory plan (src/core/model/memory-plan.ts) against the measured peak of a rollout and an update step, per backend',
+  relay: 'process vs outcome reward on the relay team of 2, 4, 6 agents against the theory; --coach-sweep: against the coach\'s quality',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 
