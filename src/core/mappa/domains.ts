@@ -1,6 +1,6 @@
 /**
- * What differs between the two domains the sandbox trains — math chains and data-analysis teams —
- * gathered in one place so the loop (train.ts) stays domain-free.
+ * What differs between the domains the sandbox trains — math chains, data-analysis teams and the
+ * relay team of 1..6 agents — gathered in one place so the loop (train.ts) stays domain-free.
  *
  * For: `domainOf(workflow)` -> where training and held-out tasks come from, how a finished
  * trajectory is judged (boxed answer vs workspace submission + metrics), what extra facts the coach
@@ -8,7 +8,8 @@
  * Not for: the domains' own logic (tasks/math.ts, data-team.ts, data-outcome.ts, data-coach.ts).
  *
  * Example: domainOf(MATH_CHAIN).heldOut(50) -> 50 level-balanced held-out math problems;
- *          domainOf(DATA_TEAM).trainPool(0) -> seeded tabular tasks with their CSV files.
+ *          domainOf(DATA_TEAM).trainPool(0) -> seeded tabular tasks with their CSV files;
+ *          domainOf(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents.
  */
 import { mathHeldOut } from '../tasks/math.ts';
 import type { Workspace } from '../tools/workspace.ts';
@@ -17,11 +18,13 @@ import { ruleCoach } from './coaches.ts';
 import { dataFacts, dataRuleCoach } from './data-coach.ts';
 import { dataOutcome } from './data-outcome.ts';
 import { dataHeldOut, dataTrainTasks } from './data-team.ts';
+import { relayHeldOut, relayTasks } from '../domains/relay/tasks.ts';
+import { relayOutcome, relayRuleCoach } from '../domains/relay/team.ts';
 import type { RolloutTask, Trajectory, TrajectoryOutcome } from './rollout.ts';
 import type { WorkflowSpec } from './workflow.ts';
 
 export interface Domain {
-  name: 'math' | 'data';
+  name: 'math' | 'data' | 'relay';
   /** Training tasks as a fixed pool, or undefined for generated math problems by level (curriculum). */
   trainPool(seed: number): RolloutTask[] | undefined;
   /** A fixed held-out set of `count` tasks (fewer when the domain has fewer). */
@@ -61,7 +64,20 @@ const DATA: Domain = {
   metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
 };
 
+/** The relay team of n agents: a fixed training pool of distinct tasks, the held-out 200, per-step checks. */
+function relayDomain(n: number): Domain {
+  return {
+    name: 'relay',
+    trainPool: (seed) => relayTasks(n, seed, 4000),
+    heldOut: (count) => relayHeldOut(n).slice(0, count),
+    outcome: relayOutcome,
+    ruleCoach: relayRuleCoach,
+    metricNames: ['stepAccuracy'],
+  };
+}
+
 export function domainOf(w: WorkflowSpec): Domain {
+  if (w.domain === 'relay') return relayDomain(w.agents.length);
   return w.domain === 'data' ? DATA : MATH;
 }
 

@@ -16,10 +16,10 @@
  */
 import type { AdapterSpec } from '../rl/lanes.ts';
 import type { TrainConfig } from './config.ts';
-import { domainOf, meanMetrics } from './domains.ts';
+import { domainOf } from './domains.ts';
 import { runRolloutJob, type ReplicaParts } from './remote-rollouts.ts';
 import type { RolloutTask, Trajectory } from './rollout.ts';
-import { EVAL_SEED, type EvalOffload, type EvalResult } from './train.ts';
+import { EVAL_SEED, evalResultOf, type EvalOffload, type EvalResult } from './train.ts';
 
 interface Pending {
   iteration: number;
@@ -87,13 +87,6 @@ export class EvalQueue {
   }
 
   private resultOf(p: Pending, finished: boolean): EvalResult {
-    const acc = (ts: Trajectory[]) => ts.filter((t) => t.correct).length / Math.max(ts.length, 1);
-    const metrics = meanMetrics(p.greedy, domainOf(this.config.workflow).metricNames);
-    return {
-      greedy: acc(p.greedy), sampled: acc(p.sampled), tasks: p.greedy.length,
-      ...(finished ? {} : { of: this.tasks.length }),
-      ...(Object.keys(metrics).length ? { metrics } : {}),
-      perTask: { ids: p.greedy.map((t) => t.task.id), greedy: p.greedy.map((t) => t.correct), sampled: p.sampled.map((t) => t.correct) },
-    };
+    return evalResultOf(this.config, p.greedy, p.sampled, finished ? undefined : this.tasks.length);
   }
 }

@@ -26,6 +26,8 @@ export interface RolloutTask {
   answer: string;
   /** Files the trajectory's workspace starts with (path -> text), owned by "task" (data team: data.csv, test.csv). */
   files?: Record<string, string>;
+  /** A task cut into one part per agent (the relay team): agent i's prompt reads parts[i] as {{part}}. */
+  parts?: string[];
 }
 
 /** One turn of one agent: what it generated (GenerationResult) and where it stands in the chain. */
@@ -111,7 +113,7 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   for (const [index, agent] of workflow.agents.entries()) {
     const place = placeVars(workflow, index);
     const vars = (r: number) => {
-      const v: Record<string, string | number> = { ...place, problem: trajs[r].task.problem };
+      const v: Record<string, string | number> = { ...place, problem: trajs[r].task.problem, part: trajs[r].task.parts?.[index] ?? '(none)' };
       for (const a of workflow.agents) {
         v[`output:${a.id}`] = outputs[r].get(a.id) ?? '(none)';
         v[`tool:${a.id}`] = lastTool[r].get(a.id) ?? '(none)';

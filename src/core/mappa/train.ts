@@ -37,8 +37,10 @@ export interface EvalResult {
   tasks: number;
   /** Set while an evaluation is still running (the page's running estimate): the problems it will have in all. */
   of?: number;
-  /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...). */
+  /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...; relay team: stepAccuracy). */
   metrics?: Record<string, number>;
+  /** The same of the run at the evaluation temperature. */
+  sampledMetrics?: Record<string, number>;
   /**
    * Each held-out task's result, in task order: what paired intervals between two runs need (the same
    * problems, so the difference is taken problem by problem). Absent in records written before it.
@@ -141,7 +143,6 @@ export async function evaluateTeam(config: TrainConfig, backends: Map<string, Ag
     agents: backends, sandbox: tools.sandbox, sql: tools.sql, outcome: domain.outcome, samplesPerTask: 1, temperature,
     seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => opts.onStage?.(s.rows),
   });
-  const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / trajs.length;
   const elsewhere = opts.offloadSampled?.(tasks, config.evalTemperature, EVAL_SEED).catch((e: Error) => {
     opts.onOffloadError?.(e);
     return null;
@@ -150,10 +151,25 @@ export async function evaluateTeam(config: TrainConfig, backends: Map<string, Ag
   opts.onTrajectories?.('greedy', greedy);
   const sampled = (await elsewhere) ?? (await run(config.evalTemperature));
   opts.onTrajectories?.('sampled', sampled);
-  const metrics = meanMetrics(greedy, domain.metricNames);
+  return evalResultOf(config, greedy, sampled);
+}
+
+/**
+ * An evaluation's result from its greedy and sampled trajectories (the same tasks, in order): the
+ * accuracies, the domain's mean quality metrics of each pass, and each task's result. `of`: the tasks
+ * a running evaluation will have in all (the page's running estimate).
+ */
+export function evalResultOf(config: TrainConfig, greedy: Trajectory[], sampled: Trajectory[], of?: number): EvalResult {
+  const names = domainOf(config.workflow).metricNames;
+  const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1);
+  const metrics = meanMetrics(greedy, names);
+  const sampledMetrics = meanMetrics(sampled, names);
   return {
-    greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: tasks.length, ...(Object.keys(metrics).length ? { metrics } : {}),
-    perTask: { ids: tasks.map((t) => t.id), greedy: greedy.map((t) => t.correct), sampled: sampled.map((t) => t.correct) },
+    greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: greedy.length,
+    ...(of === undefined ? {} : { of }),
+    ...(Object.keys(metrics).length ? { metrics } : {}),
+    ...(Object.keys(sampledMetrics).length ? { sampledMetrics } : {}),
+    perTask: { ids: greedy.map((t) => t.task.id), greedy: greedy.map((t) => t.correct), sampled: sampled.map((t) => t.correct) },
   };
 }
 

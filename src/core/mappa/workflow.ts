@@ -1,6 +1,7 @@
 /**
  * Workflows as data: which agents, in which order, with which prompts, budgets, turns and tools,
- * and what each one sees. The math chain and the data-analysis team are two instances.
+ * and what each one sees. The math chain, the data-analysis team and the relay team
+ * (domains/relay/team.ts) are instances.
  *
  * For: the typed, validated workflow config and the default math chain (MAPPA section 1).
  * Not for: running a workflow (rollout.ts) or scoring it (coach.ts).
@@ -10,6 +11,7 @@
  *   {{position}} {{count}} {{team}} {{budget}} {{role}}   the agent's place in the chain and its budget
  *   {{output:<agentId>}}  the final text of an earlier agent
  *   {{tool:<agentId>}}    the last tool observation of an earlier agent ("(none)" if it ran no code)
+ *   {{part}}              this agent's part of a task cut into one part per agent (the relay team)
  * Example: renderTemplate('Problem: {{problem}}', {problem: '2+2?'}) -> 'Problem: 2+2?'
  */
 
@@ -37,7 +39,7 @@ export interface AgentSpec {
 
 export interface WorkflowSpec {
   name: string;
-  domain: 'math' | 'data';
+  domain: 'math' | 'data' | 'relay';
   agents: AgentSpec[];
 }
 
@@ -101,6 +103,7 @@ export function renderTemplate(template: string, vars: Record<string, string | n
 /** Check a workflow: unique ids, one final agent, sane budgets, placeholders that refer to earlier agents. */
 export function validateWorkflow(w: WorkflowSpec): WorkflowSpec {
   const where = `workflow "${w.name}"`;
+  if (!['math', 'data', 'relay'].includes(w.domain)) throw new WorkflowError(`${where}: domain must be math, data or relay, got "${w.domain}"`);
   if (!w.agents?.length) throw new WorkflowError(`${where}: needs at least one agent`);
   const seen = new Set<string>();
   for (const [i, a] of w.agents.entries()) {

@@ -1,0 +1,144 @@
+/**
+ * The relay team: N agents (1..6) in a chain, each doing one checkable step of a computation and
+ * passing its digit on (tasks.ts). It is the sandbox's experiment where credit assignment is the
+ * bottleneck: the outcome is right only when every step is, so under outcome reward an agent's
+ * learning signal shrinks with the chance that all the others are right, while a coach that checks
+ * each step in its context gives every agent its own signal (../../../../README.md, "The relay team";
+ * the prediction is worked out in CREDIT.md: about 10x the rollouts at N = 4 with steps right 60 % of
+ * the time).
+ *
+ * For: `relayWorkflow(n)`, the rule coach's rubric (`relayStepVerdict`, `relayRuleScore`), the
+ * domain's outcome, and the loop settings the team trains with (`relayConfig(n)`).
+ * Not for: the loop (mappa/train.ts) or the shipped model that plays it (scripts/pretrain-relay.ts
+ * builds models/relay, whose one removable habit is passing the input digit on unchanged).
+ *
+ * Rubric (the rule coach; every action judged given the input it received, whatever happened upstream):
+ *   10  the reply is one digit, the last digit of input + its number        ("7 + 5" -> "2")
+ *    0  the input digit passed on unchanged ("7 + 5" -> "7"), any other digit, or no single digit
+ *    5  neutral: the input holds no number to add to (an upstream agent replied no digit)
+ * Process reward is then 1 or 0 per step, exactly the per-step reward of the theory; outcome reward is
+ * 1 for every agent when the last digit equals the true answer.
+ * Example: relayStepVerdict('7 + 5', '2') -> {score: 10, right: true, reason: 'right: 7 + 5 -> 2'}
+ */
+import { RuleCoach, type Coach } from '../../mappa/coach.ts';
+import type { ActionContext } from '../../mappa/coach-format.ts';
+import type { Trajectory, TrajectoryOutcome } from '../../mappa/rollout.ts';
+import type { AgentSpec, WorkflowSpec } from '../../mappa/workflow.ts';
+import { relayStep } from './tasks.ts';
+
+/** The agent ids of a team of n: agent1 .. agentN. */
+export function relayAgentId(position: number): string {
+  return `agent${position}`;
+}
+
+export const RELAY_SYSTEM = 'Relay agent {{position}} of {{count}}: reply with the last digit of the sum.';
+
+/** The relay workflow for n agents: agent 1 reads its part ("3 + 4"), agent i reads agent i-1's reply and its part ("7 + 5"). */
+export function relayWorkflow(n: number): WorkflowSpec {
+  const agents: AgentSpec[] = Array.from({ length: n }, (_, i) => ({
+    id: relayAgentId(i + 1),
+    role: `Relay agent ${i + 1}`,
+    system: RELAY_SYSTEM,
+    user: i === 0 ? '{{part}}' : `{{output:${relayAgentId(i)}}} {{part}}`,
+    maxTokens: 4,
+    turns: 1,
+    tools: [],
+    trainable: true,
+    ...(i === n - 1 ? { final: true } : {}),
+  }));
+  return { name: `relay-${n}`, domain: 'relay', agents };
+}
+
+export interface RelayVerdict {
+  score: number;
+  /** The step is right given its input (undefined when there was no input to judge against). */
+  right?: boolean;
+  reason: string;
+}
+
+/** The digit a reply gives: one digit alone (spaces around it allowed), else null. */
+export function relayDigit(output: string): number | null {
+  const m = /^\s*(\d)\s*$/.exec(output);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * One step judged in its context: `given` is what the agent was shown ("7 + 5", or " + 5" when its
+ * predecessor replied nothing), `output` its reply.
+ */
+export function relayStepVerdict(given: string, output: string): RelayVerdict {
+  const m = /(-?\d+)?\s*\+\s*(\d+)\s*$/.exec(given.trim());
+  if (!m) return { score: 5, reason: `cannot read "x + k" in the input "${given.trim().slice(-40)}"; neutral` };
+  if (m[1] === undefined) return { score: 5, reason: 'the input holds no digit (an upstream agent gave none); neutral' };
+  const x = Number(m[1]);
+  const k = Number(m[2]);
+  const want = relayStep(x, k);
+  const d = relayDigit(output);
+  if (d === null) return { score: 0, right: false, reason: `no single digit in the reply (wanted ${want})` };
+  if (d === want) return { score: 10, right: true, reason: `right: ${x} + ${k} -> ${d}` };
+  if (d === relayStep(x, 0)) return { score: 0, right: false, reason: `passed the input ${x} on unchanged (wanted ${want})` };
+  return { score: 0, right: false, reason: `wrong digit ${d} (wanted ${want})` };
+}
+
+/** What the agent was shown: the last line of its input (its user message). */
+function givenOf(input: string): string {
+  const lines = input.split('\n');
+  return lines[lines.length - 1];
+}
+
+/** The rule coach's score for one relay action (the final agent also gets `correct` against the truth). */
+export function relayRuleScore(ctx: ActionContext): RelayVerdict & { correct?: boolean } {
+  const v = relayStepVerdict(givenOf(ctx.input), ctx.output);
+  if (!ctx.final) return v;
+  const d = relayDigit(ctx.output);
+  return { ...v, correct: d !== null && String(d) === (ctx.groundTruth ?? ctx.task?.answer) };
+}
+
+export function relayRuleCoach(): Coach {
+  return new RuleCoach('rule:relay', (ctx) => {
+    const r = relayRuleScore(ctx);
+    return { score: r.score, correct: ctx.final ? r.correct : undefined };
+  });
+}
+
+/**
+ * The domain's verdict: the final digit against the truth, and the share of steps right in their
+ * context (`stepAccuracy`, what each agent learns under process reward).
+ */
+export function relayOutcome(t: Trajectory): TrajectoryOutcome {
+  const last = t.actions[t.actions.length - 1];
+  const d = last ? relayDigit(last.text) : null;
+  const verdicts = t.actions.map((a) => relayStepVerdict(a.messages[a.messages.length - 1]?.content ?? '', a.text));
+  const judged = verdicts.filter((v) => v.right !== undefined);
+  return {
+    correct: d !== null && String(d) === t.task.answer,
+    finalAnswer: d === null ? null : String(d),
+    metrics: { stepAccuracy: judged.length ? judged.filter((v) => v.right).length / judged.length : 0 },
+  };
+}
+
+/**
+ * The loop settings of the relay team (a whole config patch: configs/relay-<n>.json is this, written
+ * by `npx tsx scripts/relay-configs.ts`). Rollouts and evaluations sample at T = 1, where the shipped
+ * relay model keeps its habit (greedy never shows it); held-out accuracy is measured every 5
+ * iterations on the 200 held-out tasks; curriculum filters are off, so the reward alone differs
+ * between a process and an outcome run.
+ */
+export function relayConfig(n: number): Record<string, unknown> {
+  return {
+    agentModel: 'models/relay',
+    workflow: relayWorkflow(n),
+    iterations: 30,
+    promptsPerIteration: 8,
+    samplesPerPrompt: 2,
+    temperature: 1.0,
+    evalEvery: 5,
+    evalTasks: 200,
+    evalTemperature: 1.0,
+    checkpointEvery: 10,
+    lr: 2e-3,
+    // 16 x N short samples an update: larger micro-batches, fewer passes (the same gradient, summed).
+    update: { microBatchSize: 16 },
+    curriculum: { skipDecided: false, adaptLevel: false, startLevel: 0 },
+  };
+}
