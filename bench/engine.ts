@@ -43,6 +43,34 @@ export const SMOLLM2_135M_CONFIG = {
   tie_word_embeddings: true,
 };
 
+/** Qwen/Qwen2.5-0.5B's config.json, minus fields the engine ignores (q/k/v bias: Qwen2). */
+export const QWEN25_05B_CONFIG = {
+  model_type: 'qwen2',
+  architectures: ['Qwen2ForCausalLM'],
+  hidden_size: 896,
+  intermediate_size: 4864,
+  num_hidden_layers: 24,
+  num_attention_heads: 14,
+  num_key_value_heads: 2,
+  vocab_size: 151936,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1000000,
+  max_position_embeddings: 32768,
+  tie_word_embeddings: true,
+};
+
+/** Real shapes the benchmarks can take (`--shape`), by name. */
+export const SHAPES: Record<string, { label: string; config: Record<string, unknown> }> = {
+  'smollm2-135m': { label: 'SmolLM2-135M', config: SMOLLM2_135M_CONFIG },
+  'qwen2.5-0.5b': { label: 'Qwen2.5-0.5B', config: QWEN25_05B_CONFIG },
+};
+
+/** The shape named by `--shape`, or a clear error listing the known ones. */
+export function shapeNamed(name: string, bench: string): string {
+  if (!(name in SHAPES)) throw new Error(`bench ${bench}: unknown shape "${name}"; use one of ${Object.keys(SHAPES).join(', ')}`);
+  return name;
+}
+
 const ALL_BACKENDS: BackendName[] = ['wasm', 'cpu', 'webgpu'];
 const MB = 1024 * 1024;
 
@@ -59,6 +87,8 @@ export interface EngineBenchOptions {
   quick: boolean;
   /** Measure the tfjs peak with an extra profiled forward at the largest context. */
   tfPeak: boolean;
+  /** Model shape (SHAPES key); default smollm2-135m. */
+  shape?: string;
 }
 
 export interface ContextResult {
@@ -128,8 +158,9 @@ export function parseEngineArgs(argv: string[]): EngineBenchOptions {
     else if (flag === '--layers') opts.layers = int(value(i++, flag), flag);
     else if (flag === '--quick') opts.quick = true;
     else if (flag === '--no-tf-peak') opts.tfPeak = false;
+    else if (flag === '--shape') opts.shape = shapeNamed(value(i++, flag), 'engine');
     else throw new Error(`bench engine: unknown option "${flag}". Options: --backends wasm,cpu[,webgpu] --contexts 16,128,512 ` +
-      '--decode-steps N --recompute-steps N --layers N --quick --no-tf-peak');
+      '--decode-steps N --recompute-steps N --layers N --shape smollm2-135m|qwen2.5-0.5b --quick --no-tf-peak');
   }
   if (opts.quick) {
     if (!contextsGiven) opts.contexts = [8, 32];
@@ -138,8 +169,10 @@ export function parseEngineArgs(argv: string[]): EngineBenchOptions {
   return opts;
 }
 
-export function benchConfig(layers: number): ModelConfig {
-  return parseConfig({ ...SMOLLM2_135M_CONFIG, num_hidden_layers: layers }, 'bench SmolLM2-135M config');
+/** A real shape (SHAPES key, default SmolLM2-135M) with `layers` layers. Example: benchConfig(2).hiddenSize === 576. */
+export function benchConfig(layers: number, shape = 'smollm2-135m'): ModelConfig {
+  const s = SHAPES[shapeNamed(shape, 'config')];
+  return parseConfig({ ...s.config, num_hidden_layers: layers }, `bench ${s.label} config`);
 }
 
 /** Seeded random weights N(0, 0.02) (norm weights 1), made by tfjs directly on the backend. */
@@ -192,7 +225,7 @@ export async function measureBackend(backend: BackendName, opts: EngineBenchOpti
   if (backend === 'webgpu' && isSoftwareAdapter(info) && !opts.forceWebgpu) {
     return { backend, description, skipped: 'software adapter (SwiftShader-like): for correctness only, not speed; pass --backends webgpu to time it anyway' };
   }
-  const config = benchConfig(opts.layers);
+  const config = benchConfig(opts.layers, opts.shape);
   log(`${backend}: ${description}; making ${(parameterCount(config) / 1e6).toFixed(1)}M random weights`);
   const t0 = performance.now();
   const model = new CausalLM(config, randomWeights(config));
@@ -266,7 +299,7 @@ function runWorker(backend: BackendName, opts: EngineBenchOptions): Promise<Back
 
 /** The markdown report for a finished run. */
 export function formatReport(results: BackendResult[], opts: EngineBenchOptions, date = new Date()): string {
-  const config = benchConfig(opts.layers);
+  const config = benchConfig(opts.layers, opts.shape);
   const cpus = os.cpus();
   const maxCtx = Math.max(...opts.contexts);
   const out: string[] = [];
@@ -274,7 +307,7 @@ export function formatReport(results: BackendResult[], opts: EngineBenchOptions,
   out.push(`- date: ${date.toISOString()}`);
   out.push(`- machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown cpu'}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, ` +
     `Node ${process.version}, tfjs ${tf.version_core}`);
-  out.push(`- model: SmolLM2-135M shape, random weights: hidden ${config.hiddenSize}, intermediate ${config.intermediateSize}, ` +
+  out.push(`- model: ${SHAPES[opts.shape ?? 'smollm2-135m'].label} shape, random weights: hidden ${config.hiddenSize}, intermediate ${config.intermediateSize}, ` +
     `${config.numLayers} layers, ${config.numHeads} heads / ${config.numKvHeads} KV heads, vocab ${config.vocabSize}, tied embeddings, ` +
     `${(parameterCount(config) / 1e6).toFixed(1)}M parameters, float32, batch 1`);
   for (const r of results) out.push(`- ${r.description ?? r.backend}${r.skipped ? ` **skipped**: ${r.skipped}` : ''}`);

@@ -16,7 +16,9 @@ const BENCHMARKS: Record<string, string> = {
   update: 'one policy-gradient LoRA update step',
   rollouts: 'rollouts of a whole agent team',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
+  machine: 'measure this machine: decode and update tokens/s at a real shape, as fractions of the backend\'s own matvec / matmul rates (bench/gpu.sh runs it on a GPU)',
   memory: 'the memory plan (src/core/model/memory-plan.ts) against the measured peak of a rollout and an update step, per backend',
+  slice: 'the wasm Slice kernel, stock vs the project\'s, on one math-team rollout and update (alternated)',
   relay: 'process vs outcome reward on the relay team of 2, 4, 6 agents against the theory; --coach-sweep: against the coach\'s quality',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };

@@ -43,7 +43,7 @@ import { CausalLM, type Projection } from '../src/core/model/llama.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
-import { benchConfig, randomWeights } from './engine.ts';
+import { benchConfig, randomWeights, SHAPES, shapeNamed } from './engine.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 
 const ALL_BACKENDS: BackendName[] = ['wasm', 'cpu', 'webgpu'];
@@ -67,6 +67,8 @@ export interface UpdateBenchOptions {
   logprob: boolean;
   /** wasm: also time the step with this many threads (this one + worker lanes, src/cli/train-workers.ts). */
   threads: number;
+  /** Model shape (bench/engine.ts SHAPES key); default smollm2-135m. */
+  shape?: string;
 }
 
 /** Parses `--backends wasm --layers 30 --samples 4 --prompt 128 --action 128 --rank 8 --micro-batch 1 --steps 2 --quick`. */
@@ -104,8 +106,9 @@ export function parseUpdateArgs(argv: string[]): UpdateBenchOptions {
     else if (flag === '--quick') o.quick = true;
     else if (flag === '--no-logprob') o.logprob = false;
     else if (flag === '--threads') o.threads = int(value(i++, flag), flag);
+    else if (flag === '--shape') o.shape = shapeNamed(value(i++, flag), 'update');
     else throw new Error(`bench update: unknown option "${flag}". Options: --backends wasm[,webgpu,cpu] --layers N --samples N ` +
-      '--prompt N --action N --rank N --micro-batch N --steps N --threads N --quick --no-logprob');
+      '--prompt N --action N --rank N --micro-batch N --steps N --threads N --shape smollm2-135m|qwen2.5-0.5b --quick --no-logprob');
   }
   if (o.quick) {
     if (!given.has('--layers')) o.layers = 2;
@@ -163,7 +166,8 @@ function isSoftwareAdapter(info: BackendInfo): boolean {
 
 const log = (msg: string) => process.stderr.write(`[bench update ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-async function timeMatmul(m: number, k: number, n: number, runs: number): Promise<number> {
+/** Median GFLOP/s of a plain [m, k] x [k, n] matmul on the active backend (one warm-up run first). */
+export async function timeMatmul(m: number, k: number, n: number, runs: number): Promise<number> {
   const [a, b] = tf.tidy(() => [tf.randomNormal([m, k], 0, 1, 'float32', 1), tf.randomNormal([k, n], 0, 1, 'float32', 2)]);
   const once = async () => {
     const t0 = performance.now();
@@ -193,7 +197,7 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   if (backend === 'webgpu' && isSoftwareAdapter(info) && !o.forceWebgpu) {
     return { backend, description, skipped: 'software adapter (SwiftShader-like): for correctness only, not speed; pass --backends webgpu to time it anyway', notes };
   }
-  const config = benchConfig(o.layers);
+  const config = benchConfig(o.layers, o.shape);
   const T = o.promptLen + o.actionLen;
   log(`${backend}: ${description}; matmul reference [${o.samples * T}, ${config.hiddenSize}] x [${config.hiddenSize}, ${config.intermediateSize}]`);
   const matmulGflops = await timeMatmul(o.samples * T, config.hiddenSize, config.intermediateSize, o.quick ? 2 : 5);
@@ -281,7 +285,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 /** The markdown report. */
 export function formatUpdateReport(results: UpdateResult[], o: UpdateBenchOptions, date = new Date()): string {
-  const c = benchConfig(o.layers);
+  const c = benchConfig(o.layers, o.shape);
   const cpus = os.cpus();
   const T = o.promptLen + o.actionLen;
   const flops = updateStepFlops(c, o);
@@ -289,7 +293,7 @@ export function formatUpdateReport(results: UpdateResult[], o: UpdateBenchOption
   out.push(`# Update-step benchmark${o.quick ? ' (quick smoke run)' : ''}`, '');
   out.push(`- date: ${date.toISOString()}`);
   out.push(`- machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown cpu'}), ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB RAM, Node ${process.version}, tfjs ${tf.version_core}`);
-  out.push(`- model: SmolLM2-135M shape, random weights, ${c.numLayers} layers, hidden ${c.hiddenSize}, intermediate ${c.intermediateSize}, ` +
+  out.push(`- model: ${SHAPES[o.shape ?? 'smollm2-135m'].label} shape, random weights, ${c.numLayers} layers, hidden ${c.hiddenSize}, intermediate ${c.intermediateSize}, ` +
     `${c.numHeads} heads / ${c.numKvHeads} KV heads, vocab ${c.vocabSize}, tied embeddings, ${(parameterCount(c) / 1e6).toFixed(1)}M parameters, float32`);
   out.push(`- step: policyUpdate on ${o.samples} samples x (prompt ${o.promptLen} + action ${o.actionLen}) = ${flops.tokens} tokens, ` +
     `rank-${o.rank} LoRA on ${TARGETS.join(', ')}, micro-batch ${o.microBatch}, ${o.steps} timed step(s) after 1 warm-up`);

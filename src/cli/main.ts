@@ -7,6 +7,7 @@
  *   mappa eval [--config FILE] [--adapters DIR]
  *   mappa compare DIR DIR... [--target X] [--svg FILE]
  *   mappa export --target marti [DIR] [--config FILE] [--out DIR]
+ *   mappa bench [--backend NAME] [--shapes smollm2-135m,qwen2.5-0.5b] [--quick]
  *   mappa plan --model DIR [--rows N --prompt-tokens N --action-tokens N --rank R ...]
  *
  * Results go to stdout; progress, notices and errors to stderr; errors exit non-zero.
@@ -19,6 +20,7 @@ import { mergeCommand } from './merge.ts';
 import { compareCommand } from './compare.ts';
 import { exportCommand } from './export.ts';
 import { planCommand } from './plan.ts';
+import { benchCommand } from './bench.ts';
 import { CliError } from './common.ts';
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
@@ -29,6 +31,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: s
   eval: { run: evalCommand, help: 'held-out accuracy of a team, with or without trained adapters' },
   compare: { run: compareCommand, help: 'runs side by side: table of accuracies and rollouts to a target, SVG of the curves' },
   export: { run: exportCommand, help: 'write a run as a config for the reference trainer (--target marti)' },
+  bench: { run: benchCommand, help: 'measure this machine: decode and update tokens/s at a real shape vs the backend\'s own rates' },
   plan: { run: planCommand, help: 'memory plan of a run from config.json: weights, KV cache, activations, logits; fits the limits?' },
 };
 
