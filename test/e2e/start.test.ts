@@ -14,15 +14,15 @@ import { warnIfSkipped } from '../helpers/webgpu.ts';
 const have = chromiumAvailable();
 warnIfSkipped('npm start e2e suite (test/e2e/start.test.ts)', have);
 
-type PageState = { state?: string; iteration: number; metrics: number; evals: { iteration: number; tasks: number; of?: number }[]; lanes?: number; errors: string[] };
+type PageState = { state?: string; team?: string; iteration: number; metrics: number; evals: { iteration: number; tasks: number; of?: number }[]; lanes?: number; errors: string[] };
 
 /** What the page shows, read from its published state (window.__mappa.run: RunState). */
 function readState(page: Page): Promise<PageState> {
   return page.evaluate(() => {
     const run = (window as unknown as { __mappa?: { run?: Record<string, unknown> } }).__mappa?.run as
-      { state: string; iteration: number; metrics: unknown[]; evals: { iteration: number; result: { tasks: number; of?: number } }[]; lanes?: number; errors: string[] } | undefined;
+      { state: string; config?: { workflow?: { name: string } }; iteration: number; metrics: unknown[]; evals: { iteration: number; result: { tasks: number; of?: number } }[]; lanes?: number; errors: string[] } | undefined;
     return {
-      state: run?.state, iteration: run?.iteration ?? 0, metrics: run?.metrics.length ?? 0,
+      state: run?.state, team: run?.config?.workflow?.name, iteration: run?.iteration ?? 0, metrics: run?.metrics.length ?? 0,
       evals: (run?.evals ?? []).map((e) => ({ iteration: e.iteration, tasks: e.result.tasks, of: e.result.of })),
       lanes: run?.lanes, errors: [...(run?.errors ?? [])],
     };
@@ -140,6 +140,17 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     await screenshot(page, 'start-process-vs-outcome');
     expect(problems).toEqual([]);
   }, 400_000);
+
+  it('the relay team (the teaching demo) trains from the team menu, on its own shipped model', async () => {
+    await page.getByTestId('team-preset').selectOption('relay-4');
+    await waitFor(page, (s) => s.team === 'relay-4' && s.state === 'ready', 120_000, 'the relay team configured');
+    await page.getByTestId('btn-start').click();
+    await waitFor(page, (s) => s.team === 'relay-4' && s.metrics >= 2, 240_000, 'two relay iterations');
+    await page.getByTestId('btn-pause').click();
+    await waitFor(page, (s) => s.state === 'ready', 120_000, 'paused');
+    await screenshot(page, 'start-relay');
+    expect(problems).toEqual([]);
+  }, 500_000);
 });
 
 describe.skipIf(!have.ok)('the same build behind other static hosts', () => {

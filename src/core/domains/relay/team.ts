@@ -128,7 +128,7 @@ export function relayConfig(n: number): Record<string, unknown> {
   return {
     agentModel: 'models/relay',
     workflow: relayWorkflow(n),
-    iterations: 30,
+    iterations: 40,
     promptsPerIteration: 8,
     samplesPerPrompt: 2,
     temperature: 1.0,
