@@ -150,7 +150,7 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
  * reports them all. A run of another config is an error; an unfinished one is an error only when this
  * process would run it (`mine`): otherwise another process (the other `--modes`) may be writing it.
  */
-async function finishedRun(config: TrainConfig, dir: string, mine: boolean): Promise<boolean> {
+export async function finishedRun(config: TrainConfig, dir: string, mine: boolean): Promise<boolean> {
   if (!existsSync(path.join(dir, 'metrics.jsonl'))) return false;
   // Compared once resolved: a key added to the config since the run, at its default, is the same run.
   const same = existsSync(path.join(dir, 'config.json')) &&
