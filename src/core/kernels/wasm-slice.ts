@@ -7,7 +7,9 @@
  * batched operands entry by entry, so attention and the update paid this per head and per row.
  * This kernel reads the input through a view of the heap instead and copies contiguous runs.
  *
- * For: wasm (registered by register.ts). Not for: string tensors, which keep the stock kernel.
+ * SplitV (tf.split) gets the same treatment: the stock one calls that Slice once per part.
+ *
+ * For: wasm (registered by register.ts). Not for: string tensors, which keep the stock kernels.
  *
  * Example: x [4, 3, 2] (values 0..23), begin [1, 0, 1], size [2, 3, 1]
  *   -> runs of 1 value at offsets 7, 9, 11, 13, 15, 17 -> [7, 9, 11, 13, 15, 17] as [2, 3, 1].
@@ -66,21 +68,46 @@ const sliceKernel: tf.KernelFunc = ({ inputs, attrs, backend }) => {
   return out;
 };
 
-/** Replaces the wasm Slice kernel by the heap-view one; returns whether it was installed now. */
+/** SplitV (tf.split: rope halves, fused projections) as slices along one axis, each copied as above. */
+const splitVKernel: tf.KernelFunc = ({ inputs, attrs, backend }) => {
+  const { x } = inputs as { x: tf.TensorInfo };
+  const { numOrSizeSplits, axis } = attrs as unknown as { numOrSizeSplits: number | number[]; axis: number };
+  if (x.dtype === 'string') return originalSplit!.kernelFunc({ inputs, attrs, backend });
+  const $axis = tf.util.parseAxisParam(axis, x.shape)[0];
+  const sizes = tf.backend_util.prepareSplitSize(x as tf.Tensor, numOrSizeSplits, $axis);
+  let start = 0;
+  return sizes.map((s) => {
+    const begin = x.shape.map((_, d) => (d === $axis ? start : 0));
+    const size = x.shape.map((n, d) => (d === $axis ? s : n));
+    start += s;
+    return sliceKernel({ inputs: { x }, attrs: { begin, size } as never, backend }) as tf.TensorInfo;
+  });
+};
+
+let originalSplit: tf.KernelConfig | null = null;
+
+/** Replaces the wasm Slice and SplitV kernels by heap-view ones; returns whether they were installed now. */
 export function registerWasmSlice(): boolean {
   if (original) return false;
   const base = tf.getKernel('Slice', 'wasm');
-  if (!base) throw new Error('registerWasmSlice: call it after the wasm backend is initialised (no Slice kernel for wasm yet)');
+  const split = tf.getKernel('SplitV', 'wasm');
+  if (!base || !split) throw new Error('registerWasmSlice: call it after the wasm backend is initialised (no Slice or SplitV kernel for wasm yet)');
   original = { ...base };
+  originalSplit = { ...split };
   tf.unregisterKernel('Slice', 'wasm');
   tf.registerKernel({ ...base, kernelFunc: sliceKernel });
+  tf.unregisterKernel('SplitV', 'wasm');
+  tf.registerKernel({ ...split, kernelFunc: splitVKernel });
   return true;
 }
 
-/** Puts the stock kernel back (for comparisons in tests and benchmarks). */
+/** Puts the stock kernels back (for comparisons in tests and benchmarks). */
 export function unregisterWasmSlice(): void {
-  if (!original) return;
+  if (!original || !originalSplit) return;
   tf.unregisterKernel('Slice', 'wasm');
   tf.registerKernel(original);
+  tf.unregisterKernel('SplitV', 'wasm');
+  tf.registerKernel(originalSplit);
   original = null;
+  originalSplit = null;
 }

@@ -48,14 +48,18 @@ describe('wasm Slice (heap-view copy)', () => {
     expect(stock).toEqual(cpu);
   });
 
-  it('keeps int32 and bool values and gradients through slice', async () => {
+  it('keeps int32 and bool values, splits, and gradients through slice', async () => {
     await initBackend({ force: 'wasm' });
     const i = tf.slice(tf.tensor2d([[1, 2, 3], [4, 5, 6]], [2, 3], 'int32'), [1, 1], [1, 2]);
     expect(Array.from(await i.data())).toEqual([5, 6]);
     const b = tf.slice(tf.tensor1d([true, false, true, true], 'bool'), [1], [2]);
     expect(Array.from(await b.data())).toEqual([0, 1]);
+    const parts = tf.split(tf.reshape(tf.range(0, 24, 1, 'float32'), [2, 3, 4]), [1, 3], 2);
+    expect(parts.map((t) => t.shape)).toEqual([[2, 3, 1], [2, 3, 3]]);
+    expect(Array.from(await parts[0].data())).toEqual([0, 4, 8, 12, 16, 20]);
+    expect(Array.from(await parts[1].data()).slice(0, 4)).toEqual([1, 2, 3, 5]);
     const g = tf.grad((x: tf.Tensor) => tf.sum(tf.slice(x, [1], [2])))(tf.tensor1d([1, 2, 3, 4]));
     expect(Array.from(await g.data())).toEqual([0, 1, 1, 0]);
-    tf.dispose([i, b, g]);
+    tf.dispose([i, b, g, ...parts]);
   });
 });
