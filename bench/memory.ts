@@ -205,7 +205,8 @@ export async function measureMemory(backend: BackendName, o: MemoryBenchOptions)
   for (const layers of o.layers) {
     log(`${backend}: ${layers} layers`);
     const m = await measureLayers(layers, o);
-    log(`${backend}: ${layers} layers: update peak ${fmt(m.updatePeak / MIB, 1)} MiB measured, ${fmt(m.plan.updatePeak / MIB, 1)} MiB planned (${fmt(m.seconds, 0)} s)`);
+    log(`${backend}: ${layers} layers: rollout peak ${fmt(m.rolloutPeak / MIB, 1)} MiB measured, ${fmt(m.plan.rolloutPeak / MIB, 1)} MiB planned; ` +
+      `update peak ${fmt(m.updatePeak / MIB, 1)} MiB measured, ${fmt(m.plan.updatePeak / MIB, 1)} MiB planned (${fmt(m.seconds, 0)} s)`);
     measures.push(m);
   }
   return { backend, description, measures };
