@@ -30,6 +30,7 @@
  *        MLP: gate, up, silu's sigmoid, silu, product; down                5I+d | 7I + 3d
  *        the normed attention input fed to q, k, v (sum of their grads)    0    | d
  *        each adapted projection (in -> out): B A x, its scale, the sum    +3out + r | +out + in + r
+ *        each projection with a bias (Qwen2: q, k, v): y + b                +out | 0 (views)
  *     For SmolLM2-135M's shape (d 576, q 576, kv 192, I 1536), LoRA r 8 on q, k, v, o at T 64:
  *     forward 25,952 + backward 32,672 = 58,624 floats = 229 KiB per token per layer (measured
  *     on cpu: 58,922).
@@ -161,6 +162,8 @@ export function trainingFloatsPerToken(c: ModelConfig, T: number, rank: number, 
   const I = c.intermediateSize;
   const attn = c.numHeads * T; // one row of a [nh, T, T] score block per token
   let forward = 6 * d + 2 * d + 6 * q + 6 * kv + 2 * kv + (3 * attn + 2 * q) + d + (5 * I + d);
+  // Biases (Qwen2's q, k, v; attention_bias' o): the sum y + b is one more kept buffer per projection.
+  forward += (c.qkvBias ? q + 2 * kv : 0) + (c.oBias ? d : 0);
   let backward = 10 * d + (5.5 * q + d) + (5.5 * kv + d) + (kv + d) + (3 * attn + 2 * q + 2 * kv) + q + (7 * I + 3 * d) + d;
   for (const p of new Set(targets)) {
     const [inW, outW] = projection(c, p);
@@ -182,6 +185,7 @@ export function wasmSavedFloatsPerToken(c: ModelConfig, T: number, rank: number,
   // RMSNorms 8d; q, k, v linears 2 in + out each, heads (reshape, rope: x, [-x2|x1], both products) 5q + 5kv + kv;
   // attention 4q + 2kv + 5 nhT; o linear 2q + d; residual sums 4d; MLP linears and SiLU 5d + 9I.
   let saved = 24 * d + 12 * q + 10 * kv + 9 * I + 5 * c.numHeads * T;
+  saved += (c.qkvBias ? q + 2 * kv : 0) + (c.oBias ? d : 0); // Add(y, bias) saves y
   for (const p of new Set(targets)) {
     const [inW, outW] = projection(c, p);
     saved += inW + rank + 3 * outW;
