@@ -69,7 +69,7 @@ function panel(p: PlotPanel, ox: number): string[] {
   const Y = (v: number) => (M.top + ph - Math.min(1.02, Math.max(-0.02, ty(v))) * ph).toFixed(1);
   const fmt = p.yFormat ?? ((v: number) => `${+v.toPrecision(2)}`);
   const out: string[] = [];
-  out.push(`<text x="${ox + M.left}" y="${M.top - 12}" font-size="13" font-weight="bold">${esc(p.title)}</text>`);
+  out.push(`<text x="${ox + M.left}" y="${M.top - 12}" font-size="12" font-weight="bold">${esc(p.title)}</text>`);
   const yTicks: number[] = [];
   if (p.logY) {
     for (let e = Math.floor(Math.log10(yMin)); e <= Math.ceil(Math.log10(yMax)); e++) {

@@ -34,7 +34,7 @@ import { resolveTrainConfig, type TrainConfig } from '../src/core/mappa/config.t
 import { domainOf } from '../src/core/mappa/domains.ts';
 import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics } from '../src/core/mappa/train.ts';
 import type { LoadedModel } from '../src/core/model/load.ts';
-import { logRatioInterval, wilson, formatRatio } from '../src/core/stats/intervals.ts';
+import { formatRatio, logRatioInterval, tQuantile, wilson } from '../src/core/stats/intervals.ts';
 import { FileStore } from '../src/cli/file-store.ts';
 import { openModel } from '../src/cli/common.ts';
 import { finishedRun } from './rollouts.ts';
@@ -183,6 +183,19 @@ function reach(runs: RelayRun[], target: number): { values: number[]; censored: 
   };
 }
 
+/** Final step accuracy minus the untrained one, per seed: mean and 95 % t interval across seeds. */
+function gainOf(runs: RelayRun[]): { mean: number; low: number; high: number } {
+  const g = runs.map((r) => (r.evals[r.evals.length - 1] ?? r.baseline).step - r.baseline.step);
+  const m = mean(g);
+  if (g.length < 2) return { mean: m, low: NaN, high: NaN };
+  const sd = Math.sqrt(g.reduce((s, x) => s + (x - m) ** 2, 0) / (g.length - 1));
+  const half = tQuantile(g.length - 1) * sd / Math.sqrt(g.length);
+  return { mean: m, low: m - half, high: m + half };
+}
+
+const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+const fmtGain = (g: { mean: number; low: number; high: number }) => `${points(g.mean)} points${Number.isFinite(g.low) ? ` [${points(g.low)}, ${points(g.high)}]` : ''}`;
+
 /** Final team accuracy pooled over seeds (each run's last evaluation), with its Wilson interval. */
 function pooledFinal(runs: RelayRun[]): string {
   const finals = runs.map((r) => r.evals[r.evals.length - 1] ?? r.baseline);
@@ -205,7 +218,15 @@ function header(o: RelayBenchOptions, backend: string, config: TrainConfig): str
 
 async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: string): Promise<string> {
   const rows: string[] = ['| agents N | untrained p (step, T=1) | untrained team | rollouts to target, process (seeds) | outcome (seeds) | outcome / process, measured [95 %] | predicted (CREDIT.md, p) | final team accuracy, process [95 %] | outcome [95 %] |', '|---:|---:|---:|---|---|---|---:|---|---|'];
-  const gap: PlotSeries[] = [{ label: 'measured outcome / process', points: [], dotsOnly: true }, { label: 'predicted for the untrained p', points: [], dashed: true, color: '#7f7f7f' }];
+  const gains: string[] = ['| agents N | step accuracy gained by the budget, process [95 %] | outcome [95 %] | outcome gain / process gain | predicted signal ratio (product of the others\' p) |', '|---:|---|---|---:|---:|'];
+  const gap: PlotSeries[] = [
+    { label: 'measured (triangle: a lower bound, outcome never reached the target)', points: [], dotsOnly: true, color: '#9467bd' },
+    { label: 'predicted (CREDIT.md) for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
+  ];
+  const gainRatio: PlotSeries[] = [
+    { label: 'measured (triangle: a lower bound, outcome never reached the target)', points: [], color: '#9467bd' },
+    { label: 'predicted (CREDIT.md) for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
+  ];
   const curves = [];
   const all: RelayRun[] = [];
   for (const n of o.agents) {
@@ -226,12 +247,19 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
     const measured = ratio ? `${bound}${formatRatio(ratio)}` : pr.values.length && oc.values.length ? `${bound}${(mean(oc.values) / mean(pr.values)).toFixed(2)} (one seed: no interval)` : 'n/a';
     const predicted = predictedRatio(n, p);
     rows.push(`| ${n} | ${pct(p)} | ${pct(runs.process[0].baseline.team)} | ${pr.text} | ${oc.text} | ${measured} | ${predicted.toFixed(1)} | ${pooledFinal(runs.process)} | ${pooledFinal(runs.outcome)} |`);
+    const gp = gainOf(runs.process);
+    const go = gainOf(runs.outcome);
+    gains.push(`| ${n} | ${fmtGain(gp)} | ${fmtGain(go)} | ${(go.mean / gp.mean).toFixed(2)} | ${(p ** (n - 1)).toFixed(2)} |`);
+    gainRatio[0].points.push({ x: n, y: go.mean / gp.mean });
     const geo = ratio?.p ?? mean(oc.values) / mean(pr.values);
     gap[0].points.push({ x: n, y: geo, low: ratio?.low, high: ratio?.high, atLeast: oc.censored > 0 });
     curves.push({ n, runs });
   }
   const ps = all.find((r) => r.mode === 'process')?.baseline.step ?? 0.6;
-  for (let n = 1; n <= Math.max(...o.agents); n++) gap[1].points.push({ x: n, y: predictedRatio(n, ps) });
+  for (let n = 1; n <= Math.max(...o.agents); n++) {
+    gap[1].points.push({ x: n, y: predictedRatio(n, ps) });
+    gainRatio[1].points.push({ x: n, y: ps ** (n - 1) });
+  }
   const meanCurve = (runs: RelayRun[]) => {
     const xs = [0, ...runs[0].evals.map((e) => e.rollouts)];
     return xs.map((x, i) => ({ x, y: mean(runs.map((r) => (i === 0 ? r.baseline.step : r.evals[i - 1]?.step ?? NaN))) }));
@@ -239,14 +267,17 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   await mkdir(o.results, { recursive: true });
   await writeFile(path.join(o.results, 'relay-gap.svg'), svgPanels([
     { title: 'Rollouts to the target: outcome / process', xLabel: 'agents in the relay (N)', yLabel: 'ratio (log scale)', logY: true, series: gap },
+    { title: 'Step accuracy gained: outcome / process', xLabel: 'agents in the relay (N)', yLabel: 'ratio of the gains at equal rollouts', yMin: -0.4, yMax: 1.1, series: gainRatio },
     ...curves.map(({ n, runs }) => ({
       title: `N = ${n}: held-out step accuracy (T = 1)`, xLabel: 'rollouts', yLabel: 'share of steps right', yMin: 0.4, yMax: 1,
-      series: [{ label: 'process reward (mean of seeds)', points: meanCurve(runs.process) }, { label: 'outcome reward (mean of seeds)', points: meanCurve(runs.outcome), dashed: true }],
+      series: [{ label: 'process reward (mean of seeds)', points: meanCurve(runs.process), color: '#1f77b4' }, { label: 'outcome reward (mean of seeds)', points: meanCurve(runs.outcome), dashed: true, color: '#d62728' }],
     })),
   ], 'The relay team: process vs outcome reward'));
   const config = resolveTrainConfig(relayConfig(o.agents[0]));
   return [
-    '# Relay team: process vs outcome reward against team size', '', ...header(o, backend, config), ...rows, '',
+    '# Relay team: process vs outcome reward against team size', '', ...header(o, backend, config), ...rows, '', ...gains, '',
+    'Gain: each seed\'s final held-out step accuracy minus the untrained one, mean of seeds with its 95 % t interval across seeds. ' +
+    'The expected per-step gradient of outcome reward is that of process reward times the chance that all the other agents are right (CREDIT.md), so at equal rollouts the outcome gain should shrink with N roughly like p^(N-1) at the start.', '',
     'Measured ratio: outcome rollouts / process rollouts to the target, ratio of geometric means across seeds with its 95 % t interval on the log scale (>= : some outcome run never reached the target and counts its whole budget, so the ratio is a lower bound). ' +
     'Predicted: (1 + p + ... + p^(N-1)) / p^(N-1) for the untrained model\'s measured step accuracy p (CREDIT.md). Final team accuracy: every seed\'s last evaluation pooled (seeds x 200 tasks), Wilson interval. Plot: relay-gap.svg.', '',
   ].join('\n');
