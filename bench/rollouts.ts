@@ -40,6 +40,7 @@ import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
 import { FileStore } from '../src/cli/file-store.ts';
 import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
+import { formatPercent, formatRatio, logRatioInterval, type Interval } from '../src/core/stats/intervals.ts';
 
 const MODES = ['process', 'outcome'] as const;
 type Mode = (typeof MODES)[number];
@@ -197,10 +198,11 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
   const metricName = o.metric === 'sampled' ? `sampled accuracy (evaluation temperature ${config.evalTemperature})` : 'greedy accuracy';
   out.push(`- target: held-out ${metricName} ${pct(target)}${o.target === undefined ? ' (untrained baseline + 10 points)' : ''}`);
   out.push(`- run folders: ${o.out} (plot: mappa compare ${path.join(o.out, '*')})`, '');
-  out.push('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
+  out.push('| reward | seed | rollouts to target | final greedy [95 %] | best greedy | final sampled [95 %] |');
   out.push('|---|---:|---:|---:|---:|---:|');
+  const withInterval = (p: number | undefined, i: Interval | null) => (i ? formatPercent(i) : pct(p));
   for (const s of rows) {
-    out.push(`| ${s.run.reward} | ${s.run.seed} | ${s.rolloutsToTarget ?? 'not reached'} | ${pct(s.final?.greedy)} | ${pct(s.bestGreedy)} | ${pct(s.final?.sampled)} |`);
+    out.push(`| ${s.run.reward} | ${s.run.seed} | ${s.rolloutsToTarget ?? 'not reached'} | ${withInterval(s.final?.greedy, s.finalGreedyInterval)} | ${pct(s.bestGreedy)} | ${withInterval(s.final?.sampled, s.finalSampledInterval)} |`);
   }
   out.push('', '| reward | seeds reaching target | mean rollouts to target (those seeds) | mean final greedy | mean final sampled |');
   out.push('|---|---:|---:|---:|---:|');
@@ -225,6 +227,10 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
     out.push(`Rollouts ratio process / outcome: ${ratio.toFixed(2)} over seeds ${both.map((x) => x.seed).join(', ')} ` +
       `(${ratio < 1 ? `${((1 - ratio) * 100).toFixed(0)}% fewer` : `${((ratio - 1) * 100).toFixed(0)}% more`} rollouts with process reward; the brief claims ~40% fewer).`);
     for (const x of both) out.push(`- seed ${x.seed}: ${x.p} / ${x.q} = ${(x.p! / x.q!).toFixed(2)}`);
+    const across = both.every((x) => x.p! > 0 && x.q! > 0) ? logRatioInterval(both.map((x) => x.q!), both.map((x) => x.p!)) : null;
+    out.push(across
+      ? `- across those seeds, process / outcome as a ratio of geometric means with its 95 % log-scale t interval: ${formatRatio(across)} (df ${across.df})`
+      : '- no interval across seeds: it needs at least 3 rollout counts in all, each above 0');
   } else {
     const absent = pairs.filter((x) => x.p === undefined).length + pairs.filter((x) => x.q === undefined).length;
     out.push('Rollouts ratio process / outcome: n/a (no seed where both modes reached the target within the budget; ' +
