@@ -308,6 +308,7 @@ async function coachReport(o: RelayBenchOptions, model: LoadedModel, backend: st
     const xs = [0, ...runs[0].evals.map((e) => e.rollouts)];
     series.push({ label: name, dashed: v.mode === 'outcome', points: xs.map((x, i) => ({ x, y: mean(runs.map((q) => (i === 0 ? q.baseline.step : q.evals[i - 1]?.step ?? NaN))) })) });
   }
+  await mkdir(o.results, { recursive: true });
   await writeFile(path.join(o.results, 'relay-coach.svg'), svgPanels([
     { title: 'N = 4: held-out step accuracy (T = 1) by coach', xLabel: 'rollouts', yLabel: 'share of steps right', yMin: 0.4, yMax: 1, series },
   ]));
