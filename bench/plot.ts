@@ -122,7 +122,8 @@ export function svgPanels(panels: PlotPanel[], title?: string): string {
   }
   const top = title ? 26 : 0;
   const width = W * panels.length;
-  const legendRows = Math.ceil(labels.length / 3);
+  const columns = Math.max(1, Math.min(3, Math.floor(width / 300)));
+  const legendRows = Math.ceil(labels.length / columns);
   const height = top + H + 10 + legendRows * 18 + 8;
   const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`];
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="white"/>`);
@@ -131,8 +132,8 @@ export function svgPanels(panels: PlotPanel[], title?: string): string {
   panels.forEach((p, i) => out.push(...panel(p, i * W)));
   out.push('</g>');
   labels.forEach((l, i) => {
-    const lx = 16 + (i % 3) * (width / 3);
-    const ly = top + H + 14 + Math.floor(i / 3) * 18;
+    const lx = 16 + (i % columns) * (width / columns);
+    const ly = top + H + 14 + Math.floor(i / columns) * 18;
     out.push(`<line x1="${lx}" y1="${ly}" x2="${lx + 24}" y2="${ly}" stroke="${l.color}" stroke-width="2"${l.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
     out.push(`<text x="${lx + 30}" y="${ly}" dominant-baseline="middle">${esc(l.label)}</text>`);
   });
