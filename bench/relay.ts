@@ -1,7 +1,7 @@
 /**
  * The relay experiment (`npm run bench -- relay`): process vs outcome reward on the relay team of N
  * agents (src/core/domains/relay/), where credit assignment is the bottleneck, against the theory's
- * prediction (CREDIT.md), and the final accuracy against the coach's quality.
+ * prediction (README, "The relay team"), and the final accuracy against the coach's quality.
  *
  * For: two reproducible tables with SVG plots in bench/results/:
  *   gap     for N in --agents (default 2,4,6), 3 seeds x {process, outcome}, the shipped relay model
@@ -114,7 +114,7 @@ export function rolloutsToTarget(run: RelayRun, target: number): number | null {
   return run.evals.find((e) => e.step >= target - 1e-9)?.rollouts ?? null;
 }
 
-/** The theory's outcome / process ratio for N agents each right with probability p (CREDIT.md). */
+/** The predicted outcome / process ratio of rollouts for N agents each right with probability p (README, "The relay team"). */
 export function predictedRatio(n: number, p: number): number {
   let s = 0;
   for (let k = 0; k < n; k++) s += p ** k;
@@ -217,15 +217,15 @@ function header(o: RelayBenchOptions, backend: string, config: TrainConfig): str
 }
 
 async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: string): Promise<string> {
-  const rows: string[] = ['| agents N | untrained p (step, T=1) | untrained team | rollouts to target, process (seeds) | outcome (seeds) | outcome / process, measured [95 %] | predicted (CREDIT.md, p) | final team accuracy, process [95 %] | outcome [95 %] |', '|---:|---:|---:|---|---|---|---:|---|---|'];
+  const rows: string[] = ['| agents N | untrained p (step, T=1) | untrained team | rollouts to target, process (seeds) | outcome (seeds) | outcome / process, measured [95 %] | predicted, for p | final team accuracy, process [95 %] | outcome [95 %] |', '|---:|---:|---:|---|---|---|---:|---|---|'];
   const gains: string[] = ['| agents N | step accuracy gained by the budget, process [95 %] | outcome [95 %] | outcome gain / process gain | predicted signal ratio (product of the others\' p) |', '|---:|---|---|---:|---:|'];
   const gap: PlotSeries[] = [
     { label: 'measured (triangle: a lower bound, outcome never reached the target)', points: [], dotsOnly: true, color: '#9467bd' },
-    { label: 'predicted (CREDIT.md) for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
+    { label: 'predicted for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
   ];
   const gainRatio: PlotSeries[] = [
     { label: 'measured (triangle: a lower bound, outcome never reached the target)', points: [], color: '#9467bd' },
-    { label: 'predicted (CREDIT.md) for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
+    { label: 'predicted for the untrained p', points: [], dashed: true, color: '#7f7f7f' },
   ];
   const curves = [];
   const all: RelayRun[] = [];
@@ -277,9 +277,9 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   return [
     '# Relay team: process vs outcome reward against team size', '', ...header(o, backend, config), ...rows, '', ...gains, '',
     'Gain: each seed\'s final held-out step accuracy minus the untrained one, mean of seeds with its 95 % t interval across seeds. ' +
-    'The expected per-step gradient of outcome reward is that of process reward times the chance that all the other agents are right (CREDIT.md), so at equal rollouts the outcome gain should shrink with N roughly like p^(N-1) at the start.', '',
+    'The expected per-step gradient of outcome reward is that of process reward times the chance that all the other agents are right (README, "The relay team"), so at equal rollouts the outcome gain should shrink with N roughly like p^(N-1) at the start.', '',
     'Measured ratio: outcome rollouts / process rollouts to the target, ratio of geometric means across seeds with its 95 % t interval on the log scale (>= : some outcome run never reached the target and counts its whole budget, so the ratio is a lower bound). ' +
-    'Predicted: (1 + p + ... + p^(N-1)) / p^(N-1) for the untrained model\'s measured step accuracy p (CREDIT.md). Final team accuracy: every seed\'s last evaluation pooled (seeds x 200 tasks), Wilson interval. Plot: relay-gap.svg.', '',
+    'Predicted: (1 + p + ... + p^(N-1)) / p^(N-1) for the untrained model\'s measured step accuracy p (README, "The relay team"). Final team accuracy: every seed\'s last evaluation pooled (seeds x 200 tasks), Wilson interval. Plot: relay-gap.svg.', '',
   ].join('\n');
 }
 

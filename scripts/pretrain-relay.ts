@@ -6,7 +6,7 @@
  * 1..6, any position), rendered through its own templates so a prompt change flows into the data.
  * A step's reply is the right digit with probability 1 - copy, and the input digit passed on unchanged
  * with probability `copy` (default 0.4): one removable habit, the same at every position, so sampled at
- * T = 1 each agent's step is right about 60 % of the time (the p = 0.6 column of CREDIT.md's table)
+ * T = 1 each agent's step is right about 60 % of the time (the p = 0.6 of the README's prediction)
  * while greedy decoding is always right. RL can remove the habit; the relay experiment measures how
  * fast each reward does.
  *

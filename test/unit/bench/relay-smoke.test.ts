@@ -1,5 +1,5 @@
 /**
- * The relay experiment's bench (bench/relay.ts): the theory's ratio against CREDIT.md's table, rollouts
+ * The relay experiment's bench (bench/relay.ts): the predicted ratio against hand-worked values, rollouts
  * to target on hand-made curves, and one real run of the shipped relay model (N = 2, one seed, one
  * iteration per reward) whose report and plot are written.
  */
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { main, parseRelayArgs, predictedRatio, rolloutsToTarget, type RelayRun } from '../../../bench/relay.ts';
 
 describe('bench relay', () => {
-  it('predicts CREDIT.md\'s table: (1 + p + ... + p^(N-1)) / p^(N-1)', () => {
+  it('predicts (1 + p + ... + p^(N-1)) / p^(N-1), worked by hand', () => {
     const table: [number, number, number][] = [[1, 0.6, 1.0], [2, 0.6, 2.7], [3, 0.6, 5.4], [4, 0.6, 10.1], [6, 0.6, 30.6], [2, 0.8, 2.3], [4, 0.8, 5.8], [6, 0.8, 11.3]];
     for (const [n, p, want] of table) expect(predictedRatio(n, p)).toBeCloseTo(want, 1);
   });

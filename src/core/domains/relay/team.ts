@@ -4,7 +4,7 @@
  * bottleneck: the outcome is right only when every step is, so under outcome reward an agent's
  * learning signal shrinks with the chance that all the others are right, while a coach that checks
  * each step in its context gives every agent its own signal (../../../../README.md, "The relay team";
- * the prediction is worked out in CREDIT.md: about 10x the rollouts at N = 4 with steps right 60 % of
+ * the prediction is worked out there: about 10x the rollouts at N = 4 with steps right 60 % of
  * the time).
  *
  * For: `relayWorkflow(n)`, the rule coach's rubric (`relayStepVerdict`, `relayRuleScore`), the
