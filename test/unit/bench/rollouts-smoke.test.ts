@@ -69,8 +69,9 @@ describe('bench rollouts', () => {
     expect(readFileSync(path.join(out, 'process-seed0', 'summary.json'), 'utf8')).toBe(processSummary);
     // A different config over the same folders is refused, not mixed in.
     await expect(runRolloutsBenchmark(parseRolloutsArgs(['--quick', '--seeds', '0', '--iterations', '2', '--out', out]))).rejects.toThrow(/a run of another config/);
-    expect(text).toContain('| reward | seed | rollouts to target | final greedy | best greedy | final sampled |');
-    expect(text).toMatch(/\| process \| 0 \| (\d+|not reached) \| [\d.]+% \| [\d.]+% \| [\d.]+% \|/);
+    expect(text).toContain('| reward | seed | rollouts to target | final greedy [95 %] | best greedy | final sampled [95 %] |');
+    // Final accuracies carry their Wilson interval: "0.0 % [0.0, 79.3]" on the quick run's one problem.
+    expect(text).toMatch(/\| process \| 0 \| (\d+|not reached) \| [\d.]+ % \[[\d.]+, [\d.]+\] \| [\d.]+% \| [\d.]+ % \[[\d.]+, [\d.]+\] \|/);
     expect(text).toMatch(/\| outcome \| 0 \| /);
     expect(text).toContain('Rollouts ratio process / outcome:');
     for (const mode of ['process', 'outcome']) {
