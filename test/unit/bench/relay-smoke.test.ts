@@ -11,8 +11,10 @@ import { main, parseRelayArgs, predictedRatio, rolloutsToTarget, type RelayRun }
 
 describe('bench relay', () => {
   it('predicts (1 + p + ... + p^(N-1)) / p^(N-1), worked by hand', () => {
-    const table: [number, number, number][] = [[1, 0.6, 1.0], [2, 0.6, 2.7], [3, 0.6, 5.4], [4, 0.6, 10.1], [6, 0.6, 30.6], [2, 0.8, 2.3], [4, 0.8, 5.8], [6, 0.8, 11.3]];
-    for (const [n, p, want] of table) expect(predictedRatio(n, p)).toBeCloseTo(want, 1);
+    // By hand: N = 4, p = 0.6 -> (1 + 0.6 + 0.36 + 0.216) / 0.216 = 2.176 / 0.216 = 10.0741.
+    const table: [number, number, number][] = [[1, 0.6, 1], [2, 0.6, 1.6 / 0.6], [3, 0.6, 1.96 / 0.36], [4, 0.6, 2.176 / 0.216],
+      [6, 0.6, 2.38336 / 0.07776], [2, 0.8, 2.25], [4, 0.8, 2.952 / 0.512], [6, 0.8, 3.68928 / 0.32768]];
+    for (const [n, p, want] of table) expect(predictedRatio(n, p)).toBeCloseTo(want, 6);
   });
 
   it('reads rollouts to target from a curve; null when the budget ends first', () => {
