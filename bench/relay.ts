@@ -32,12 +32,11 @@ import { EngineAgents } from '../src/core/mappa/agents.ts';
 import { buildCoach } from '../src/core/mappa/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/mappa/config.ts';
 import { domainOf } from '../src/core/mappa/domains.ts';
-import { evaluateTeam, Trainer, type EvalResult, type IterationMetrics } from '../src/core/mappa/train.ts';
+import { evaluateTeam, type EvalResult, type IterationMetrics } from '../src/core/mappa/train.ts';
 import type { LoadedModel } from '../src/core/model/load.ts';
 import { formatRatio, logRatioInterval, tQuantile, wilson } from '../src/core/stats/intervals.ts';
-import { FileStore } from '../src/cli/file-store.ts';
 import { openModel } from '../src/cli/common.ts';
-import { finishedRun } from './rollouts.ts';
+import { finishedRun, runOne } from './rollouts.ts';
 import { svgPanels, type PlotSeries } from './plot.ts';
 
 type Mode = 'process' | 'outcome';
@@ -149,23 +148,9 @@ async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOption
   const dir = path.join(o.out, `n${n}-${v.label}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
-    await mkdir(dir, { recursive: true });
-    await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-    const store = new FileStore(dir);
-    await store.appendMetrics({ iteration: 0, eval: baseline });
-    const started = Date.now();
     const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
-    const trainer = await Trainer.create(config, { agentModel: model, coach, sandbox: null, store });
-    trainer.on((e) => {
-      if (e.type === 'eval') log(`  iter ${e.iteration}: step ${(100 * (e.result.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.result.sampled).toFixed(1)} %`);
-    });
-    const metrics = await trainer.run();
-    await store.writeFile('summary.json', JSON.stringify({
-      out: dir, iterations: trainer.iteration, reward: config.rewards.mode, seed, baseline,
-      final: metrics.filter((m) => m.eval).pop()?.eval ?? null, seconds: Math.round((Date.now() - started) / 1000),
-      rollouts: metrics.reduce((s, m) => s + m.trajectories, 0),
-    }, null, 2) + '\n');
-    trainer.dispose();
+    await runOne(config, { agentModel: model, coach, sandbox: null }, baseline, dir,
+      (it, e) => log(`  iter ${it}: step ${(100 * (e.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.sampled).toFixed(1)} %`));
   } else log(`N=${n} ${v.label} seed ${seed}: finished run found in ${dir}, reused`);
   return readRelayRun(dir, v.label, n, v.mode, seed);
 }

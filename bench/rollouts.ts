@@ -128,7 +128,7 @@ export function quickConfig(iterations = 2): TrainConfig {
 
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-interface Parts { agentModel: LoadedModel; coach: Coach; sandbox: Sandbox | null }
+export interface Parts { agentModel: LoadedModel; coach: Coach; sandbox: Sandbox | null }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
   if (o.quick) {
@@ -161,8 +161,9 @@ export async function finishedRun(config: TrainConfig, dir: string, mine: boolea
   throw new Error(`bench rollouts: ${dir} already holds ${same ? 'an unfinished run' : 'a run of another config'}; remove it or pass another --out`);
 }
 
-/** One run into `dir`, laid out as `mappa train` writes it. */
-async function runOne(config: TrainConfig, parts: Parts, baseline: EvalResult, dir: string): Promise<void> {
+/** One run into `dir`, laid out as `mappa train` writes it; `onEval` reports each evaluation (default: greedy accuracy). */
+export async function runOne(config: TrainConfig, parts: Parts, baseline: EvalResult, dir: string,
+  onEval: (iteration: number, e: EvalResult) => void = (it, e) => log(`  iter ${it}: held-out greedy ${(e.greedy * 100).toFixed(1)}%`)): Promise<void> {
   const store = new FileStore(dir);
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
@@ -170,7 +171,7 @@ async function runOne(config: TrainConfig, parts: Parts, baseline: EvalResult, d
   const started = Date.now();
   const trainer = await Trainer.create(config, { ...parts, store });
   trainer.on((e) => {
-    if (e.type === 'iteration' && e.metrics.eval) log(`  iter ${e.metrics.iteration}: held-out greedy ${(e.metrics.eval.greedy * 100).toFixed(1)}%`);
+    if (e.type === 'iteration' && e.metrics.eval) onEval(e.metrics.iteration, e.metrics.eval);
   });
   const metrics = await trainer.run();
   const evals = metrics.filter((m) => m.eval);
