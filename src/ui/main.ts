@@ -1,9 +1,6 @@
-// Browser entry: mounts the Svelte app into #app and registers the service worker. Nothing else belongs here.
+// Browser entry: mounts the Svelte app into #app (App registers the service worker). Nothing else belongs here.
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { registerServiceWorker } from './service-worker.ts';
-
-registerServiceWorker();
 
 const target = document.getElementById('app');
 if (!target) throw new Error('index.html: missing <div id="app"> to mount the UI into');

@@ -13,18 +13,37 @@
  * A sessionStorage flag stops a second reload in the same tab if isolation still does not come
  * (e.g. a browser that ignores the headers), so a page can never loop.
  *
- * Example: registerServiceWorker();   // from main.ts, before or after mounting
+ * Never under the user's work: the worker takes control once it has stored the site, which on a
+ * first visit can come after the user pressed Start. When `canReload()` says no (a job runs, or the
+ * run has iterations the user is looking at), the page does not reload by itself: `onWaiting` tells
+ * the page, which offers the reload as a button (`reloadNow`; the run resumes from its checkpoint).
+ *
+ * Example: const sw = registerServiceWorker({ canReload: () => !run.busy && run.iteration === 0,
+ *                                             onWaiting: (why) => (isolationWaits = why) });
+ *          <button onclick={sw.reloadNow}>Reload</button>
  */
 
 const RELOADED = 'mappa-sw-reloaded';
 
-export function registerServiceWorker(): void {
-  if (import.meta.env.DEV) return;
-  if (typeof navigator === 'undefined' || !('serviceWorker' in navigator) || !window.isSecureContext) return;
+export interface IsolationOptions {
+  /** Whether reloading now loses nothing the user sees (default: always). */
+  canReload?: () => boolean;
+  /** Called instead of reloading when canReload() says no; `why` names the event. */
+  onWaiting?: (why: string) => void;
+}
+
+export function registerServiceWorker(opts: IsolationOptions = {}): { reloadNow: () => void } {
+  const handle = { reloadNow: () => reloadForIsolation('the user asked', true) };
+  if (import.meta.env.DEV) return handle;
+  if (typeof navigator === 'undefined' || !('serviceWorker' in navigator) || !window.isSecureContext) return handle;
   const sw = navigator.serviceWorker;
 
-  const reloadForIsolation = (why: string) => {
+  function reloadForIsolation(why: string, asked = false) {
     if (window.crossOriginIsolated) return;
+    if (!asked && opts.canReload && !opts.canReload()) {
+      opts.onWaiting?.(why); // the user's run is on screen: offer the reload, do not force it
+      return;
+    }
     let done = false;
     try {
       done = sessionStorage.getItem(RELOADED) !== null;
@@ -35,7 +54,7 @@ export function registerServiceWorker(): void {
     if (done) return;
     console.info(`mappa: reloading once for cross-origin isolation (${why})`);
     location.reload();
-  };
+  }
 
   if (window.crossOriginIsolated) {
     try {
@@ -51,4 +70,5 @@ export function registerServiceWorker(): void {
       if (reg.active && !sw.controller) reloadForIsolation('the page bypassed the service worker');
     })
     .catch((e: unknown) => console.warn(`mappa: the service worker did not register, so the site is not kept for offline use: ${(e as Error)?.message ?? e}`));
+  return handle;
 }

@@ -1,7 +1,8 @@
 // The site's service worker (public/sw.js, registered by src/ui/service-worker.ts) in headless
 // Chromium, on a plain static server that sets NO isolation headers (as a static host would):
 //   1. the worker takes control, the page reloads once and is then crossOriginIsolated (the
-//      worker adds COOP/COEP), with no reload loop;
+//      worker adds COOP/COEP), with no reload loop; a page the user already acted on is not
+//      reloaded under them: the reload is offered as a button;
 //   2. with the network gone (context offline and the server closed), a reload still loads the
 //      page, the embedded models (GET, HEAD, Range, a real 404 for an absent file) and a backend,
 //      and the training worker loads the agent and judge models, all from the worker's cache.
@@ -97,6 +98,26 @@ describe.skipIf(!have.ok)('service worker: isolation without headers, offline af
       return Boolean(m?.error || m?.run?.errors.length || m?.run?.state === 'ready' || m?.run?.state === 'error');
     }, undefined, { timeout: 60_000 });
     expect(await page.evaluate(() => (window as MappaWindow).__swProbe)).toBe(1);
+  });
+
+  it('never reloads under the user: once they used the page, the reload is offered as a button', async () => {
+    // A first visit in a fresh context, where the user acts (a key press) before the worker takes control.
+    const context = await browser.newContext({ serviceWorkers: 'allow', viewport: { width: 1000, height: 700 } });
+    try {
+      const fresh = await context.newPage();
+      await fresh.goto(server!.url, { waitUntil: 'load' });
+      await fresh.evaluate(() => { (window as MappaWindow).__swProbe = 2; });
+      await fresh.keyboard.press('Shift');
+      await until(fresh, () => navigator.serviceWorker?.controller !== null, 90_000);
+      await fresh.getByTestId('isolation-waits').waitFor({ timeout: 30_000 });
+      expect(await fresh.evaluate(() => ({ probe: (window as MappaWindow).__swProbe, isolated: window.crossOriginIsolated })))
+        .toEqual({ probe: 2, isolated: false });
+      await screenshot(fresh, 'offline-isolation-offered');
+      await fresh.getByTestId('btn-isolate').click();
+      await until(fresh, () => window.crossOriginIsolated && (window as MappaWindow).__swProbe === undefined, 60_000);
+    } finally {
+      await context.close();
+    }
   });
 
   it('reloads offline: the page, the embedded models and a backend come from the cache', async () => {
