@@ -8,6 +8,7 @@
  */
 import type { BackendInfo } from '../core/backend.ts';
 import type { TrainConfig } from '../core/mappa/config.ts';
+import type { RunPlanSummary } from '../core/mappa/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/mappa/train.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../worker/protocol.ts';
@@ -34,6 +35,8 @@ export class RunState {
   progress: Record<string, ProgressInfo & { since: number }> = $state({});
   errors: string[] = $state([]);
   model: { name: string; parameters: number; bytes: number } | null = $state(null);
+  /** The open run's memory plan on this backend; Start refuses a run whose plan does not fit. */
+  plan: RunPlanSummary | null = $state(null);
   deviceLost: { reason: string; message: string; checkpointIteration: number } | null = $state(null);
   /** Bumped on every metrics change so charts can redraw cheaply. */
   version = $state(0);
@@ -52,6 +55,7 @@ export class RunState {
         this.config = e.config;
         this.runId = e.runId;
         this.lanes = e.lanes;
+        this.plan = e.plan;
         break;
       case 'state':
         this.state = e.state;

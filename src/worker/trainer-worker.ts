@@ -11,6 +11,7 @@
  * whole configuration, so opening the same configuration (the same URL) resumes that run.
  */
 /// <reference lib="webworker" />
+import { deviceLimits, planRun, promptBase, type RunPlanSummary } from '../core/mappa/run-plan.ts';
 import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice, type BackendName } from '../core/backend.ts';
 import { loadModel, type LoadedModel } from '../core/model/load.ts';
 import { memorySource } from '../core/model/sources.ts';
@@ -86,6 +87,19 @@ function progress(p: ProgressInfo): void {
   if (!edge && now - (lastProgress.get(p.task) ?? -Infinity) < PROGRESS_MS) return;
   lastProgress.set(p.task, p.finished ? -Infinity : now);
   post({ kind: 'progress', progress: p });
+}
+
+/** The open run's memory plan (null before a run is open). */
+let runPlan: RunPlanSummary | null = null;
+
+/** Plans a run on the current backend against its limits (the model's config and the run's budgets). */
+function planOf(agentModel: LoadedModel, c: TrainConfig): RunPlanSummary {
+  const backend = currentBackend()?.name ?? 'cpu';
+  const tasks = domainOf(c.workflow).heldOut(8);
+  const tok = agentModel.tokenizer;
+  const base = tok && tasks.length ? Math.max(...tasks.map((t) => promptBase(tok, c.workflow, t))) : undefined;
+  const { plan: _, verdict: __, ...summary } = planRun(agentModel.config, c, backend, deviceLimits(backend, backend === 'webgpu' ? backendLimits() : undefined), base);
+  return summary;
 }
 
 // ---- models, coach, sandbox ----------------------------------------------------------------------
@@ -200,7 +214,8 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
       evals,
       trajectories: typeof last === 'string' ? JSON.parse(last) : null,
     });
-    post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved), lanes: runLanes?.count ?? 0 });
+    runPlan = planOf(agentModel, c);
+    post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved), lanes: runLanes?.count ?? 0, plan: runPlan });
     setState('ready', saved ? `resumed at iteration ${t.iteration}` : undefined);
     return { config: c, runId, iteration: t.iteration, resumed: Boolean(saved) };
   } catch (e) {
@@ -332,6 +347,7 @@ async function loop(single: boolean): Promise<void> {
   if (!trainer || !config || !session) throw new Error('no run is open yet; wait for the model to load');
   if (state === 'running' || state === 'stepping') return;
   if (lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
+  if (runPlan && !runPlan.fits) throw new Error(`this run does not fit the device (memory plan: ${runPlan.line}): ${runPlan.problems.join('; ')}`);
   const controller = (pauseController = new AbortController());
   setState(single ? 'stepping' : 'running');
   const t = trainer;

@@ -97,6 +97,8 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await expect(page.getByTestId('backend-name').textContent()).resolves.toBe('webgpu');
     await expect(page.getByTestId('team').locator('li.agent').count()).resolves.toBe(3);
     expect(await page.getByTestId('btn-start').isEnabled()).toBe(true);
+    // The run's memory plan on this device, before anything starts.
+    await expect(page.getByTestId('memory-plan').textContent()).resolves.toMatch(/Memory plan on webgpu: peak up to [\d.]+ MiB \(update .*largest buffer .* · fits/);
     // The URL carries the experiment.
     expect(new URL(page.url()).searchParams.get('config')).toContain('"promptsPerIteration":1');
     await screenshot(page, 'sandbox-open');
