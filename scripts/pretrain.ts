@@ -32,9 +32,7 @@ import { loadModel } from '../src/core/model/load.ts';
 import { decodeSafetensors, encodeSafetensors } from '../src/core/model/safetensors.ts';
 import { folderSource } from '../src/core/model/sources.ts';
 import { actionInputText, coachPrompt, type ActionContext } from '../src/core/mappa/coach-format.ts';
-import { dataRuleScore } from '../src/core/mappa/data-coach.ts';
 import { DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/mappa/data-team.ts';
-import type { Trajectory } from '../src/core/mappa/rollout.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/tasks/math.ts';
@@ -45,11 +43,11 @@ import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
 import { dataTeamAccuracy, judgeAgreement, solverReadsNumbers, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { CausalLM } from '../src/core/model/llama.ts';
-import { dataCoachContexts, playDataTeam } from './pretrain/data-transcripts.ts';
+import { dataCoachContexts, dataJudgeItems, playDataTeam } from './pretrain/data-transcripts.ts';
 import { extendEmbeddings, initWeights, trainModel, type TrainOptions, type TrainReport } from './pretrain/train.ts';
 import { GradientWorkers } from './pretrain/data-parallel.ts';
 import {
-  mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, judgeItem, mathCoachContexts, parseFlawRates, playTeam,
+  mathTeam, agentExamples, asTrajectory, balanceByScore, judgeExamples, mathCoachContexts, parseFlawRates, playTeam,
   type JudgeItem, type Transcript,
 } from './pretrain/transcripts.ts';
 import { writeCards, type RunSummary, type Stage1Check } from './pretrain/card.ts';
@@ -374,11 +372,6 @@ function histogram(scores: number[]): Record<number, number> {
   const h: Record<number, number> = {};
   for (const v of scores) h[v] = (h[v] ?? 0) + 1;
   return h;
-}
-
-/** Judge examples of a data trajectory, labelled by the rule data coach (facts: files, owners, metrics). */
-function dataJudgeItems(t: Trajectory, tok: TextTokenizer): JudgeItem[] {
-  return dataCoachContexts(t).map((c) => judgeItem(tok, c, dataRuleScore(c)));
 }
 
 function strip(a: TeamAccuracy): Omit<TeamAccuracy, 'trajectories'> {

@@ -23,7 +23,7 @@
  *   t.trajectory.actions.map((a) => `${a.agentId}#${a.turn}`)  // ['data_engineer#1', 'data_engineer#2', 'modeler#1', ...]
  */
 import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/mappa/agents.ts';
-import { dataFacts } from '../../src/core/mappa/data-coach.ts';
+import { dataFacts, dataRuleScore } from '../../src/core/mappa/data-coach.ts';
 import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
 import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src/core/mappa/data-team.ts';
 import { agentContext } from '../../src/core/mappa/rewards.ts';
@@ -31,6 +31,8 @@ import { runRollouts, type Trajectory } from '../../src/core/mappa/rollout.ts';
 import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
+import type { TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
+import { judgeItem, type JudgeItem } from './transcripts.ts';
 
 export type DataFlawRates = Record<'typo' | 'noCoalesce' | 'noTest' | 'repair' | 'wrongTarget' | 'linearForBinary' | 'wrongModel' | 'constant' | 'hardLabels' | 'limit' | 'noBoxed' | 'wrongAggregate' | 'wrongNumber', number>;
 
@@ -174,4 +176,9 @@ export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; s
 /** The coach's view of each agent of a data trajectory, exactly as training builds it (facts included). */
 export function dataCoachContexts(t: Trajectory): ActionContext[] {
   return DATA_TEAM.agents.map((a) => agentContext(DATA_TEAM, t, a.id, dataFacts(t, a.id))).filter((c): c is ActionContext => c !== null);
+}
+
+/** Judge examples of a data trajectory, labelled by the rule data coach (facts: files, owners, metrics). */
+export function dataJudgeItems(t: Trajectory, tok: TextTokenizer): JudgeItem[] {
+  return dataCoachContexts(t).map((c) => judgeItem(tok, c, dataRuleScore(c)));
 }

@@ -90,10 +90,13 @@ export interface JudgeAgreement {
   /** MAE of always answering the labels' mean (a baseline the judge should beat). */
   baselineMae: number;
   seconds: number;
+  /** Per item, in input order: |judge - label| minus |labels' mean - label| (negative: the judge is closer). */
+  gains?: number[];
 }
 
 /** Greedy judge answers for labelled actions, compared with the labels. */
-export async function judgeAgreement(judge: LoadedModel, items: { context: ActionContext; score: number; correct?: boolean }[], batch = 32): Promise<JudgeAgreement> {
+export async function judgeAgreement(judge: LoadedModel, items: { context: ActionContext; score: number; correct?: boolean }[], batch = 32,
+  opts: { gains?: boolean } = {}): Promise<JudgeAgreement> {
   const start = performance.now();
   const tok = judge.tokenizer!;
   let parsed = 0;
@@ -101,6 +104,7 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   let within = 0;
   let finals = 0;
   let finalsRight = 0;
+  const errors = new Array<number>(items.length).fill(0);
   const allPrompts = items.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
   for (const indices of promptBatches(allPrompts.map((p) => p.length), batch)) {
     const slice = indices.map((i) => items[i]);
@@ -111,6 +115,7 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
       const answer = parseCoachAnswer(tok.decode(g.tokens, { skipSpecialTokens: true }), it.context.final);
       if (answer.ok) parsed++;
       const err = Math.abs(answer.score - it.score);
+      errors[indices[j]] = err;
       absErr += err;
       if (err <= 1) within++;
       if (it.context.final) {
@@ -122,7 +127,8 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   const mean = items.reduce((s, it) => s + it.score, 0) / items.length;
   const baselineMae = items.reduce((s, it) => s + Math.abs(it.score - mean), 0) / items.length;
   return { actions: items.length, parsed: parsed / items.length, mae: absErr / items.length, within1: within / items.length,
-    answerCorrectAccuracy: finals ? finalsRight / finals : null, baselineMae, seconds: (performance.now() - start) / 1000 };
+    answerCorrectAccuracy: finals ? finalsRight / finals : null, baselineMae, seconds: (performance.now() - start) / 1000,
+    gains: opts.gains ? errors.map((e, i) => e - Math.abs(items[i].score - mean)) : undefined };
 }
 
 /**
