@@ -9,6 +9,7 @@
  *   process  -> 0.9, 0.8, 0.2     (the verifier is blamed)
  *   outcome  -> 0, 0, 0           (everyone is blamed alike)
  */
+import { NEUTRAL_SCORE } from '../core/mappa/coach-format.ts';
 import { agentReward, type RewardMode } from '../core/mappa/rewards.ts';
 import type { Trajectory } from '../core/mappa/rollout.ts';
 import type { ActionView, TrajectoryView } from '../worker/protocol.ts';
@@ -17,7 +18,7 @@ export const MODES: RewardMode[] = ['process', 'outcome', 'mixed'];
 
 /** Reward of one action under `mode` (coach score 5 when it has none, as the trainer does). */
 export function rewardUnder(mode: RewardMode, processWeight: number, t: TrajectoryView, a: ActionView): number {
-  return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0 }, t as unknown as Trajectory, a.coach?.score ?? 5);
+  return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0 }, t as unknown as Trajectory, a.coach?.score ?? NEUTRAL_SCORE);
 }
 
 /** Per trajectory, per action: (reward - batch mean) / batch std over every action of the batch. */

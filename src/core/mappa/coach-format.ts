@@ -77,12 +77,18 @@ export interface ParsedCoachAnswer {
   error?: string;
 }
 
+/**
+ * The score of an action no coach could judge (an unparsable answer after the format reminder, a rubric
+ * that does not apply, an input it cannot read): the middle of 0..10, so it pushes the action neither way.
+ */
+export const NEUTRAL_SCORE = 5;
+
 /** Parse "PROCESS_SCORE: n" (0..10, integer or decimal) and, when wanted, "ANSWER_CORRECT: 0|1". */
 export function parseCoachAnswer(text: string, wantCorrect: boolean): ParsedCoachAnswer {
   const m = /PROCESS_SCORE\s*:\s*(-?\d+(?:\.\d+)?)/i.exec(text);
-  if (!m) return { ok: false, score: 5, error: 'no "PROCESS_SCORE: <n>" line' };
+  if (!m) return { ok: false, score: NEUTRAL_SCORE, error: 'no "PROCESS_SCORE: <n>" line' };
   const score = Number(m[1]);
-  if (!(score >= 0 && score <= 10)) return { ok: false, score: 5, error: `PROCESS_SCORE ${m[1]} is outside 0..10` };
+  if (!(score >= 0 && score <= 10)) return { ok: false, score: NEUTRAL_SCORE, error: `PROCESS_SCORE ${m[1]} is outside 0..10` };
   if (!wantCorrect) return { ok: true, score };
   const c = /ANSWER_CORRECT\s*:\s*([01])\b/i.exec(text);
   if (!c) return { ok: false, score, error: 'no "ANSWER_CORRECT: 0|1" line for the final agent' };

@@ -14,7 +14,7 @@
 import { generate, promptBatches } from '../model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../model/load.ts';
 import { Rng } from '../tasks/rng.ts';
-import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, parseCoachAnswer, type ActionContext } from './coach-format.ts';
+import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, NEUTRAL_SCORE, parseCoachAnswer, type ActionContext } from './coach-format.ts';
 
 export interface CoachResult {
   score: number;
@@ -50,25 +50,37 @@ export class ModelCoach implements Coach {
     return out;
   }
 
-  async scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
-    const prompts = actions.map((a) => coachPrompt(a, this.template));
-    const first = await this.ask(prompts.map((p) => [p]));
-    const results: CoachResult[] = first.map((raw, i) => {
-      const p = parseCoachAnswer(raw, actions[i].final && actions[i].groundTruth !== undefined);
-      return { score: p.score, correct: p.correct, raw, ok: p.ok, attempts: 1 };
-    });
-    const retry = results.map((r, i) => (r.ok ? -1 : i)).filter((i) => i >= 0);
-    if (retry.length) {
-      const second = await this.ask(retry.map((i) => [prompts[i], first[i], FORMAT_REMINDER]));
-      retry.forEach((i, j) => {
-        const p = parseCoachAnswer(second[j], actions[i].final && actions[i].groundTruth !== undefined);
-        results[i] = p.ok
-          ? { score: p.score, correct: p.correct, raw: second[j], ok: true, attempts: 2 }
-          : { score: 5, raw: `${first[i]}\n---\n${second[j]}`, ok: false, attempts: 2 };
-      });
-    }
-    return results;
+  scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
+    return askWithRepair(actions, this.template, (conversations) => this.ask(conversations));
   }
+}
+
+/**
+ * How every language-model coach judges: ask each action's coach prompt; where the answer does not
+ * parse, ask once more with the answer and FORMAT_REMINDER appended; where that fails too, the action
+ * gets NEUTRAL_SCORE and ok = false (both answers kept in `raw`). `ask` answers conversations
+ * (alternating user / assistant turns, user first), in order.
+ * Example: askWithRepair([ctx], template, ask) -> [{score: 7, raw: 'PROCESS_SCORE: 7', ok: true, attempts: 1}]
+ */
+export async function askWithRepair(actions: ActionContext[], template: string, ask: (conversations: string[][]) => Promise<string[]>): Promise<CoachResult[]> {
+  const prompts = actions.map((a) => coachPrompt(a, template));
+  const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
+  const first = await ask(prompts.map((p) => [p]));
+  const results: CoachResult[] = first.map((raw, i) => {
+    const p = parseCoachAnswer(raw, wantCorrect(i));
+    return { score: p.score, correct: p.correct, raw, ok: p.ok, attempts: 1 };
+  });
+  const retry = results.map((r, i) => (r.ok ? -1 : i)).filter((i) => i >= 0);
+  if (retry.length) {
+    const second = await ask(retry.map((i) => [prompts[i], first[i], FORMAT_REMINDER]));
+    retry.forEach((i, j) => {
+      const p = parseCoachAnswer(second[j], wantCorrect(i));
+      results[i] = p.ok
+        ? { score: p.score, correct: p.correct, raw: second[j], ok: true, attempts: 2 }
+        : { score: NEUTRAL_SCORE, raw: `${first[i]}\n---\n${second[j]}`, ok: false, attempts: 2 };
+    });
+  }
+  return results;
 }
 
 /** A coach from a synchronous scoring rule (e.g. the rule-based verifier). */

@@ -50,7 +50,7 @@
  */
 import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { parseCsv } from '../tasks/tabular.ts';
-import type { ActionContext } from './coach-format.ts';
+import { NEUTRAL_SCORE, type ActionContext } from './coach-format.ts';
 import { RuleCoach, type Coach } from './coach.ts';
 import type { DataRolloutTask } from './data-team.ts';
 import type { Trajectory } from './rollout.ts';
@@ -145,7 +145,7 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
     if (preds) {
       // Rows of a test_features with the wrong row count are what it received: the Data Engineer's fault.
       const asReceived = !!testF && testF.rows !== testRows && preds.rows === testF.rows;
-      if (preds.rows !== testRows && !asReceived) return { score: 5, reason: `predictions has ${preds.rows} rows, test has ${testRows}` };
+      if (preds.rows !== testRows && !asReceived) return { score: NEUTRAL_SCORE, reason: `predictions has ${preds.rows} rows, test has ${testRows}` };
       if (!/fit_predict:/.test(ctx.observation ?? '')) return { score: 3, reason: 'predictions without a fitted model' };
       if (data.kind === 'classification' && !preds.columns.includes('probability')) return { score: 4, reason: `a fit without probabilities for the 0/1 target ${data.target} (use 'logistic')` };
       return { score: 10, reason: asReceived ? `fitted a model and predicted every row of test_features (whose ${testF.rows} rows against ${testRows} test rows are the Data Engineer's)` : 'fitted a model and predicted every test row' };
@@ -219,8 +219,8 @@ function scoreQuestion(task: DataRolloutTask, ctx: ActionContext, files: Map<str
 /** Score one agent's work in a data trajectory (see the rubric above). */
 export function dataRuleScore(ctx: ActionContext): RuleScore {
   const task = ctx.task as DataRolloutTask | undefined;
-  if (!task?.data) return { score: 5, reason: 'not a data task; neutral' };
-  if (!ctx.facts) return { score: 5, reason: 'no facts about the workspace (pass dataFacts as factsFor); neutral' };
+  if (!task?.data) return { score: NEUTRAL_SCORE, reason: 'not a data task; neutral' };
+  if (!ctx.facts) return { score: NEUTRAL_SCORE, reason: 'no facts about the workspace (pass dataFacts as factsFor); neutral' };
   const { files, metrics } = parseDataFacts(ctx.facts);
   const r = task.data.kind === 'table-question' ? scoreQuestion(task, ctx, files) : scoreModelTask(task, ctx, files, metrics);
   return ctx.final ? r : { score: r.score, reason: r.reason };

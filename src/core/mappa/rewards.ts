@@ -18,7 +18,7 @@
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
 import type { TrainSample } from '../rl/update.ts';
-import { actionInputText, type ActionContext } from './coach-format.ts';
+import { actionInputText, NEUTRAL_SCORE, type ActionContext } from './coach-format.ts';
 import type { Coach, CoachResult } from './coach.ts';
 import type { Action, Trajectory } from './rollout.ts';
 import type { WorkflowSpec } from './workflow.ts';
@@ -134,7 +134,7 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
       const verdict = coached[i].agentScores.get(a.agentId);
-      a.reward = agentReward(settings, t, verdict?.score ?? 5);
+      a.reward = agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
       const turn = coached[i].turnScores.get(a);
       a.tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
       if (!trainable(a.agentId) || a.tokens.length === 0) continue;

@@ -47,7 +47,7 @@
  */
 import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { solutionSteps, type MathTask } from '../tasks/math.ts';
-import type { ActionContext } from './coach-format.ts';
+import { NEUTRAL_SCORE, type ActionContext } from './coach-format.ts';
 
 export interface RuleScore {
   score: number;
@@ -196,5 +196,5 @@ export function ruleScore(task: RuleTask, ctx: ActionContext): RuleScore {
   if (ctx.final) return scoreFinal(task, ctx);
   if (ctx.agentId === 'solver') return scoreSolver(task, ctx.output);
   if (ctx.agentId === 'executor') return scoreExecutor(task, ctx);
-  return { score: 5, reason: `no rubric for agent "${ctx.agentId}"; neutral` };
+  return { score: NEUTRAL_SCORE, reason: `no rubric for agent "${ctx.agentId}"; neutral` };
 }

@@ -22,6 +22,7 @@ import type { Sandbox } from '../tools/sandbox.ts';
 import { EngineAgents, type AgentBackend } from './agents.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
 import type { Coach } from './coach.ts';
+import { NEUTRAL_SCORE } from './coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
 import { domainOf, meanMetrics } from './domains.ts';
@@ -331,7 +332,7 @@ export class Trainer {
       const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));
       const u = update?.agents[spec.id];
       perAgent[spec.id] = {
-        meanScore: acts.length ? acts.reduce((a, x) => a + (x.coach?.score ?? 5), 0) / acts.length : 0,
+        meanScore: acts.length ? acts.reduce((a, x) => a + (x.coach?.score ?? NEUTRAL_SCORE), 0) / acts.length : 0,
         reward: mean(acts.flatMap((x) => (x.reward === undefined ? [] : [x.reward]))),
         loss: u?.loss ?? 0, kl: u?.kl ?? 0, entropy: u?.entropy ?? 0, clipFraction: u?.clipFraction ?? 0,
         gradNorm: u?.gradNorm ?? 0, samples: u?.samples ?? 0, skippedSteps: u?.skippedSteps ?? 0,

@@ -16,8 +16,8 @@
  *   const coach = await createWebLlmCoach('Qwen2.5-0.5B-Instruct-q4f32_1-MLC', {onProgress: (p) => bar(p.progress)});
  *   await coach.scoreBatch([ctx]);                    // [{score: 7, raw: 'PROCESS_SCORE: 7', ok: true, attempts: 1}]
  */
-import type { Coach, CoachResult } from './coach.ts';
-import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, parseCoachAnswer, type ActionContext } from './coach-format.ts';
+import { askWithRepair, type Coach, type CoachResult } from './coach.ts';
+import { DEFAULT_COACH_TEMPLATE, type ActionContext } from './coach-format.ts';
 
 export interface WebLlmModelInfo {
   id: string;
@@ -103,22 +103,12 @@ export class WebLlmCoach implements Coach {
     return reply.choices[0]?.message.content ?? '';
   }
 
-  async scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
-    const out: CoachResult[] = [];
-    for (const a of actions) {
-      const prompt = coachPrompt(a, this.template);
-      const wantCorrect = Boolean(a.final && a.groundTruth !== undefined);
-      const first = await this.ask([prompt]);
-      const p = parseCoachAnswer(first, wantCorrect);
-      if (p.ok) {
-        out.push({ score: p.score, correct: p.correct, raw: first, ok: true, attempts: 1 });
-        continue;
-      }
-      const second = await this.ask([prompt, first, FORMAT_REMINDER]);
-      const q = parseCoachAnswer(second, wantCorrect);
-      out.push(q.ok ? { score: q.score, correct: q.correct, raw: second, ok: true, attempts: 2 }
-        : { score: 5, raw: `${first}\n---\n${second}`, ok: false, attempts: 2 });
-    }
-    return out;
+  /** One conversation at a time: the WebLLM engine answers one request at once. */
+  scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
+    return askWithRepair(actions, this.template, async (conversations) => {
+      const out: string[] = [];
+      for (const turns of conversations) out.push(await this.ask(turns));
+      return out;
+    });
   }
 }

@@ -21,7 +21,7 @@
  * Example: relayStepVerdict('7 + 5', '2') -> {score: 10, right: true, reason: 'right: 7 + 5 -> 2'}
  */
 import { RuleCoach, type Coach } from '../../mappa/coach.ts';
-import type { ActionContext } from '../../mappa/coach-format.ts';
+import { NEUTRAL_SCORE, type ActionContext } from '../../mappa/coach-format.ts';
 import type { Trajectory, TrajectoryOutcome } from '../../mappa/rollout.ts';
 import type { AgentSpec, WorkflowSpec } from '../../mappa/workflow.ts';
 import { relayStep } from './tasks.ts';
@@ -68,8 +68,8 @@ export function relayDigit(output: string): number | null {
  */
 export function relayStepVerdict(given: string, output: string): RelayVerdict {
   const m = /(-?\d+)?\s*\+\s*(\d+)\s*$/.exec(given.trim());
-  if (!m) return { score: 5, reason: `cannot read "x + k" in the input "${given.trim().slice(-40)}"; neutral` };
-  if (m[1] === undefined) return { score: 5, reason: 'the input holds no digit (an upstream agent gave none); neutral' };
+  if (!m) return { score: NEUTRAL_SCORE, reason: `cannot read "x + k" in the input "${given.trim().slice(-40)}"; neutral` };
+  if (m[1] === undefined) return { score: NEUTRAL_SCORE, reason: 'the input holds no digit (an upstream agent gave none); neutral' };
   const x = Number(m[1]);
   const k = Number(m[2]);
   const want = relayStep(x, k);
