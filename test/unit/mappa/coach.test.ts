@@ -86,3 +86,26 @@ describe('coach backends', () => {
     expect(bad.score).toBeLessThan(5);
   });
 });
+
+describe('WebLLM coach', () => {
+  // A fake chat engine stands in for @mlc-ai/web-llm's: the real one needs WebGPU and a model download,
+  // neither of which exists here. It answers from a script, so the shared ask / repair / neutral path is checked.
+  it('asks once, repairs a broken answer with the reminder, and falls back to the neutral score', async () => {
+    const { WebLlmCoach } = await import('../../../src/core/mappa/webllm-coach.ts');
+    const { NEUTRAL_SCORE, FORMAT_REMINDER, DEFAULT_COACH_TEMPLATE } = await import('../../../src/core/mappa/coach-format.ts');
+    const script = ['PROCESS_SCORE: 8', 'looks fine', 'PROCESS_SCORE: 3', 'no idea', 'still no idea'];
+    const seen: { role: string; content: string }[][] = [];
+    const engine = { chat: { completions: { create: async (req: { messages: { role: string; content: string }[] }) => {
+      seen.push(req.messages);
+      return { choices: [{ message: { content: script[seen.length - 1] } }] };
+    } } } };
+    const coach = new WebLlmCoach('fake', engine, DEFAULT_COACH_TEMPLATE, 16);
+    const r = await coach.scoreBatch([ctx(), ctx({ agentId: 'executor' }), ctx({ agentId: 'verifier' })]);
+    // First pass: 8, "looks fine" (broken), 3; then the repair of action 2 ("no idea"): still broken.
+    expect(r.map((x) => [x.score, x.ok, x.attempts])).toEqual([[8, true, 1], [NEUTRAL_SCORE, false, 2], [3, true, 1]]);
+    expect(seen).toHaveLength(4);
+    expect(seen[3].map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(seen[3][2].content).toBe(FORMAT_REMINDER);
+    expect(r[1].raw).toBe('looks fine\n---\nno idea');
+  });
+});
