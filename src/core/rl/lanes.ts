@@ -24,14 +24,18 @@ export interface AdapterSpec {
   values: Float32Array;
 }
 
-/** The right-padded rows of one micro-batch (update.ts `Batch`), as plain arrays. */
+/** The right-padded rows of one micro-batch, as plain arrays (update.ts trains on it; a lane gets it as is). */
 export interface LaneBatch {
   ids: number[][]; // [B, T]
   mask: number[][]; // [B, T]
-  actionMask: number[][]; // [B, T-1]
-  advantages: number[][]; // [B, T-1]
-  oldLogprobs: number[][]; // [B, T-1]
-  refLogprobs: number[][]; // [B, T-1]
+  /** [B, T-1] 1 where the log-prob is of an action token (and the action is not truncated). */
+  actionMask: number[][];
+  /** [B, T-1] advantage at action positions, 0 elsewhere. */
+  advantages: number[][];
+  /** [B, T-1] old log-prob at action positions. */
+  oldLogprobs: number[][];
+  /** [B, T-1] reference-model log-prob at action positions. */
+  refLogprobs: number[][];
 }
 
 export type LaneJob =

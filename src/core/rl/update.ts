@@ -22,7 +22,7 @@ import { rowLogProbs } from '../model/score.ts';
 import { promptBatches } from '../model/generate.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
-import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type UpdateLanes } from './lanes.ts';
+import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type LaneBatch, type UpdateLanes } from './lanes.ts';
 
 export interface TrainSample {
   agent: string;
@@ -89,17 +89,8 @@ export interface UpdateMetrics {
   seconds: number;
 }
 
-interface Batch {
-  ids: number[][];
-  mask: number[][];
-  /** [B][T-1] 1 where the log-prob is of an action token (and the action is not truncated). */
-  actionMask: number[][];
-  /** [B][T-1] advantage at action positions, 0 elsewhere. */
-  advantages: number[][];
-  /** [B][T-1] old log-prob at action positions. */
-  oldLogprobs: number[][];
-  refLogprobs: number[][];
-}
+/** One micro-batch's right-padded rows (lanes.ts `LaneBatch`: the same plain arrays travel to a lane). */
+type Batch = LaneBatch;
 
 /** Right-pad prompt+action rows. Example: prompt [1,2], action [3] -> ids [1,2,3], action position 1 of T-1. */
 function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; old: number[][]; ref: number[][] }, rows?: number[]): Batch {
