@@ -12,6 +12,8 @@
 import { NEUTRAL_SCORE } from '../core/mappa/coach-format.ts';
 import { agentReward, type RewardMode } from '../core/mappa/rewards.ts';
 import type { Trajectory } from '../core/mappa/rollout.ts';
+import { computeAdvantages } from '../core/rl/advantages.ts';
+import { extractCodeBlocks } from '../core/tools/code-blocks.ts';
 import type { ActionView, TrajectoryView } from '../worker/protocol.ts';
 
 export const MODES: RewardMode[] = ['process', 'outcome', 'mixed'];
@@ -21,18 +23,21 @@ export function rewardUnder(mode: RewardMode, processWeight: number, t: Trajecto
   return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0 }, t as unknown as Trajectory, a.coach?.score ?? NEUTRAL_SCORE);
 }
 
-/** Per trajectory, per action: (reward - batch mean) / batch std over every action of the batch. */
+/**
+ * Per trajectory, per action: the advantage each action would train on under `reward`, from the
+ * trainer's own REINFORCE++ (core/rl/advantages.ts, batch whitening) with each action taken as one
+ * token and no KL term: (reward - batch mean) / batch std over every action of the batch.
+ */
 export function batchAdvantages(trajs: TrajectoryView[], reward: (t: TrajectoryView, a: ActionView) => number): number[][] {
-  const r = trajs.map((t) => t.actions.map((a) => reward(t, a)));
-  const flat = r.flat();
-  const mean = flat.reduce((s, x) => s + x, 0) / Math.max(flat.length, 1);
-  const std = Math.sqrt(flat.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(flat.length, 1));
-  return r.map((row) => row.map((x) => (x - mean) / (std + 1e-8)));
+  const samples = trajs.flatMap((t) => t.actions.map((a) => ({ agent: a.agentId, reward: reward(t, a), oldLogprobs: [0], refLogprobs: [0] })));
+  const { advantages } = computeAdvantages(samples, { klCoef: 0, whitening: 'batch' });
+  let k = 0;
+  return trajs.map((t) => t.actions.map(() => advantages[k++][0]));
 }
 
-/** Fenced code blocks of an agent's text (what the sandbox ran). */
+/** The code blocks of an agent's text that the tools ran (the sandbox's own parser: Python, JavaScript, SQL). */
 export function codeBlocks(text: string): { lang: string; code: string }[] {
-  return [...text.matchAll(/```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1] || 'code', code: m[2].replace(/\n$/, '') }));
+  return extractCodeBlocks(text, ['python', 'javascript', 'sql']).map((b) => ({ lang: b.language, code: b.code }));
 }
 
 /** Colour of a 0..10 score: red (0) through amber to green (10). */
