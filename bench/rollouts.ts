@@ -37,10 +37,10 @@ import { evaluateTeam, Trainer, type EvalResult } from '../src/core/mappa/train.
 import type { LoadedModel } from '../src/core/model/load.ts';
 import type { Sandbox } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
-import { readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
+import { alignPerTask, readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
 import { FileStore } from '../src/cli/file-store.ts';
 import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
-import { formatPercent, formatRatio, logRatioInterval, type Interval } from '../src/core/stats/intervals.ts';
+import { formatPercent, formatPoints, formatRatio, logRatioInterval, pairedDifference, type Interval } from '../src/core/stats/intervals.ts';
 
 const MODES = ['process', 'outcome'] as const;
 type Mode = (typeof MODES)[number];
@@ -240,7 +240,49 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
   }
   const missing = pairs.filter((x) => x.p !== undefined && x.q !== undefined && (x.p === null) !== (x.q === null));
   for (const x of missing) out.push(`- seed ${x.seed}: only ${x.p !== null ? 'process' : 'outcome'} reached the target (${x.p ?? x.q} rollouts): a lower bound of the saving is not computed.`);
+  out.push(...pairedFinals(rows, o.seeds, config.evalTemperature));
   return out.join('\n') + '\n';
+}
+
+/**
+ * Final accuracy, process minus outcome, paired problem by problem (Newcombe) per seed and pooled over
+ * the seeds (every seed's problems as more pairs), for greedy and sampled decoding. Seeds whose final
+ * evaluations did not keep per-problem results on the same problems are left out, and said so.
+ * Example line: | seed 0 | 28.0 % | 29.5 % | -1.5 pts [-5.2, +2.2] | 28.5 % | 22.5 % | +6.0 pts [+1.0, +11.1] |
+ */
+export function pairedFinals(rows: RunSummary[], seeds: number[], evalTemperature: number): string[] {
+  const metrics: TargetMetric[] = ['greedy', 'sampled'];
+  const pooled: Record<TargetMetric, [boolean[], boolean[]]> = { greedy: [[], []], sampled: [[], []] };
+  const lines: string[] = [];
+  const skipped: number[] = [];
+  const cell = (a: boolean[], b: boolean[]) => {
+    const d = pairedDifference(a, b);
+    const k = (x: boolean[]) => `${((x.filter(Boolean).length / x.length) * 100).toFixed(1)} %`;
+    return `${k(a)} | ${k(b)} | ${formatPoints(d)}`;
+  };
+  for (const seed of seeds) {
+    const p = rows.find((r) => r.run.seed === seed && r.run.reward === 'process')?.final?.perTask;
+    const q = rows.find((r) => r.run.seed === seed && r.run.reward === 'outcome')?.final?.perTask;
+    const aligned = p && q ? metrics.map((m) => alignPerTask(p, q, m)) : [null, null];
+    if (!aligned[0] || !aligned[1]) {
+      skipped.push(seed);
+      continue;
+    }
+    metrics.forEach((m, i) => {
+      pooled[m][0].push(...aligned[i]![0]);
+      pooled[m][1].push(...aligned[i]![1]);
+    });
+    lines.push(`| seed ${seed} (${aligned[0][0].length} problems) | ${cell(...aligned[0])} | ${cell(...aligned[1])} |`);
+  }
+  if (!lines.length) return ['', 'Paired final accuracies: none (no seed with both modes\' final per-problem results).'];
+  const head = [
+    '', `Final accuracy, process - outcome, paired problem by problem (95 % Newcombe interval); sampled at T = ${evalTemperature}:`, '',
+    '| runs | process greedy | outcome greedy | greedy: process - outcome | process sampled | outcome sampled | sampled: process - outcome |',
+    '|---|---:|---:|---|---:|---:|---|',
+  ];
+  if (lines.length > 1) lines.push(`| seeds pooled (${pooled.greedy[0].length} pairs) | ${cell(...pooled.greedy)} | ${cell(...pooled.sampled)} |`);
+  if (skipped.length) lines.push('', `Seeds without both final per-problem results, left out: ${skipped.join(', ')}.`);
+  return [...head, ...lines];
 }
 
 export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<string> {

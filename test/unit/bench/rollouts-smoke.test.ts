@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatRolloutsReport, parseRolloutsArgs, quickConfig, runRolloutsBenchmark } from '../../../bench/rollouts.ts';
+import { formatRolloutsReport, pairedFinals, parseRolloutsArgs, quickConfig, runRolloutsBenchmark } from '../../../bench/rollouts.ts';
 import { readRun, type RunSummary } from '../../../src/cli/compare.ts';
 
 function row(reward: string, seed: number, rolloutsToTarget: number | null, greedy: number): RunSummary {
@@ -48,6 +48,25 @@ describe('bench rollouts', () => {
     const partial = formatRolloutsReport([row('outcome', 0, 48, 0.35), row('outcome', 1, null, 0.3), row('outcome', 2, null, 0.25)], o, 0.3, quickConfig(4), 'cpu');
     expect(partial).toContain('2 outcome run(s) and 0 process run(s) did not reach it; 3 run(s) not in this report).');
     expect(partial).not.toContain('only outcome reached');
+  });
+
+  it('pairs the final accuracies problem by problem, per seed and pooled', () => {
+    const withTasks = (r: RunSummary, greedy: boolean[], sampled: boolean[], ids = ['a', 'b', 'c', 'd']): RunSummary =>
+      ({ ...r, final: { ...r.final!, perTask: { ids, greedy, sampled } } });
+    const T = true, F = false;
+    // seed 0: greedy process 2/4 vs outcome 1/4 (+25 points), sampled 1/4 vs 1/4 (0);
+    // seed 1 lists the problems in another order: aligned by id, process 3/4 vs outcome 3/4.
+    const rows = [
+      withTasks(row('process', 0, null, 0.5), [T, T, F, F], [T, F, F, F]), withTasks(row('outcome', 0, null, 0.25), [T, F, F, F], [F, T, F, F]),
+      withTasks(row('process', 1, null, 0.75), [T, T, T, F], [F, F, F, F]), withTasks(row('outcome', 1, null, 0.75), [F, T, T, T], [F, F, F, F], ['d', 'c', 'b', 'a']),
+      row('process', 2, null, 0.5), row('outcome', 2, null, 0.5),
+    ];
+    const text = pairedFinals(rows, [0, 1, 2], 0.6).join('\n');
+    expect(text).toMatch(/\| seed 0 \(4 problems\) \| 50.0 % \| 25.0 % \| \+25.0 pts \[[^\]]+\] \| 25.0 % \| 25.0 % \| \+?0.0 pts/);
+    expect(text).toMatch(/\| seed 1 \(4 problems\) \| 75.0 % \| 75.0 % \| \+?0.0 pts/);
+    // Pooled: 8 pairs, greedy 5/8 vs 4/8 -> +12.5 points.
+    expect(text).toMatch(/\| seeds pooled \(8 pairs\) \| 62.5 % \| 50.0 % \| \+12.5 pts/);
+    expect(text).toContain('Seeds without both final per-problem results, left out: 2.');
   });
 
   it('--quick runs both modes into run folders that mappa compare reads; finished runs are reused', async () => {
