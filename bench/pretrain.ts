@@ -6,7 +6,7 @@
  *
  * For: the data-parallel speed-up of `npm run pretrain -- --workers N` (tfjs-backend-wasm 4.22 runs
  * one thread in Node, so a second core is otherwise idle). Not for: checking numbers
- * (test/unit/models/data-parallel.test.ts does, against the single-thread gradient).
+ * (test/unit/pretrain/data-parallel.test.ts does, against the single-thread gradient).
  *
  * Shapes: rows x width with rows * width = --tokens-per-batch (2048, as pretraining), one per length
  * class of the corpus: math turns (~200-350 tokens), data-team turns (~500-1200 tokens). Random
