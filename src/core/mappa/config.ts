@@ -54,13 +54,12 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   agentModel: 'models/agent',
   workflow: MATH_CHAIN,
   iterations: 30,
-  // 12 prompts (720 rollouts in 30 iterations) rather than 8: +10.0 and +11.0 points at T=0.6 on the 200
-  // held-out problems for seeds 0 and 1, against +8.0 and +9.0 with 8 (README, "Training the embedded default").
+  // 12 prompts rather than 8: the measured choice (README, "Training the embedded default").
   promptsPerIteration: 12,
   samplesPerPrompt: 2,
   temperature: 1.0,
-  // The whole held-out set (200 problems: +-3.5 points of noise, against +-7 on 50, where a lucky draw
-  // once showed +12 for a gain of 8), every 15 iterations so the run stays near 15 minutes on 2 cores.
+  // The whole held-out set (200 problems, about +-3.5 points of noise; 50 would give +-7), every 15
+  // iterations so that evaluating stays a small share of the run on 2 cores.
   evalEvery: 15,
   evalTasks: 200,
   evalTemperature: 0.6,
@@ -70,7 +69,7 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   lora: { ...DEFAULT_LORA, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
   update: { ...DEFAULT_UPDATE },
   rewards: { ...DEFAULT_REWARDS },
-  // Every level mixed, as the held-out set is: training on level 1 alone taught one-step answers (measured).
+  // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   coach: { kind: 'rule', model: 'models/judge', template: '', miscalibration: null },
   toolTimeoutMs: 2000,
