@@ -47,7 +47,7 @@ export function trajectoryView(t: Trajectory): TrajectoryView {
     correct: t.correct,
     actions: t.actions.map((a) => ({
       agentId: a.agentId, role: a.role, turn: a.turn, messages: a.messages.map((m) => ({ role: m.role, content: m.content })),
-      text: a.text, tokens: a.tokens.length, truncated: a.truncated, observation: a.observation, coach: a.coach, reward: a.reward,
+      text: a.text, tokens: a.tokens.length, truncated: a.truncated, observation: a.observation, coach: a.coach, reward: a.reward, advantage: a.advantage,
     })),
   };
 }

@@ -32,6 +32,8 @@ export interface ActionView {
   observation?: string;
   coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
   reward?: number;
+  /** The REINFORCE++ advantage the update trained this action on (mean over its tokens); absent when it was not trained. */
+  advantage?: number;
 }
 
 export interface TrajectoryView {

@@ -129,7 +129,7 @@ export function agentReward(settings: RewardSettings, t: Trajectory, score: numb
 
 /** Rewards onto the actions, and one TrainSample per action of a trainable agent. */
 export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: CoachedTrajectory[], settings: RewardSettings,
-  trainable: (agentId: string) => boolean): TrainSample[] {
+  trainable: (agentId: string) => boolean, actionOf?: Map<TrainSample, Action>): TrainSample[] {
   const samples: TrainSample[] = [];
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
@@ -138,7 +138,7 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
       const turn = coached[i].turnScores.get(a);
       a.tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
       if (!trainable(a.agentId) || a.tokens.length === 0) continue;
-      samples.push({
+      const sample: TrainSample = {
         agent: a.agentId,
         prompt: a.promptTokens,
         action: a.tokens,
@@ -146,7 +146,9 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
         tokenRewards: a.tokenRewards,
         group: `${t.task.id}/${a.agentId}/${a.turn}`,
         truncated: a.truncated,
-      });
+      };
+      samples.push(sample);
+      actionOf?.set(sample, a);
     }
   });
   return samples;

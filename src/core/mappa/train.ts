@@ -13,7 +13,7 @@
  *          t.on((e) => console.log(e.type)); await t.run();
  */
 import { AdamW } from '../rl/adamw.ts';
-import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
+import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
 import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../lora/adapter.ts';
 import type { GenerationProgress } from '../model/generate.ts';
@@ -27,7 +27,7 @@ import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
 import { domainOf, meanMetrics } from './domains.ts';
 import { coachTrajectories, trainSamples, type CoachStats } from './rewards.ts';
-import { runRollouts, type RolloutTask, type Trajectory } from './rollout.ts';
+import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
 
 export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
 
@@ -317,7 +317,8 @@ export class Trainer {
     const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
     const kept = trajs.filter((_, i) => keptIdx.has(i));
     const context = Math.min(this.deps.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
-    const all = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false);
+    const actionOf = new Map<TrainSample, Action>();
+    const all = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false, actionOf);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
     counts.droppedOverContext = all.length - samples.length;
     let update: UpdateMetrics | null = null;
@@ -327,6 +328,11 @@ export class Trainer {
         (e) => (this.lanesUsable = false, this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` }))));
     }
 
+    // Each trained action keeps the advantage the update trained it on (mean over its tokens).
+    update?.sampleAdvantages.forEach((adv, i) => {
+      const a = actionOf.get(samples[i]);
+      if (a) a.advantage = adv;
+    });
     const perAgent: IterationMetrics['perAgent'] = {};
     for (const spec of c.workflow.agents) {
       const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));

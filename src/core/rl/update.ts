@@ -87,6 +87,8 @@ export interface UpdateMetrics {
   kl: number;
   tokensPerSecond: number;
   seconds: number;
+  /** Per sample, in input order: the mean REINFORCE++ advantage over its action tokens (0 when truncated). */
+  sampleAdvantages: number[];
 }
 
 /** One micro-batch's right-padded rows (lanes.ts `LaneBatch`: the same plain arrays travel to a lane). */
@@ -340,5 +342,6 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
     sideTotals = { entropy: 0, clipped: 0, kl: 0, tokens: 0 };
   }
   const seconds = (performance.now() - started) / 1000;
-  return { agents, kl: meanKl, tokensPerSecond: tokensProcessed / Math.max(seconds, 1e-9), seconds };
+  const sampleAdvantages = advantages.map((a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0));
+  return { agents, kl: meanKl, tokensPerSecond: tokensProcessed / Math.max(seconds, 1e-9), seconds, sampleAdvantages };
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/backend.ts';
 import type { LoadedModel } from '../../../src/core/model/load.ts';
 import { ConfigFileError, resolveTrainConfig } from '../../../src/core/mappa/config.ts';
+import type { Trajectory } from '../../../src/core/mappa/rollout.ts';
 import { Trainer, type IterationMetrics } from '../../../src/core/mappa/train.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
@@ -58,7 +59,11 @@ describe('the MAPPA loop', () => {
     const store = new MemoryStore();
     const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
     const events: string[] = [];
-    trainer.on((e) => events.push(e.type));
+    let shown: Trajectory[] = [];
+    trainer.on((e) => {
+      events.push(e.type);
+      if (e.type === 'trajectories') shown = e.trajectories;
+    });
     const frozenBefore = await trainer.policies.get('verifier')!.adapter.values();
     const m = await trainer.step();
     expect(m.trajectories).toBe(4);
@@ -71,6 +76,18 @@ describe('the MAPPA loop', () => {
     expect(events).toContain('trajectories');
     expect(events).toContain('iteration');
     expect(events).toContain('checkpoint');
+    // Every trained action carries the advantage it was trained on (mean over its tokens); the frozen
+    // verifier's carry none. Batch whitening over every action token: the token-weighted mean is 0.
+    const acts = shown.flatMap((t) => t.actions);
+    const trained = acts.filter((a) => a.agentId !== 'verifier' && a.tokens.length > 0 && !a.truncated);
+    expect(acts.filter((a) => a.agentId === 'verifier').every((a) => a.advantage === undefined)).toBe(true);
+    expect(acts.filter((a) => a.agentId !== 'verifier' && a.tokens.length > 0).every((a) => Number.isFinite(a.advantage))).toBe(true);
+    // Truncated actions are masked (advantage 0); the rest are whitened together: token-weighted mean 0.
+    expect(acts.filter((a) => a.agentId !== 'verifier' && a.truncated).every((a) => a.advantage === 0)).toBe(true);
+    if (trained.length) {
+      const weighted = trained.reduce((s, a) => s + a.advantage! * a.tokens.length, 0) / trained.reduce((s, a) => s + a.tokens.length, 0);
+      expect(Math.abs(weighted)).toBeLessThan(1e-6);
+    }
     const after = await trainer.policies.get('verifier')!.adapter.values();
     for (const [k, v] of frozenBefore) expect(after.get(k)!.a).toEqual(v.a);
     const m2 = await trainer.step();
