@@ -9,6 +9,7 @@
  *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
  */
 import type { RunPlanSummary } from '../core/mappa/run-plan.ts';
+import type { WebLlmModelInfo } from '../core/mappa/webllm-coach.ts';
 import type { BackendInfo, BackendName } from '../core/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../core/mappa/train.ts';
 import type { TrainConfig } from '../core/mappa/config.ts';
@@ -64,6 +65,8 @@ export interface Requests {
   /** Load another agent base model: hub-layout URL / hub id, or picked files. Replaces the run. */
   loadModel: { args: { url?: string; files?: File[] }; value: { name: string; parameters: number } };
   listRuns: { args: Record<string, never>; value: (RunRecord & { metrics: IterationMetrics[] })[] };
+  /** web-llm's prebuilt chat models a WebLLM coach can be, smallest first. */
+  webllmModels: { args: Record<string, never>; value: WebLlmModelInfo[] };
   /** Choose the WebLLM coach (null: back to the config's coach). */
   webllmCoach: { args: { choice: WebLlmChoice | null }; value: { name: string } };
   /** After a device loss: rebuild on another backend from the last checkpoint. */

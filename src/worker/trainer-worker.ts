@@ -499,6 +499,10 @@ const handlers: Handlers = {
       metrics: await new IdbStore(r.runId).metrics<IterationMetrics>(),
     })));
   },
+  async webllmModels() {
+    const { webLlmModels } = await import('../core/mappa/webllm-coach.ts');
+    return webLlmModels();
+  },
   async webllmCoach({ choice }) {
     if (!choice) {
       webllm = null;

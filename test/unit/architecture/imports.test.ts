@@ -58,3 +58,26 @@ describe('the import graph of src/core', () => {
     expect(cycles).toEqual([]);
   });
 });
+
+describe('the page (src/ui)', () => {
+  const ui = path.join(root, 'src/ui');
+  const uiFiles = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? uiFiles(path.join(dir, e.name)) : /\.(ts|svelte)$/.test(e.name) ? [path.join(dir, e.name)] : []);
+  // Model work (a backend, a model, a coach that loads one) happens in the training worker only:
+  // the page reaches it through the worker client, so the main thread never loads tfjs or web-llm.
+  const workerOnly = [/src\/core\/backend\.ts$/, /src\/core\/model\//, /src\/core\/kernels\//, /webllm-coach\.ts$/, /src\/core\/mappa\/train\.ts$/, /^@tensorflow\//, /^@mlc-ai\//];
+
+  it('imports no model work except as types', () => {
+    const bad: string[] = [];
+    for (const f of uiFiles(ui)) {
+      const src = fs.readFileSync(f, 'utf8');
+      const re = /(?:^|[\s;])import\s+(?!type\s)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+      for (const m of src.matchAll(re)) {
+        const spec = m[1] ?? m[2];
+        const target = spec.startsWith('.') ? path.resolve(path.dirname(f), spec) : spec;
+        if (workerOnly.some((r) => r.test(target))) bad.push(`${rel(f)} -> ${spec}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});
