@@ -195,7 +195,7 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
         return;
       }
       if (e.type === 'generation') return generationProgress(e.agentId, e.progress);
-      if (e.type === 'phase') phaseProgress(e.phase, e.done, e.total);
+      if (e.type === 'phase') phaseProgress(e.phase, e.status);
       if (e.type === 'checkpoint') lastCheckpoint = e.iteration;
       post({ kind: 'train', event: e });
     });
@@ -297,12 +297,12 @@ function clearProgress(): void {
   phaseStarts.clear();
 }
 
-function phaseProgress(phase: Phase, done: number, total: number): void {
+function phaseProgress(phase: Phase, status: 'start' | 'end'): void {
   const key = `phase:${phase}`;
   const now = performance.now();
-  if (done === 0 && !phaseStarts.has(key)) phaseStarts.set(key, now);
+  if (status === 'start' && !phaseStarts.has(key)) phaseStarts.set(key, now);
   const started = phaseStarts.get(key) ?? now;
-  const finished = done >= total && total > 0 && !(phase === 'eval' && done === 0);
+  const finished = status === 'end';
   const label = { rollout: 'rollouts', coach: 'coaching every action', update: 'updating adapters', eval: 'held-out evaluation', checkpoint: 'saving checkpoint' }[phase];
   if (finished) {
     phaseSeconds[phase] = (now - started) / 1000;

@@ -67,7 +67,8 @@ export interface IterationMetrics {
 }
 
 export type TrainEvent =
-  | { type: 'phase'; iteration: number; phase: Phase; done: number; total: number }
+  /** A phase of an iteration began or ended (an evaluation's begins once per pass: greedy, then sampled). */
+  | { type: 'phase'; iteration: number; phase: Phase; status: 'start' | 'end' }
   /** Inside a rollout or evaluation: one agent's pre-fill and decoding steps. */
   | { type: 'generation'; iteration: number; agentId: string; progress: GenerationProgress }
   | { type: 'iteration'; metrics: IterationMetrics }
@@ -257,7 +258,7 @@ export class Trainer {
     const offload = this.deps.evalOffload;
     const engineOnly = !this.config.workflow.agents.some((a) => this.deps.external?.has(a.id));
     return evaluateTeam(this.config, this.backends(), this.deps, {
-      onStage: (rows) => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', done: 0, total: rows }),
+      onStage: () => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', status: 'start' }),
       heldOut: this.deps.dataset?.eval,
       offloadSampled: offload && this.offloadUsable && engineOnly
         ? (tasks, temperature, seed) => offload(this.config, this.adapterValues(), tasks, temperature, seed)
@@ -294,12 +295,12 @@ export class Trainer {
     const seconds: Record<Phase, number> = { rollout: 0, coach: 0, update: 0, eval: 0, checkpoint: 0 };
     const timed = async <T>(phase: Phase, f: () => Promise<T>): Promise<T> => {
       const t0 = performance.now();
-      this.emit({ type: 'phase', iteration: it, phase, done: 0, total: 1 });
+      this.emit({ type: 'phase', iteration: it, phase, status: 'start' });
       try {
         return await f();
       } finally {
         seconds[phase] += (performance.now() - t0) / 1000;
-        this.emit({ type: 'phase', iteration: it, phase, done: 1, total: 1 });
+        this.emit({ type: 'phase', iteration: it, phase, status: 'end' });
       }
     };
 
