@@ -296,9 +296,15 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
   log(`backend ${backend}; runs into ${o.out}`);
   const parts = await openParts(o, base);
   try {
-    log('evaluating the untrained team once (the same for every seed and mode)');
-    const plain = new EngineAgents(parts.agentModel, new Map());
-    const baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts);
+    // Every run already finished (a report over runs made earlier): their baseline record is the evaluation.
+    const runs = o.seeds.flatMap((seed) => MODES.map((mode) => ({ config: { ...base, seed, rewards: { ...base.rewards, mode } } as TrainConfig, dir: path.join(o.out, `${mode}-seed${seed}`) })));
+    let baseline = await savedBaseline(runs);
+    if (baseline) log(`every run is finished: the untrained team's evaluation is the one they recorded`);
+    else {
+      log('evaluating the untrained team once (the same for every seed and mode)');
+      const plain = new EngineAgents(parts.agentModel, new Map());
+      baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts);
+    }
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
     const target = o.target ?? Math.min(1, baseline[o.metric] + 0.1);
     const rows: RunSummary[] = [];
@@ -322,6 +328,14 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     await parts.sandbox?.dispose();
     parts.agentModel.model.dispose();
   }
+}
+
+/** The untrained team's evaluation that every run recorded (iteration 0 of metrics.jsonl), when every run is finished; else null. */
+async function savedBaseline(runs: { config: TrainConfig; dir: string }[]): Promise<EvalResult | null> {
+  for (const r of runs) if (!(await finishedRun(r.config, r.dir, false))) return null;
+  const first = (await readFile(path.join(runs[0].dir, 'metrics.jsonl'), 'utf8')).split('\n')[0];
+  const record = first ? (JSON.parse(first) as { iteration: number; eval?: EvalResult }) : null;
+  return record?.iteration === 0 && record.eval ? record.eval : null;
 }
 
 /** Entry point of `npm run bench -- rollouts [options]`. */
