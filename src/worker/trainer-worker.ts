@@ -11,7 +11,7 @@
  * whole configuration, so opening the same configuration (the same URL) resumes that run.
  */
 /// <reference lib="webworker" />
-import { deviceLimits, planRun, promptBase, type RunPlanSummary } from '../core/mappa/run-plan.ts';
+import { planForModel, type RunPlanSummary } from '../core/mappa/run-plan.ts';
 import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice, type BackendName } from '../core/backend.ts';
 import { loadModel, type LoadedModel } from '../core/model/load.ts';
 import { memorySource } from '../core/model/sources.ts';
@@ -91,16 +91,6 @@ function progress(p: ProgressInfo): void {
 
 /** The open run's memory plan (null before a run is open). */
 let runPlan: RunPlanSummary | null = null;
-
-/** Plans a run on the current backend against its limits (the model's config and the run's budgets). */
-function planOf(agentModel: LoadedModel, c: TrainConfig): RunPlanSummary {
-  const backend = currentBackend()?.name ?? 'cpu';
-  const tasks = domainOf(c.workflow).heldOut(8);
-  const tok = agentModel.tokenizer;
-  const base = tok && tasks.length ? Math.max(...tasks.map((t) => promptBase(tok, c.workflow, t))) : undefined;
-  const { plan: _, verdict: __, ...summary } = planRun(agentModel.config, c, backend, deviceLimits(backend, backend === 'webgpu' ? backendLimits() : undefined), base);
-  return summary;
-}
 
 // ---- models, coach, sandbox ----------------------------------------------------------------------
 function openModel(spec: string): Promise<LoadedModel> {
@@ -214,7 +204,7 @@ async function openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promis
       evals,
       trajectories: typeof last === 'string' ? JSON.parse(last) : null,
     });
-    runPlan = planOf(agentModel, c);
+    runPlan = planForModel(agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
     post({ kind: 'run', config: c, partial, runId, iteration: t.iteration, resumed: Boolean(saved), lanes: runLanes?.count ?? 0, plan: runPlan });
     setState('ready', saved ? `resumed at iteration ${t.iteration}` : undefined);
     return { config: c, runId, iteration: t.iteration, resumed: Boolean(saved) };

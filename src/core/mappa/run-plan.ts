@@ -20,6 +20,7 @@ import type { ModelConfig } from '../model/config.ts';
 import { fitsLimits, planMemory, type DeviceLimits, type FitVerdict, type MemoryPlan, type PlanProjection, type RunSettings } from '../model/memory-plan.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { TrainConfig } from './config.ts';
+import { domainOf } from './domains.ts';
 import { placeVars, type WorkflowSpec } from './workflow.ts';
 
 /** Tokens of system prompt, instructions and problem text an agent's prompt holds before any hand-over. */
@@ -105,4 +106,18 @@ export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend
     line: `peak up to ${mib(plan.peak)} MiB (update ${mib(plan.updatePeak)}, rollout ${mib(plan.rolloutPeak)}; weights ${mib(plan.weights)}); ` +
       `largest buffer ${mib(l.bytes)} MiB (${l.what} [${l.shape.join(', ')}])`,
   };
+}
+
+/**
+ * The plan of a run over a loaded agent model on `backend`, as the page shows it: the base prompt
+ * measured on 8 of the team's held-out tasks (the longest), the backend's limits (a WebGPU device's
+ * `gpu` limits), and the summary without the full plan.
+ */
+export function planForModel(model: { config: ModelConfig; tokenizer?: TextTokenizer | null }, c: TrainConfig, backend: PlanBackend,
+  gpu?: { maxStorageBufferBindingSize: number; maxBufferSize: number }): RunPlanSummary {
+  const tok = model.tokenizer;
+  const tasks = domainOf(c.workflow).heldOut(8);
+  const base = tok && tasks.length ? Math.max(...tasks.map((t) => promptBase(tok, c.workflow, t))) : undefined;
+  const { plan: _, verdict: __, ...summary } = planRun(model.config, c, backend, deviceLimits(backend, backend === 'webgpu' ? gpu : undefined), base);
+  return summary;
 }
