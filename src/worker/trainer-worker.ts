@@ -333,11 +333,17 @@ function generationProgress(agentId: string, p: GenerationProgress): void {
 }
 
 /** Runs the session until paused, done or one iteration (`single`); checkpoints whenever it stops. */
-async function loop(single: boolean): Promise<void> {
+/** Why the open run cannot train now (thrown to the request, so the page shows it), or nothing. */
+function assertRunnable(): void {
   if (!trainer || !config || !session) throw new Error('no run is open yet; wait for the model to load');
-  if (state === 'running' || state === 'stepping') return;
   if (lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
   if (runPlan && !runPlan.fits) throw new Error(`this run does not fit the device (memory plan: ${runPlan.line}): ${runPlan.problems.join('; ')}`);
+}
+
+async function loop(single: boolean): Promise<void> {
+  assertRunnable();
+  if (!trainer || !config || !session) return;
+  if (state === 'running' || state === 'stepping') return;
   const controller = (pauseController = new AbortController());
   setState(single ? 'stepping' : 'running');
   const t = trainer;
@@ -404,10 +410,12 @@ const handlers: Handlers = {
     return openRun(partial);
   },
   async start() {
+    assertRunnable(); // refused here, where the page hears it; the loop itself runs on
     void loop(false);
     return null;
   },
   async compare() {
+    assertRunnable();
     const opened = await openPartner();
     void loop(false);
     return opened;
