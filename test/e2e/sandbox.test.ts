@@ -129,8 +129,11 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const inUpdate = (await view(page)).progress.update !== undefined;
     console.log(`[e2e] typing ${typed.length} chars took ${typingMs} ms during the update (still updating: ${inUpdate}); longest frame gap ${maxGap.toFixed(0)} ms`);
     await expect(notes.inputValue()).resolves.toBe(typed);
-    expect(typingMs).toBeLessThan(typed.length * 15 + 4000);
-    expect(maxGap).toBeLessThan(1500);
+    // An update on the page's thread would freeze it for the whole update (tens of seconds here); in the
+    // worker, frames and keys keep coming. The bounds leave room for a loaded machine (a frame gap of
+    // 1.5 s was seen with two training runs on the other cores), not for a frozen page.
+    expect(typingMs).toBeLessThan(typed.length * 15 + 8000);
+    expect(maxGap).toBeLessThan(5000);
 
     await waitRun(page, 'r.metrics.length >= 2');
     await page.getByTestId('btn-pause').click(); // stops the third iteration in its rollouts: it leaves no trace
