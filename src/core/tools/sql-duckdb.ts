@@ -32,6 +32,26 @@ export interface DuckDbUrls {
 type DuckDbModule = typeof import('@duckdb/duckdb-wasm');
 
 async function loadModule(): Promise<DuckDbModule> {
+  if (isNode()) {
+    // The package's Node build bundles a Web Worker polyfill that, loaded on any thread but the main one
+    // (a `mappa train --threads` worker), takes itself for a polyfilled worker and crashes at import
+    // (require(workerData.mod) with no mod). Its browser build has the same AsyncDuckDB without the
+    // polyfill, and this file makes the worker itself (nodeWorker below), so Node workers load that one.
+    const { isMainThread } = await import(/* @vite-ignore */ 'node:worker_threads');
+    if (!isMainThread) {
+      const { createRequire } = await import(/* @vite-ignore */ 'node:module');
+      // That build reads the global Worker once at import (its own worker shim, unused here): a stand-in
+      // for the duration of the import.
+      const g = globalThis as { Worker?: unknown };
+      const had = 'Worker' in g;
+      if (!had) g.Worker = class {};
+      try {
+        return createRequire(import.meta.url)('@duckdb/duckdb-wasm/dist/duckdb-browser.cjs') as DuckDbModule;
+      } finally {
+        if (!had) delete g.Worker;
+      }
+    }
+  }
   const m = (await import('@duckdb/duckdb-wasm')) as DuckDbModule & { default?: DuckDbModule };
   return m.AsyncDuckDB ? m : m.default!; // Node loads the CommonJS build
 }

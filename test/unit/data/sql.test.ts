@@ -126,3 +126,24 @@ describe('SQL tool', () => {
     expect(r.text).toMatch(/Error: Catalog Error: Table with name nope does not exist!.*\(statement 2 \(SELECT \* FROM nope\)\)\. Tables: data, test\.$/);
   });
 });
+
+describe('SQL tool on a Node worker thread', () => {
+  // `mappa train --threads N` runs the data team's evaluation passes on worker threads; DuckDB's Node
+  // build crashed there at import (its Web Worker polyfill took the thread for one of its own workers).
+  it('starts and answers a query there', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { tsWorkerBoot } = await import('../../../src/cli/ts-worker.ts');
+    const w = new Worker(tsWorkerBoot(new URL('../../helpers/sql-in-thread.ts', import.meta.url).href), { eval: true });
+    try {
+      const answer = await new Promise<{ ok: boolean; stdout: string; error: string | null }>((resolve, reject) => {
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+      expect(answer.error).toBeNull();
+      expect(answer.ok).toBe(true);
+      expect(answer.stdout).toMatch(/42/);
+    } finally {
+      await w.terminate();
+    }
+  }, 60_000);
+});
