@@ -18,7 +18,7 @@
  * run has iterations the user is looking at), the page does not reload by itself: `onWaiting` tells
  * the page, which offers the reload as a button (`reloadNow`; the run resumes from its checkpoint).
  *
- * Example: const sw = registerServiceWorker({ canReload: () => !run.busy && run.iteration === 0,
+ * Example: const sw = registerServiceWorker({ canReload: () => !touched && !run.busy,
  *                                             onWaiting: (why) => (isolationWaits = why) });
  *          <button onclick={sw.reloadNow}>Reload</button>
  */
@@ -51,7 +51,7 @@ export function registerServiceWorker(opts: IsolationOptions = {}): { reloadNow:
     } catch {
       done = true; // no sessionStorage (blocked): no guard, so no reload
     }
-    if (done) return;
+    if (done && !asked) return; // the user's own request is not a loop
     console.info(`mappa: reloading once for cross-origin isolation (${why})`);
     location.reload();
   }
