@@ -20,7 +20,7 @@ import { loadModel } from '../src/core/model/load.ts';
 import { folderSource } from '../src/core/model/sources.ts';
 import { dataHeldOut } from '../src/core/mappa/data-team.ts';
 import { mathHeldOut } from '../src/core/tasks/math.ts';
-import { tQuantile } from '../src/core/stats/intervals.ts';
+import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
@@ -50,12 +50,8 @@ function parse(argv: string[]): Options {
 
 /** Mean of the paired differences with its t interval. Example: [1, 0, -1, 0] -> 0 [-1.30, +1.30]. */
 export function meanInterval(d: readonly number[]): { mean: number; lo: number; hi: number } {
-  const n = d.length;
-  const mean = d.reduce((s, x) => s + x, 0) / n;
-  if (n < 2) return { mean, lo: -Infinity, hi: Infinity };
-  const sd = Math.sqrt(d.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1));
-  const half = tQuantile(n - 1) * sd / Math.sqrt(n);
-  return { mean, lo: mean - half, hi: mean + half };
+  const i = tInterval(d);
+  return { mean: i.p, lo: i.low, hi: i.high };
 }
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;

@@ -34,7 +34,7 @@ import { resolveTrainConfig, type TrainConfig } from '../src/core/mappa/config.t
 import { domainOf } from '../src/core/mappa/domains.ts';
 import { evaluateTeam, type EvalResult, type IterationMetrics } from '../src/core/mappa/train.ts';
 import type { LoadedModel } from '../src/core/model/load.ts';
-import { formatRatio, logRatioInterval, tQuantile, wilson } from '../src/core/stats/intervals.ts';
+import { formatRatio, logRatioInterval, tInterval, wilson } from '../src/core/stats/intervals.ts';
 import { openModel } from '../src/cli/common.ts';
 import { finishedRun, runOne } from './rollouts.ts';
 import { svgPanels, type PlotSeries } from './plot.ts';
@@ -170,12 +170,8 @@ function reach(runs: RelayRun[], target: number): { values: number[]; censored: 
 
 /** Final step accuracy minus the untrained one, per seed: mean and 95 % t interval across seeds. */
 function gainOf(runs: RelayRun[]): { mean: number; low: number; high: number } {
-  const g = runs.map((r) => (r.evals[r.evals.length - 1] ?? r.baseline).step - r.baseline.step);
-  const m = mean(g);
-  if (g.length < 2) return { mean: m, low: NaN, high: NaN };
-  const sd = Math.sqrt(g.reduce((s, x) => s + (x - m) ** 2, 0) / (g.length - 1));
-  const half = tQuantile(g.length - 1) * sd / Math.sqrt(g.length);
-  return { mean: m, low: m - half, high: m + half };
+  const i = tInterval(runs.map((r) => (r.evals[r.evals.length - 1] ?? r.baseline).step - r.baseline.step));
+  return { mean: i.p, low: i.low, high: i.high };
 }
 
 const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;

@@ -118,6 +118,6 @@ export function planForModel(model: { config: ModelConfig; tokenizer?: TextToken
   const tok = model.tokenizer;
   const tasks = domainOf(c.workflow).heldOut(8);
   const base = tok && tasks.length ? Math.max(...tasks.map((t) => promptBase(tok, c.workflow, t))) : undefined;
-  const { plan: _, verdict: __, ...summary } = planRun(model.config, c, backend, deviceLimits(backend, backend === 'webgpu' ? gpu : undefined), base);
+  const { plan: _, verdict: __, ...summary } = planRun(model.config, c, backend, deviceLimits(backend, gpu), base);
   return summary;
 }

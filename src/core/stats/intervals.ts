@@ -158,6 +158,19 @@ export interface RatioInterval extends Interval {
 }
 
 /**
+ * The mean of `xs` with its Student t interval (sd / sqrt(n), df = n - 1); low and high are NaN below
+ * two values. Example: tInterval([1, 0, -1, 0]) -> { p: 0, low: -1.2993, high: 1.2993 } (t(3) = 3.1824).
+ */
+export function tInterval(xs: readonly number[], level = 0.95): Interval {
+  const n = xs.length;
+  const p = xs.reduce((s, x) => s + x, 0) / n;
+  if (n < 2) return { p, low: NaN, high: NaN };
+  const sd = Math.sqrt(xs.reduce((s, x) => s + (x - p) ** 2, 0) / (n - 1));
+  const half = tQuantile(n - 1, level) * sd / Math.sqrt(n);
+  return { p, low: p - half, high: p + half };
+}
+
+/**
  * How many times `a` is `b`, across seeds: e.g. the rollouts process reward needs to reach a target
  * (b, one value per seed) against what outcome reward needs (a). Taken on the log scale, where a
  * seed's luck multiplies: the ratio of the geometric means exp(mean log b - mean log a), with the
