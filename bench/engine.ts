@@ -20,10 +20,10 @@
  */
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
-import { type ModelConfig, expectedWeights, parameterCount, parseConfig } from '../src/core/model/config.ts';
-import { generate } from '../src/core/model/generate.ts';
-import { CausalLM, disposeCache } from '../src/core/model/llama.ts';
+import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { type ModelConfig, expectedWeights, parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
+import { generate } from '../src/core/engine/model/generate.ts';
+import { CausalLM, disposeCache } from '../src/core/engine/model/llama.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 

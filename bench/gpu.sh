@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu.sh: decode and update speed on an NVIDIA GPU, in Node, through the `webgpu` npm
-# package's Dawn on Vulkan (src/core/webgpu-node.ts finds the system's nvidia_icd.json), at
+# package's Dawn on Vulkan (src/core/engine/webgpu-node.ts finds the system's nvidia_icd.json), at
 # SmolLM2-135M's shape (30 layers) and Qwen2.5-0.5B's shape (24 layers), random weights.
 #
 # For: one call of under 8 minutes on a GPU machine with this working tree and its node_modules

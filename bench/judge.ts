@@ -15,11 +15,11 @@
  *   | math, the base team's actions | 150 | 100 % | 2.54 | 2.38 | +0.16 [-0.30, +0.62] | ...
  */
 import os from 'node:os';
-import { describeBackend, initBackend } from '../src/core/backend.ts';
-import { loadModel } from '../src/core/model/load.ts';
-import { folderSource } from '../src/core/model/sources.ts';
-import { dataHeldOut } from '../src/core/mappa/data-team.ts';
-import { mathHeldOut } from '../src/core/tasks/math.ts';
+import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { loadModel } from '../src/core/engine/model/load.ts';
+import { folderSource } from '../src/core/engine/model/sources.ts';
+import { dataHeldOut } from '../src/core/domains/data/team.ts';
+import { mathHeldOut } from '../src/core/domains/math/tasks.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
@@ -91,7 +91,7 @@ export async function main(argv: string[]): Promise<void> {
       const a = await judgeAgreement(judge, items, 16, { gains: true });
       rows.push(judgeRow(`${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`, a));
     }
-    console.log(`Judge \`${o.judge}\` vs the rule labeller (src/core/mappa/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
+    console.log(`Judge \`${o.judge}\` vs the rule labeller (src/core/domains/math/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
       `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min.\n`);
     console.log('| work judged | actions | parsable | judge MAE | mean MAE | judge - mean, 95 % interval | | within +-1 |');
     console.log('|---|---:|---:|---:|---:|---:|---|---:|');

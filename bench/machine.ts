@@ -27,15 +27,15 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
-import { installNodeWebGPU } from '../src/core/webgpu-node.ts';
-import { type ModelConfig, parameterCount } from '../src/core/model/config.ts';
+import { type BackendName, describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { installNodeWebGPU } from '../src/core/engine/webgpu-node.ts';
+import { type ModelConfig, parameterCount } from '../src/core/engine/model/config.ts';
 import { type BackendResult, type EngineBenchOptions, SHAPES, benchConfig, measureBackend, shapeNamed } from './engine.ts';
 import { type UpdateBenchOptions, type UpdateResult, measureUpdate, timeMatmul, updateStepFlops } from './update.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 
 export interface MachineBenchOptions {
-  /** Backend to force; undefined = the automatic choice (src/core/backend.ts). */
+  /** Backend to force; undefined = the automatic choice (src/core/engine/backend.ts). */
   backend?: BackendName;
   shapes: string[];
   /** Layers per shape; undefined = the shape's own count. */

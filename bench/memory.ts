@@ -1,5 +1,5 @@
 /**
- * Memory benchmark: the memory plan (src/core/model/memory-plan.ts) against the peak a backend
+ * Memory benchmark: the memory plan (src/core/engine/model/memory-plan.ts) against the peak a backend
  * really holds, for a rollout (KV-cache generation) and for one policy-gradient update step, on a
  * SmolLM2-135M-shaped model (random weights, bench/engine.ts) with few layers.
  *
@@ -19,13 +19,13 @@
  */
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
-import { LoraAdapter } from '../src/core/lora/adapter.ts';
-import type { ModelConfig } from '../src/core/model/config.ts';
-import type { Projection } from '../src/core/model/llama.ts';
-import { CausalLM } from '../src/core/model/llama.ts';
-import { generate } from '../src/core/model/generate.ts';
-import { type MemoryPlan, planMemory } from '../src/core/model/memory-plan.ts';
+import { type BackendName, describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
+import type { ModelConfig } from '../src/core/engine/model/config.ts';
+import type { Projection } from '../src/core/engine/model/llama.ts';
+import { CausalLM } from '../src/core/engine/model/llama.ts';
+import { generate } from '../src/core/engine/model/generate.ts';
+import { type MemoryPlan, planMemory } from '../src/core/engine/model/memory-plan.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { Rng } from '../src/core/tasks/rng.ts';

@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launchChromium, npmStart, repoRoot } from '../test/helpers/browser.ts';
-import type { IterationMetrics } from '../src/core/mappa/train.ts';
+import type { IterationMetrics } from '../src/core/loop/train.ts';
 
 interface Side {
   where: string;

@@ -19,9 +19,9 @@
 import os from 'node:os';
 import { readFile } from 'node:fs/promises';
 import * as tf from '@tensorflow/tfjs-core';
-import { describeBackend, initBackend } from '../src/core/backend.ts';
-import { parseConfig } from '../src/core/model/config.ts';
-import { decodeSafetensors } from '../src/core/model/safetensors.ts';
+import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { parseConfig } from '../src/core/engine/model/config.ts';
+import { decodeSafetensors } from '../src/core/engine/model/safetensors.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { GradientWorkers } from '../scripts/pretrain/data-parallel.ts';
 import { trainModel } from '../scripts/pretrain/train.ts';

@@ -17,7 +17,7 @@ const BENCHMARKS: Record<string, string> = {
   rollouts: 'rollouts of a whole agent team',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
   machine: 'measure this machine: decode and update tokens/s at a real shape, as fractions of the backend\'s own matvec / matmul rates (bench/gpu.sh runs it on a GPU)',
-  memory: 'the memory plan (src/core/model/memory-plan.ts) against the measured peak of a rollout and an update step, per backend',
+  memory: 'the memory plan (src/core/engine/model/memory-plan.ts) against the measured peak of a rollout and an update step, per backend',
   slice: 'the wasm Slice kernel, stock vs the project\'s, on one math-team rollout and update (alternated)',
   relay: 'process vs outcome reward on the relay team of 2, 4, 6 agents against the theory; --coach-sweep: against the coach\'s quality',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',

@@ -1,5 +1,5 @@
 /**
- * The wasm Slice kernel that copies only the slice (src/core/kernels/wasm-slice.ts) against tfjs'
+ * The wasm Slice kernel that copies only the slice (src/core/engine/kernels/wasm-slice.ts) against tfjs'
  * stock one, on the embedded default's real work: one math-team rollout (the shipped agent model,
  * P problems x 1 sample, every agent and turn, Python tool calls included) and one policy update on
  * its actions. The two kernels alternate round by round in one process, so a load that changes
@@ -10,15 +10,15 @@
  * Example: npm run -s bench -- slice --rounds 3 > bench/results/slice-wasm.md
  */
 import os from 'node:os';
-import { describeBackend, initBackend } from '../src/core/backend.ts';
-import { registerWasmSlice, unregisterWasmSlice } from '../src/core/kernels/wasm-slice.ts';
-import { LoraAdapter } from '../src/core/lora/adapter.ts';
-import { EngineAgents } from '../src/core/mappa/agents.ts';
-import { resolveTrainConfig } from '../src/core/mappa/config.ts';
-import { buildCoach } from '../src/core/mappa/coaches.ts';
-import { coachTrajectories, trainSamples } from '../src/core/mappa/rewards.ts';
-import { runRollouts } from '../src/core/mappa/rollout.ts';
-import { generateMathTasks } from '../src/core/tasks/math.ts';
+import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { registerWasmSlice, unregisterWasmSlice } from '../src/core/engine/kernels/wasm-slice.ts';
+import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
+import { EngineAgents } from '../src/core/loop/agents.ts';
+import { resolveTrainConfig } from '../src/core/loop/config.ts';
+import { buildCoach } from '../src/core/coach/coaches.ts';
+import { coachTrajectories, trainSamples } from '../src/core/loop/rewards.ts';
+import { runRollouts } from '../src/core/loop/rollout.ts';
+import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate } from '../src/core/rl/update.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';

@@ -32,14 +32,14 @@
  */
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
-import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/backend.ts';
-import { benchLogProb, type LogProbBench } from '../src/core/kernels/logprob-bench.ts';
-import { fusedLogProbsActive } from '../src/core/kernels/logprob.ts';
-import { SELECTED_LOGPROB } from '../src/core/kernels/logprob-webgpu.ts';
-import { registerCustomKernels } from '../src/core/kernels/register.ts';
-import { LoraAdapter, projectionShape } from '../src/core/lora/adapter.ts';
-import { type ModelConfig, parameterCount } from '../src/core/model/config.ts';
-import { CausalLM, type Projection } from '../src/core/model/llama.ts';
+import { type BackendInfo, type BackendName, describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { benchLogProb, type LogProbBench } from '../src/core/engine/kernels/logprob-bench.ts';
+import { fusedLogProbsActive } from '../src/core/engine/kernels/logprob.ts';
+import { SELECTED_LOGPROB } from '../src/core/engine/kernels/logprob-webgpu.ts';
+import { registerCustomKernels } from '../src/core/engine/kernels/register.ts';
+import { LoraAdapter, projectionShape } from '../src/core/engine/lora/adapter.ts';
+import { type ModelConfig, parameterCount } from '../src/core/engine/model/config.ts';
+import { CausalLM, type Projection } from '../src/core/engine/model/llama.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
@@ -321,7 +321,7 @@ export function formatUpdateReport(results: UpdateResult[], o: UpdateBenchOption
   }
   const lp = results.filter((r) => r.logprob);
   if (lp.length) {
-    out.push('', `Chosen-token log-prob on [${o.samples * (T - 1)}, ${c.vocabSize}] logits (median ms; src/core/kernels/logprob-bench.ts):`, '');
+    out.push('', `Chosen-token log-prob on [${o.samples * (T - 1)}, ${c.vocabSize}] logits (median ms; src/core/engine/kernels/logprob-bench.ts):`, '');
     out.push('| backend | plain forward | plain fwd+bwd | fused forward | fused fwd+bwd | speed-up fwd+bwd |');
     out.push('|---|---:|---:|---:|---:|---:|');
     for (const r of lp) {

@@ -23,15 +23,15 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { stat } from 'node:fs/promises';
-import { initBackend, describeBackend } from '../src/core/backend.ts';
-import { parameterCount, parseConfig } from '../src/core/model/config.ts';
-import { generate } from '../src/core/model/generate.ts';
-import { CausalLM } from '../src/core/model/llama.ts';
-import { placeVars, renderTemplate } from '../src/core/mappa/workflow.ts';
+import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
+import { parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
+import { generate } from '../src/core/engine/model/generate.ts';
+import { CausalLM } from '../src/core/engine/model/llama.ts';
+import { placeVars, renderTemplate } from '../src/core/loop/workflow.ts';
 import { relayAgentId, relayDigit, relayWorkflow } from '../src/core/domains/relay/team.ts';
 import { RELAY_MAX_AGENTS, relayStep } from '../src/core/domains/relay/tasks.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
-import { TextTokenizer, type ChatMessage } from '../src/core/tokenizer/tokenizer.ts';
+import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
 import { llamaConfigJson, writeModelFolder } from './pretrain/folder.ts';
 import { initWeights, trainModel } from './pretrain/train.ts';

@@ -127,7 +127,7 @@ ${common(s)}
 ## Data
 Synthetic multi-agent transcripts: ${s.agentTasks} generated math problems (generateMathTasks, seed
 \`pretrain-${s.seed}\`, levels 1-5; no problem of the held-out set: checked by isMathHeldOut). A scripted team plays
-each problem with prompts rendered from the MATH_CHAIN templates (src/core/mappa/workflow.ts) exactly as the
+each problem with prompts rendered from the MATH_CHAIN templates (src/core/loop/workflow.ts) exactly as the
 rollout runner renders them, code run in the real Python sandbox. Realistic flaws at fixed rates: Solver misreads
 an operation ${pct(r.opMisread)} / slips on one step's arithmetic ${pct(r.slip)}; Executor's code fails
 ${pct(r.malformedCode)} / prints the Solver's answer as a literal instead of recomputing it, ${pct(r.literalShort)} when the Solver's work
@@ -163,7 +163,7 @@ transcripts; trained on both teams from scratch for the same time, it never did:
   ${min(t.seconds)}; loss ${t.firstLoss.toFixed(3)} -> ${t.finalLoss.toFixed(3)} (smoothed, nats per target token).
 
 ## Measured: base team on the held-out math set
-The three agents all use this model without adapters, run by src/core/mappa/rollout.ts with the real
+The three agents all use this model without adapters, run by src/core/loop/rollout.ts with the real
 sandbox, on ${s.greedy?.tasks ?? 0} problems of mathHeldOut() (40 per level when all 200):
 
 ${teamTable(s)}
@@ -179,7 +179,7 @@ mappa generate --model models/agent --chat --temperature 0 \\
   --system 'You are the Problem Solver, agent 1 of 3 in a team: Problem Solver -> Code Executor -> Verifier. Solve the problem step by step, one operation per line, and end with "Answer: <number>". Use at most 96 tokens.' \\
   --prompt "Problem: Maya has 12 stickers. She gives 5 stickers to Tom. How many stickers does Maya have at the end?"
 \`\`\`
-The system prompt is the Solver's from MATH_CHAIN (src/core/mappa/workflow.ts) as the rollout runner renders it;
+The system prompt is the Solver's from MATH_CHAIN (src/core/loop/workflow.ts) as the rollout runner renders it;
 without a role's system prompt the model has no role to play.
 Loaded with \`loadModel(folderSource('models/agent'))\`, the same code path as any Hugging Face checkpoint.
 `;
@@ -197,17 +197,17 @@ tags: [llama, tiny, synthetic, judge, process-reward, mappa]
 ---
 # mappa-sandbox tiny judge (coach model)
 
-Scores one agent's work in a trajectory in the coach format of src/core/mappa/coach-format.ts:
+Scores one agent's work in a trajectory in the coach format of src/core/coach/coach-format.ts:
 \`PROCESS_SCORE: <0-10>\` and, for the final agent (given the ground truth), \`ANSWER_CORRECT: <0|1>\`.
 It reads \`coachPrompt(context)\` as a single user message, where the context is exactly what training builds
-(src/core/mappa/rewards.ts \`agentContext\`: all of the agent's turns, its tool outputs, and for the data team
+(src/core/loop/rewards.ts \`agentContext\`: all of the agent's turns, its tool outputs, and for the data team
 the workspace facts: files, their owners, and the held-out metrics for the Analyst).
 
 ${common(s)}
 ## Data
 (context, verdict) pairs from the same synthetic transcripts: ${s.judgeTasks} math problems and ${s.dataTasks} tables,
-one per agent per trajectory, labelled by the rule-based labellers (math: src/core/mappa/rule-coach.ts \`ruleScore\`;
-data: src/core/mappa/data-coach.ts \`dataRuleScore\`, which blames the agent that caused a failure and caps poor
+one per agent per trajectory, labelled by the rule-based labellers (math: src/core/domains/math/rule-coach.ts \`ruleScore\`;
+data: src/core/domains/data/coach.ts \`dataRuleScore\`, which blames the agent that caused a failure and caps poor
 metrics), which play the role of human-scored feedback. The scripted teams are mostly competent, so a score that
 holds more than 40 % of the pairs (10) is subsampled to that share: ${s.judgeExamples} examples. Loss on the answer
 only. Initialised from the agent model's weights (same tokenizer), then trained ${t.steps} steps,

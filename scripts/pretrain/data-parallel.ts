@@ -18,8 +18,8 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import type { ModelConfig } from '../../src/core/model/config.ts';
-import { CausalLM } from '../../src/core/model/llama.ts';
+import type { ModelConfig } from '../../src/core/engine/model/config.ts';
+import { CausalLM } from '../../src/core/engine/model/llama.ts';
 import { tsWorkerBoot } from '../../src/cli/ts-worker.ts';
 
 /** Rows of one batch, already padded to one width: ids, attention mask, next-token targets and loss weights. */
@@ -145,7 +145,7 @@ export class GradientWorkers {
 async function serve(): Promise<void> {
   const { config, names, shapes } = workerData as { config: ModelConfig; names: string[]; shapes: number[][] };
   try {
-    const { initBackend } = await import('../../src/core/backend.ts');
+    const { initBackend } = await import('../../src/core/engine/backend.ts');
     await initBackend({ force: 'wasm' }); // also registers the gradients and wasm kernels the main thread uses
   } catch (e) {
     parentPort!.postMessage({ error: (e as Error).message });

@@ -1,6 +1,6 @@
 /**
  * Synthetic data-team transcripts: a scripted Data Engineer -> Modeler -> Analyst play the real
- * DATA_TEAM workflow through the real rollout runner (src/core/mappa/rollout.ts), so their SQL runs
+ * DATA_TEAM workflow through the real rollout runner (src/core/loop/rollout.ts), so their SQL runs
  * on the real DuckDB tool over a real per-trajectory workspace, the outcome and metrics come from
  * dataOutcome, and the coach facts from dataFacts: the transcripts are exactly what a trained team
  * would produce, flaws included.
@@ -22,16 +22,16 @@
  *   const [t] = await playDataTeam(dataTrainTasks(0, 8), { rng, sandbox, sql });
  *   t.trajectory.actions.map((a) => `${a.agentId}#${a.turn}`)  // ['data_engineer#1', 'data_engineer#2', 'modeler#1', ...]
  */
-import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/mappa/agents.ts';
-import { dataFacts, dataRuleScore } from '../../src/core/mappa/data-coach.ts';
-import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
-import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src/core/mappa/data-team.ts';
-import { agentContext } from '../../src/core/mappa/rewards.ts';
-import { runRollouts, type Trajectory } from '../../src/core/mappa/rollout.ts';
-import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
+import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/loop/agents.ts';
+import { dataFacts, dataRuleScore } from '../../src/core/domains/data/coach.ts';
+import { dataOutcome } from '../../src/core/domains/data/outcome.ts';
+import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src/core/domains/data/team.ts';
+import { agentContext } from '../../src/core/loop/rewards.ts';
+import { runRollouts, type Trajectory } from '../../src/core/loop/rollout.ts';
+import type { ActionContext } from '../../src/core/coach/coach-format.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
-import type { TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
+import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
 import { judgeItem, type JudgeItem } from './transcripts.ts';
 
 export type DataFlawRates = Record<'typo' | 'noCoalesce' | 'noTest' | 'repair' | 'wrongTarget' | 'linearForBinary' | 'wrongModel' | 'constant' | 'hardLabels' | 'limit' | 'noBoxed' | 'wrongAggregate' | 'wrongNumber', number>;

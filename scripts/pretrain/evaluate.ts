@@ -9,21 +9,21 @@
  *   const acc = await teamAccuracy(loadedAgent, mathHeldOut(), sandbox, { temperature: 0, seed: 0 });
  *   acc.accuracy   // share of the 200 held-out problems whose boxed answer is right
  */
-import { EngineAgents } from '../../src/core/mappa/agents.ts';
-import { parseCoachAnswer, coachPrompt } from '../../src/core/mappa/coach-format.ts';
-import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/mappa/rollout.ts';
-import { MATH_CHAIN, placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
-import { parseSteps } from '../../src/core/mappa/rule-coach.ts';
-import type { CausalLM } from '../../src/core/model/llama.ts';
-import type { TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
-import { DATA_TEAM } from '../../src/core/mappa/data-team.ts';
-import { dataOutcome } from '../../src/core/mappa/data-outcome.ts';
-import { domainOf, meanMetrics } from '../../src/core/mappa/domains.ts';
-import { generate, promptBatches } from '../../src/core/model/generate.ts';
-import { stopTokenIds, type LoadedModel } from '../../src/core/model/load.ts';
-import type { MathTask } from '../../src/core/tasks/math.ts';
+import { EngineAgents } from '../../src/core/loop/agents.ts';
+import { parseCoachAnswer, coachPrompt } from '../../src/core/coach/coach-format.ts';
+import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/loop/rollout.ts';
+import { MATH_CHAIN, placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
+import { parseSteps } from '../../src/core/domains/math/rule-coach.ts';
+import type { CausalLM } from '../../src/core/engine/model/llama.ts';
+import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
+import { DATA_TEAM } from '../../src/core/domains/data/team.ts';
+import { dataOutcome } from '../../src/core/domains/data/outcome.ts';
+import { domainOf, meanMetrics } from '../../src/core/domains/index.ts';
+import { generate, promptBatches } from '../../src/core/engine/model/generate.ts';
+import { stopTokenIds, type LoadedModel } from '../../src/core/engine/model/load.ts';
+import type { MathTask } from '../../src/core/domains/math/tasks.ts';
 import type { Sandbox } from '../../src/core/tools/sandbox.ts';
-import type { ActionContext } from '../../src/core/mappa/coach-format.ts';
+import type { ActionContext } from '../../src/core/coach/coach-format.ts';
 
 export interface TeamAccuracy {
   temperature: number;

@@ -2,13 +2,13 @@
  * Writing a trained tiny model as a Hugging Face folder: config.json for a Llama of the given size,
  * then every file the loader reads (tokenizer, generation settings) and model.safetensors.
  *
- * For: the pretraining scripts (scripts/pretrain-relay.ts). Not for: loading (src/core/model/load.ts).
+ * For: the pretraining scripts (scripts/pretrain-relay.ts). Not for: loading (src/core/engine/model/load.ts).
  * Example: await writeModelFolder('models/relay', llamaConfigJson({hidden: 64, layers: 2, ...}), files, weights)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { expectedWeights, parseConfig } from '../../src/core/model/config.ts';
-import { encodeSafetensors } from '../../src/core/model/safetensors.ts';
+import { expectedWeights, parseConfig } from '../../src/core/engine/model/config.ts';
+import { encodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 
 export interface LlamaSize {
   vocabSize: number;

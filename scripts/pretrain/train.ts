@@ -11,15 +11,15 @@
  * tokens, teach reading and copying too, like `train_on_inputs` in common SFT tools).
  * Batches are packed by length (examples sorted into buckets, so little padding), right-padded with
  * id 0 and masked. On wasm the embedding's gradient needs UnsortedSegmentSum, registered by
- * src/core/kernels/wasm-segment-sum.ts.
+ * src/core/engine/kernels/wasm-segment-sum.ts.
  *
  * Example:
  *   const weights = initWeights(config, new Rng(0));
  *   await trainModel(config, weights, examples, { steps: 500, tokensPerBatch: 4096, lr: 3e-3, seed: 0 });
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { expectedWeights, type ModelConfig } from '../../src/core/model/config.ts';
-import { CausalLM } from '../../src/core/model/llama.ts';
+import { expectedWeights, type ModelConfig } from '../../src/core/engine/model/config.ts';
+import { CausalLM } from '../../src/core/engine/model/llama.ts';
 import { Rng } from '../../src/core/tasks/rng.ts';
 import type { BpeModel } from './bpe.ts';
 import { shardLoss, shardRows, type GradientWorkers, type Shard } from './data-parallel.ts';

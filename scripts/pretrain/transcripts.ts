@@ -6,7 +6,7 @@
  *
  * For: the math chain now; a new team (the data-analysis roles) is another `TeamScript` (a plan
  * drawn once per task plus one `RoleScript` per agent id), played by the same `playTeam`.
- * Not for: real model rollouts (src/core/mappa/rollout.ts), which this mirrors turn for turn:
+ * Not for: real model rollouts (src/core/loop/rollout.ts), which this mirrors turn for turn:
  * [system, user] -> reply; its code blocks run in the tool and, when a turn is left, the reply and
  * the rendered follow-up are appended; an agent's output is its turns joined by "\n".
  *
@@ -21,15 +21,15 @@
  *   t.actions.map((a) => `${a.agentId}#${a.turn}`)   // ['solver#1', 'executor#1', 'executor#2', 'verifier#1']
  *   t.actions[0].text                                  // '41 - 37 = 4\n4 + 24 = 28\nAnswer: 28'
  */
-import { coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/mappa/coach-format.ts';
-import { agentContext } from '../../src/core/mappa/rewards.ts';
-import { extractFinalAnswer, type Trajectory } from '../../src/core/mappa/rollout.ts';
-import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/mappa/rule-coach.ts';
-import { MATH_CHAIN, placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/mappa/workflow.ts';
+import { coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/coach/coach-format.ts';
+import { agentContext } from '../../src/core/loop/rewards.ts';
+import { extractFinalAnswer, type Trajectory } from '../../src/core/loop/rollout.ts';
+import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/domains/math/rule-coach.ts';
+import { MATH_CHAIN, placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
 import { answersEqual } from '../../src/core/tasks/answers.ts';
-import type { MathOp, MathTask } from '../../src/core/tasks/math.ts';
+import type { MathOp, MathTask } from '../../src/core/domains/math/tasks.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
-import type { ChatMessage, TextTokenizer } from '../../src/core/tokenizer/tokenizer.ts';
+import type { ChatMessage, TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
 import { extractCodeBlocks } from '../../src/core/tools/code-blocks.ts';
 
 /** Runs one code block and returns the observation exactly as the rollout shows it (formatObservation). */

@@ -4,12 +4,12 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { currentBackend, initBackend, type BackendName } from '../core/backend.ts';
-import { loadModel, type LoadedModel, type LoadOptions } from '../core/model/load.ts';
-import { folderSource, urlSource } from '../core/model/sources.ts';
-import type { ModelSource } from '../core/model/source.ts';
-import type { LoraAdapter } from '../core/lora/adapter.ts';
-import { importPeft } from '../core/lora/peft.ts';
+import { currentBackend, initBackend, type BackendName } from '../core/engine/backend.ts';
+import { loadModel, type LoadedModel, type LoadOptions } from '../core/engine/model/load.ts';
+import { folderSource, urlSource } from '../core/engine/model/sources.ts';
+import type { ModelSource } from '../core/engine/model/source.ts';
+import type { LoraAdapter } from '../core/engine/lora/adapter.ts';
+import { importPeft } from '../core/engine/lora/peft.ts';
 
 export class CliError extends Error {
   constructor(message: string, readonly exitCode = 2) {

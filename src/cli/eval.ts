@@ -11,12 +11,12 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { LoraAdapter } from '../core/lora/adapter.ts';
-import { importPeft } from '../core/lora/peft.ts';
-import { EngineAgents } from '../core/mappa/agents.ts';
-import { trajectoryLines, type Trajectory } from '../core/mappa/rollout.ts';
-import { evaluateTeam } from '../core/mappa/train.ts';
-import { folderSource } from '../core/model/sources.ts';
+import type { LoraAdapter } from '../core/engine/lora/adapter.ts';
+import { importPeft } from '../core/engine/lora/peft.ts';
+import { EngineAgents } from '../core/loop/agents.ts';
+import { trajectoryLines, type Trajectory } from '../core/loop/rollout.ts';
+import { evaluateTeam } from '../core/loop/train.ts';
+import { folderSource } from '../core/engine/model/sources.ts';
 import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { flattenAdapter } from '../core/rl/lanes.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';

@@ -1,7 +1,7 @@
 /**
  * `mappa export --target marti [DIR] [--config FILE] [--out DIR]` writes the experiment of a run
  * folder (its config.json), of a config file, or (with neither) of the embedded default as a config
- * for the MAPPA authors' reference trainer, with its dataset and a README (core/mappa/export-marti.ts).
+ * for the MAPPA authors' reference trainer, with its dataset and a README (interop/marti.ts).
  *
  * For: users who outgrow the browser. Not for: converting trained adapters (MARTI starts from the
  * base model) or running MARTI.
@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { exportMarti, MartiExportError } from '../core/mappa/export-marti.ts';
+import { exportMarti, MartiExportError } from '../interop/marti.ts';
 import { CliError } from './common.ts';
 import { readConfig } from './run-setup.ts';
 

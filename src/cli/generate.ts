@@ -4,9 +4,9 @@
  * streams the completion to stdout as it is sampled. With --chat the prompt is a user message
  * rendered through the model's chat template.
  */
-import { generate } from '../core/model/generate.ts';
-import { stopTokenIds } from '../core/model/load.ts';
-import { createStreamDecoder } from '../core/tokenizer/tokenizer.ts';
+import { generate } from '../core/engine/model/generate.ts';
+import { stopTokenIds } from '../core/engine/model/load.ts';
+import { createStreamDecoder } from '../core/engine/tokenizer/tokenizer.ts';
 import { BACKEND_OPTION, CliError, openAdapter, openModel, parseNumber, parseOptions, startBackend } from './common.ts';
 
 const USAGE = `usage: mappa generate --model DIR --prompt TEXT [--chat] [--system TEXT] [--max-tokens N]

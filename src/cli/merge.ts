@@ -5,7 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { exportWeights, mergeAdapter } from '../core/lora/peft.ts';
+import { exportWeights, mergeAdapter } from '../core/engine/lora/peft.ts';
 import { BACKEND_OPTION, CliError, openAdapter, openModel, parseOptions, startBackend } from './common.ts';
 
 const USAGE = 'usage: mappa merge --model DIR --adapter DIR --out DIR [--backend cpu|wasm|webgpu]\n';

@@ -1,11 +1,11 @@
 /**
  * `mappa plan --model DIR [--rows N --prompt-tokens N --action-tokens N --rank R ...]`: the memory
- * plan of a run (src/core/model/memory-plan.ts) from the model's config.json alone — no weights are
+ * plan of a run (src/core/engine/model/memory-plan.ts) from the model's config.json alone — no weights are
  * read — and whether it fits the given limits. Prints a table on stdout.
  * Exit code: 0 when it fits, 3 when it does not (the problems, and what to change, are printed).
  */
-import { parseConfig } from '../core/model/config.ts';
-import { fitsLimits, planMemory, type DeviceLimits, type PlanProjection } from '../core/model/memory-plan.ts';
+import { parseConfig } from '../core/engine/model/config.ts';
+import { fitsLimits, planMemory, type DeviceLimits, type PlanProjection } from '../core/engine/model/memory-plan.ts';
 import { CliError, parseOptions, sourceFor } from './common.ts';
 
 const USAGE = `usage: mappa plan --model DIR|URL [options]

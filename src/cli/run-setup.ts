@@ -3,16 +3,16 @@
  * the sandbox, each with a clear error when something is missing.
  */
 import { readFile } from 'node:fs/promises';
-import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
-import { buildCoach } from '../core/mappa/coaches.ts';
-import type { Coach } from '../core/mappa/coach.ts';
-import type { LoadedModel } from '../core/model/load.ts';
+import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
+import { buildCoach } from '../core/coach/coaches.ts';
+import type { Coach } from '../core/coach/coach.ts';
+import type { LoadedModel } from '../core/engine/model/load.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
-import { domainOf } from '../core/mappa/domains.ts';
+import { domainOf } from '../core/domains/index.ts';
 import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
-import type { RolloutTask } from '../core/mappa/rollout.ts';
+import type { RolloutTask } from '../core/loop/rollout.ts';
 import { CliError, openModel } from './common.ts';
 
 /** A JSONL dataset (problem/answer) for training or evaluation; malformed lines reported, never silent. */

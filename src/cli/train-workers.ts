@@ -13,11 +13,11 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { initBackend } from '../core/backend.ts';
-import type { TrainConfig } from '../core/mappa/config.ts';
-import { resultTransfer, TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../core/mappa/remote-rollouts.ts';
-import type { ModelConfig } from '../core/model/config.ts';
-import { CausalLM } from '../core/model/llama.ts';
+import { initBackend } from '../core/engine/backend.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
+import { resultTransfer, TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
+import type { ModelConfig } from '../core/engine/model/config.ts';
+import { CausalLM } from '../core/engine/model/llama.ts';
 import { LaneServer } from '../core/rl/lanes.ts';
 import { LanePool, serveLaneJobs, type LanePort } from '../core/rl/lane-pool.ts';
 import { ppoLoss } from '../core/rl/update.ts';

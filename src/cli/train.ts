@@ -7,12 +7,12 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { exportPeft } from '../core/lora/peft.ts';
-import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/mappa/train.ts';
-import { EngineAgents } from '../core/mappa/agents.ts';
-import { trajectoryLines } from '../core/mappa/rollout.ts';
+import { exportPeft } from '../core/engine/lora/peft.ts';
+import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/loop/train.ts';
+import { EngineAgents } from '../core/loop/agents.ts';
+import { trajectoryLines } from '../core/loop/rollout.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
-import { FileStore } from './file-store.ts';
+import { FileStore } from '../platform/node/file-store.ts';
 import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 

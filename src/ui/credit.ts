@@ -9,9 +9,9 @@
  *   process  -> 0.9, 0.8, 0.2     (the verifier is blamed)
  *   outcome  -> 0, 0, 0           (everyone is blamed alike)
  */
-import { NEUTRAL_SCORE } from '../core/mappa/coach-format.ts';
-import { agentReward, type RewardMode } from '../core/mappa/rewards.ts';
-import type { Trajectory } from '../core/mappa/rollout.ts';
+import { NEUTRAL_SCORE } from '../core/coach/coach-format.ts';
+import { agentReward, type RewardMode } from '../core/loop/rewards.ts';
+import type { Trajectory } from '../core/loop/rollout.ts';
 import { computeAdvantages } from '../core/rl/advantages.ts';
 import { extractCodeBlocks } from '../core/tools/code-blocks.ts';
 import type { ActionView, TrajectoryView } from '../worker/protocol.ts';

@@ -6,10 +6,10 @@
  * For: src/ui components. Not for: training (the worker) or the URL (url-config.ts).
  * Example: const run = new RunState(client); run.metrics.length; run.progress.rollout?.done
  */
-import type { BackendInfo } from '../core/backend.ts';
-import type { TrainConfig } from '../core/mappa/config.ts';
-import type { RunPlanSummary } from '../core/mappa/run-plan.ts';
-import type { EvalResult, IterationMetrics } from '../core/mappa/train.ts';
+import type { BackendInfo } from '../core/engine/backend.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
+import type { RunPlanSummary } from '../core/loop/run-plan.ts';
+import type { EvalResult, IterationMetrics } from '../core/loop/train.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../worker/protocol.ts';
 

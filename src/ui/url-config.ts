@@ -9,7 +9,7 @@
  * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
  *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
  */
-import type { BackendName } from '../core/backend.ts';
+import type { BackendName } from '../core/engine/backend.ts';
 
 export type Patch = Record<string, unknown>;
 

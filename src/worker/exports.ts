@@ -10,11 +10,11 @@
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
-import type { IterationMetrics } from '../core/mappa/train.ts';
-import type { Trajectory } from '../core/mappa/rollout.ts';
+import type { IterationMetrics } from '../core/loop/train.ts';
+import type { Trajectory } from '../core/loop/rollout.ts';
 import type { TrajectoryView } from './protocol.ts';
 
-export { trajectoryLines } from '../core/mappa/rollout.ts';
+export { trajectoryLines } from '../core/loop/rollout.ts';
 
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
   const tree: Record<string, Record<string, Uint8Array>> = {};

@@ -5,21 +5,21 @@
  *
  * For: src/worker/lanes.ts, which starts one per extra core. Not for: anything the page sees.
  * Protocol: the first job is `{kind: 'boot', spec, baseUrl, files?}` (the model to load, as the
- * training worker names it); every later one is a TeamJob (core/mappa/remote-rollouts.ts).
+ * training worker names it); every later one is a TeamJob (core/loop/remote-rollouts.ts).
  */
 /// <reference lib="webworker" />
-import { initBackend } from '../core/backend.ts';
-import { loadModel, type LoadedModel } from '../core/model/load.ts';
+import { initBackend } from '../core/engine/backend.ts';
+import { loadModel, type LoadedModel } from '../core/engine/model/load.ts';
 import { LaneServer } from '../core/rl/lanes.ts';
 import { serveLaneJobs } from '../core/rl/lane-pool.ts';
 import { ppoLoss } from '../core/rl/update.ts';
-import { resultTransfer, teamJobHandler, type ReplicaParts, type TeamJob, type TeamResult } from '../core/mappa/remote-rollouts.ts';
-import type { TrainConfig } from '../core/mappa/config.ts';
+import { resultTransfer, teamJobHandler, type ReplicaParts, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { pickedModels, sourceFor } from './models.ts';
-import type { PickedFile } from '../core/model/sources.ts';
+import type { PickedFile } from '../core/engine/model/sources.ts';
 
 export interface LaneBoot { kind: 'boot'; spec: string; baseUrl: string; files?: PickedFile[] }
 

@@ -12,8 +12,8 @@
  */
 /// <reference lib="webworker" />
 import { LanePool, type LanePort } from '../core/rl/lane-pool.ts';
-import { TeamLanes, type TeamJob, type TeamResult } from '../core/mappa/remote-rollouts.ts';
-import type { PickedFile } from '../core/model/sources.ts';
+import { TeamLanes, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
+import type { PickedFile } from '../core/engine/model/sources.ts';
 import type { LaneBoot } from './lane-worker.ts';
 
 /** A Web Worker as a LanePool port. */

@@ -6,14 +6,14 @@
  *   "org/name" | "https://…"   the Hugging Face hub layout (<base>/resolve/main/<file>), cached in
  *                              Cache Storage so a model loaded once works offline
  *   "picked:<name>"            files the user picked or dropped (kept in memory by the worker)
- * Not for: parsing or loading (core/model/load.ts does that).
+ * Not for: parsing or loading (core/engine/model/load.ts does that).
  *
  * Example: const src = sourceFor('HuggingFaceTB/SmolLM2-135M-Instruct', baseUrl);
  *          await checkFits(src, limits);   // throws "… needs 540 MiB … this GPU allows 256 MiB per buffer"
  */
-import { expectedWeights, parseConfig } from '../core/model/config.ts';
-import type { ModelSource } from '../core/model/source.ts';
-import { filesSource, urlSource, type PickedFile } from '../core/model/sources.ts';
+import { expectedWeights, parseConfig } from '../core/engine/model/config.ts';
+import type { ModelSource } from '../core/engine/model/source.ts';
+import { filesSource, urlSource, type PickedFile } from '../core/engine/model/sources.ts';
 
 const CACHE_NAME = 'mappa-models-v1';
 

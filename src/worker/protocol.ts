@@ -8,12 +8,12 @@
  * Example (page):  post {id: 3, type: 'step'}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
  *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
  */
-import type { RunPlanSummary } from '../core/mappa/run-plan.ts';
-import type { WebLlmModelInfo } from '../core/mappa/webllm-coach.ts';
-import type { BackendInfo, BackendName } from '../core/backend.ts';
-import type { EvalResult, IterationMetrics, TrainEvent } from '../core/mappa/train.ts';
-import type { TrainConfig } from '../core/mappa/config.ts';
-import type { RunRecord } from '../core/mappa/store-idb.ts';
+import type { RunPlanSummary } from '../core/loop/run-plan.ts';
+import type { WebLlmModelInfo } from '../core/coach/webllm-coach.ts';
+import type { BackendInfo, BackendName } from '../core/engine/backend.ts';
+import type { EvalResult, IterationMetrics, TrainEvent } from '../core/loop/train.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
+import type { RunRecord } from '../platform/browser/store-idb.ts';
 
 /** Coach engines beyond the config's own ('model' | 'rule'): a WebLLM prebuilt model. */
 export interface WebLlmChoice {
@@ -106,7 +106,7 @@ export type WorkerEvent =
   | { kind: 'backend'; info: BackendInfo; summary: string }
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
   | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number;
-      /** The run's memory plan on this backend (src/core/mappa/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
+      /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   | { kind: 'state'; state: RunState; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
   /** Trainer events except 'trajectories', which arrive as the lighter 'trajectories' kind. */

@@ -7,33 +7,33 @@
  * For: answering the requests of src/worker/protocol.ts and streaming events to the page.
  * Not for: drawing anything (the page subscribes through client.ts) or any training maths.
  *
- * Persistence: each run lives in IndexedDB (core/mappa/store-idb.ts) under an id derived from its
+ * Persistence: each run lives in IndexedDB (platform/browser/store-idb.ts) under an id derived from its
  * whole configuration, so opening the same configuration (the same URL) resumes that run.
  */
 /// <reference lib="webworker" />
-import { planForModel, type RunPlanSummary } from '../core/mappa/run-plan.ts';
-import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice, type BackendName } from '../core/backend.ts';
-import { loadModel, type LoadedModel } from '../core/model/load.ts';
-import { memorySource } from '../core/model/sources.ts';
-import { exportPeft, importPeft } from '../core/lora/peft.ts';
+import { planForModel, type RunPlanSummary } from '../core/loop/run-plan.ts';
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice, type BackendName } from '../core/engine/backend.ts';
+import { loadModel, type LoadedModel } from '../core/engine/model/load.ts';
+import { memorySource } from '../core/engine/model/sources.ts';
+import { exportPeft, importPeft } from '../core/engine/lora/peft.ts';
 import { AdamW } from '../core/rl/adamw.ts';
-import { resolveTrainConfig, type TrainConfig } from '../core/mappa/config.ts';
-import { buildCoach } from '../core/mappa/coaches.ts';
-import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/mappa/coach.ts';
-import type { GenerationProgress } from '../core/model/generate.ts';
-import { Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/mappa/train.ts';
-import { EvalQueue } from '../core/mappa/eval-queue.ts';
-import { RunSession } from '../core/mappa/session.ts';
-import type { TeamLanes } from '../core/mappa/remote-rollouts.ts';
+import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
+import { buildCoach } from '../core/coach/coaches.ts';
+import { cachedCoach, MiscalibratedCoach, type Coach } from '../core/coach/coach.ts';
+import type { GenerationProgress } from '../core/engine/model/generate.ts';
+import { Trainer, type EvalResult, type IterationMetrics, type Phase } from '../core/loop/train.ts';
+import { EvalQueue } from '../core/loop/eval-queue.ts';
+import { RunSession } from '../core/loop/session.ts';
+import type { TeamLanes } from '../core/loop/remote-rollouts.ts';
 import { laneCount, startWebLanes } from './lanes.ts';
-import type { RolloutTask } from '../core/mappa/rollout.ts';
-import { IdbStore, listRuns } from '../core/mappa/store-idb.ts';
+import type { RolloutTask } from '../core/loop/rollout.ts';
+import { IdbStore, listRuns } from '../platform/browser/store-idb.ts';
 import { hashString } from '../core/tasks/rng.ts';
 import { parseJsonlDataset, formatDatasetErrors } from '../core/tasks/dataset.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
-import { domainOf } from '../core/mappa/domains.ts';
+import { domainOf } from '../core/domains/index.ts';
 import { adapterFiles, metricsCsv, trajectoryLines, trajectoryView, zipAdapters } from './exports.ts';
 import { checkFits, isEmbedded, pickedModels, sourceFor } from './models.ts';
 import type { EventMessage, ProgressInfo, ReplyMessage, RequestMessage, Requests, RunState, WorkerEvent } from './protocol.ts';
@@ -498,14 +498,14 @@ const handlers: Handlers = {
     })));
   },
   async webllmModels() {
-    const { webLlmModels } = await import('../core/mappa/webllm-coach.ts');
+    const { webLlmModels } = await import('../core/coach/webllm-coach.ts');
     return webLlmModels();
   },
   async webllmCoach({ choice }) {
     if (!choice) {
       webllm = null;
     } else {
-      const { createWebLlmCoach } = await import('../core/mappa/webllm-coach.ts');
+      const { createWebLlmCoach } = await import('../core/coach/webllm-coach.ts');
       const coach = await createWebLlmCoach(choice.modelId, {
         onProgress: (p) => progress({ task: 'webllm', label: `WebLLM ${choice.modelId}: ${p.text}`, done: p.progress, total: 1, finished: p.progress >= 1 }),
       });

@@ -1,7 +1,7 @@
 // Types shared by the test-only browser harness (harness.ts), its checks (checks/*.ts) and the
 // Node side that calls window.runHarness through playwright (harness.test.ts and later suites).
 
-import type { BackendInfo, BackendName } from '../../src/core/backend.ts';
+import type { BackendInfo, BackendName } from '../../src/core/engine/backend.ts';
 
 /** What a check gets: the chosen backend and a way to read files from test/fixtures. */
 export interface HarnessContext {

@@ -6,7 +6,7 @@
 //   const r = await page.evaluate(() => window.runHarness('matmul-vs-cpu'));
 //   // r = { ok: true, name, backend: {name: 'webgpu', adapter}, ms, result: {...} }
 
-import { initBackend } from '../../src/core/backend.ts';
+import { initBackend } from '../../src/core/engine/backend.ts';
 import type { HarnessCheck, HarnessContext, HarnessOptions, HarnessResult, HarnessWindow } from './harness-types.ts';
 
 const modules = import.meta.glob<{ check?: HarnessCheck }>('./checks/*.ts', { eager: true });

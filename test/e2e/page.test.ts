@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import type { BackendInfo } from '../../src/core/backend.ts';
+import type { BackendInfo } from '../../src/core/engine/backend.ts';
 import {
   chromiumAvailable, ensureBuilt, launchChromium, openPage, screenshot, serveStatic, type StaticServer,
 } from '../helpers/browser.ts';

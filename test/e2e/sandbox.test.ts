@@ -16,9 +16,9 @@ import path from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { MATH_CHAIN } from '../../src/core/mappa/workflow.ts';
-import { DATA_TEAM_SETTINGS } from '../../src/core/mappa/data-team.ts';
-import { decodeSafetensors } from '../../src/core/model/safetensors.ts';
+import { MATH_CHAIN } from '../../src/core/loop/workflow.ts';
+import { DATA_TEAM_SETTINGS } from '../../src/core/domains/data/team.ts';
+import { decodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 import {
   chromiumAvailable, ensureBuilt, launchChromium, openPage, repoRoot, resultsDir, screenshot, serveStatic, type StaticServer,
 } from '../helpers/browser.ts';

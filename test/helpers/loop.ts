@@ -5,9 +5,9 @@
  * Example: const store = new MemoryStore(); await Trainer.create(config, { agentModel, coach: testCoach(), sandbox, store });
  *          expect(resumed.metrics.map(stable)).toEqual(full.metrics.map(stable));
  */
-import { RuleCoach, cachedCoach } from '../../src/core/mappa/coach.ts';
-import type { CheckpointFiles, CheckpointStore } from '../../src/core/mappa/checkpoint.ts';
-import type { IterationMetrics } from '../../src/core/mappa/train.ts';
+import { RuleCoach, cachedCoach } from '../../src/core/coach/coach.ts';
+import type { CheckpointFiles, CheckpointStore } from '../../src/core/loop/checkpoint.ts';
+import type { IterationMetrics } from '../../src/core/loop/train.ts';
 
 export class MemoryStore implements CheckpointStore {
   files: CheckpointFiles | null = null;

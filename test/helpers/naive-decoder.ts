@@ -3,7 +3,7 @@
  * reference where no Hugging Face dump exists (Qwen3 q/k norm, Llama 3 rope scaling, head_dim
  * != hidden/heads). It is itself checked against the transformers logits of the parity fixtures.
  */
-import type { ModelConfig } from '../../src/core/model/config.ts';
+import type { ModelConfig } from '../../src/core/engine/model/config.ts';
 
 export type Weights = Map<string, { shape: number[]; data: Float32Array | Float64Array }>;
 

@@ -8,10 +8,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadModel, type LoadedModel } from '../../src/core/model/load.ts';
-import { expectedWeights, parseConfig } from '../../src/core/model/config.ts';
-import { encodeSafetensors } from '../../src/core/model/safetensors.ts';
-import { memorySource } from '../../src/core/model/sources.ts';
+import { loadModel, type LoadedModel } from '../../src/core/engine/model/load.ts';
+import { expectedWeights, parseConfig } from '../../src/core/engine/model/config.ts';
+import { encodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
+import { memorySource } from '../../src/core/engine/model/sources.ts';
 import { Rng } from '../../src/core/tasks/rng.ts';
 import { tokenizerConfig, tokenizerJson, trainBpe } from '../../scripts/pretrain/bpe.ts';
 

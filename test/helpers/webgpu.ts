@@ -7,7 +7,7 @@
 //   describe.skipIf(!gpu.ok)('webgpu', () => { ... });
 //
 // The check is synchronous (describe.skipIf needs the answer at collection time), so it runs
-// a tiny Node child process that asks Dawn for an adapter through src/core/webgpu-node.ts.
+// a tiny Node child process that asks Dawn for an adapter through src/core/engine/webgpu-node.ts.
 
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -22,7 +22,7 @@ let cached: { ok: boolean; why?: string } | null = null;
 export function webgpuAvailable(): { ok: boolean; why?: string } {
   if (cached) return cached;
   const script = `
-    const { installNodeWebGPU } = await import(${JSON.stringify(path.join(repoRoot, 'src/core/webgpu-node.ts'))});
+    const { installNodeWebGPU } = await import(${JSON.stringify(path.join(repoRoot, 'src/core/engine/webgpu-node.ts'))});
     const r = await installNodeWebGPU();
     process.stdout.write(JSON.stringify({ ok: r.ok, why: r.why }));
     process.exit(0);`;

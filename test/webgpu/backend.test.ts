@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../../src/core/backend.ts';
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../../src/core/engine/backend.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
 import { lcg } from '../helpers/lcg.ts';
 

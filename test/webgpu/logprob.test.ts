@@ -1,4 +1,4 @@
-// The fused chosen-token log-prob kernel (src/core/kernels/logprob-webgpu.ts) on real WebGPU (Dawn
+// The fused chosen-token log-prob kernel (src/core/engine/kernels/logprob-webgpu.ts) on real WebGPU (Dawn
 // in Node over SwiftShader), forward and gradient, against the plain-ops path run on tfjs' cpu
 // backend (and, for the largest case, a float64 reference in plain JS). Skips loudly without
 // Debian's chromium (which ships the SwiftShader Vulkan driver).
@@ -7,10 +7,10 @@
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../src/core/backend.ts';
-import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsFused, selectedLogProbsPlain } from '../../src/core/kernels/logprob.ts';
-import { planRowChunks, SELECTED_LOGPROB, setLogProbChunkLimits } from '../../src/core/kernels/logprob-webgpu.ts';
-import { registerCustomKernels } from '../../src/core/kernels/register.ts';
+import { initBackend } from '../../src/core/engine/backend.ts';
+import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsFused, selectedLogProbsPlain } from '../../src/core/engine/kernels/logprob.ts';
+import { planRowChunks, SELECTED_LOGPROB, setLogProbChunkLimits } from '../../src/core/engine/kernels/logprob-webgpu.ts';
+import { registerCustomKernels } from '../../src/core/engine/kernels/register.ts';
 import { makeCase, maxAbsDiff, referenceF64, runLogProb, type LogProbCase, type LogProbRun } from '../helpers/logprob-cases.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
 

@@ -7,12 +7,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../src/core/backend.ts';
-import { importPeft } from '../../src/core/lora/peft.ts';
-import { generate } from '../../src/core/model/generate.ts';
-import { loadModel } from '../../src/core/model/load.ts';
-import { scoreSequences } from '../../src/core/model/score.ts';
-import { folderSource } from '../../src/core/model/sources.ts';
+import { initBackend } from '../../src/core/engine/backend.ts';
+import { importPeft } from '../../src/core/engine/lora/peft.ts';
+import { generate } from '../../src/core/engine/model/generate.ts';
+import { loadModel } from '../../src/core/engine/model/load.ts';
+import { scoreSequences } from '../../src/core/engine/model/score.ts';
+import { folderSource } from '../../src/core/engine/model/sources.ts';
 import { PARITY, maxAbsDiff, readReference } from '../helpers/fixtures.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
 

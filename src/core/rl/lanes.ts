@@ -13,9 +13,9 @@
  *   shareJobs(jobs, cost, 1, local, remote)  ->  jobs 0 and 2 here, 1 and 3 on lane 1, results in job order
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { LoraAdapter, type LoraSettings } from '../lora/adapter.ts';
-import type { CausalLM } from '../model/llama.ts';
-import { rowLogProbs } from '../model/score.ts';
+import { LoraAdapter, type LoraSettings } from '../engine/lora/adapter.ts';
+import type { CausalLM } from '../engine/model/llama.ts';
+import { rowLogProbs } from '../engine/model/score.ts';
 
 /** An adapter as plain data: its settings and every variable's values, concatenated in `variables()` order. */
 export interface AdapterSpec {

@@ -16,10 +16,10 @@
  *      adapter as it was, and report it.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import type { LoraAdapter } from '../lora/adapter.ts';
-import type { CausalLM } from '../model/llama.ts';
-import { rowLogProbs } from '../model/score.ts';
-import { promptBatches } from '../model/generate.ts';
+import type { LoraAdapter } from '../engine/lora/adapter.ts';
+import type { CausalLM } from '../engine/model/llama.ts';
+import { rowLogProbs } from '../engine/model/score.ts';
+import { promptBatches } from '../engine/model/generate.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
 import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type LaneBatch, type UpdateLanes } from './lanes.ts';

@@ -12,7 +12,7 @@
 //     return task.kind === 'math' || task.kind === 'table-question' ? task.answer : `${task.testTargets.length} targets`;
 //   }
 
-import type { MathTask } from './math.ts';
+import type { MathTask } from '../domains/math/tasks.ts';
 import type { DatasetTask } from './dataset.ts';
 import type { TabularTask, TableQuestionTask } from './tabular.ts';
 
@@ -39,7 +39,7 @@ export {
   type SolutionStep,
   type LevelSpec,
   type GenerateMathOptions,
-} from './math.ts';
+} from '../domains/math/tasks.ts';
 export { extractBoxed, extractGsm8kAnswer, normalizeAnswer, answersEqual } from './answers.ts';
 export { parseJsonlDataset, loadJsonlDatasetFile, formatDatasetErrors, type DatasetError, type ParsedDataset } from './dataset.ts';
 export {

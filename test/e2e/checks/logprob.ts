@@ -1,13 +1,13 @@
-// Browser check: the fused chosen-token log-prob kernel (src/core/kernels/logprob-webgpu.ts) on the
+// Browser check: the fused chosen-token log-prob kernel (src/core/engine/kernels/logprob-webgpu.ts) on the
 // harness' backend (webgpu) against the plain-ops path on tfjs' cpu backend in the same page,
 // forward and gradient, including a run forced into several row chunks. Returns the largest
 // absolute differences, whether the fused path was taken, and the tensor-leak counts.
 
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import { initBackend } from '../../../src/core/backend.ts';
-import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsPlain } from '../../../src/core/kernels/logprob.ts';
-import { setLogProbChunkLimits } from '../../../src/core/kernels/logprob-webgpu.ts';
-import { registerCustomKernels } from '../../../src/core/kernels/register.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsPlain } from '../../../src/core/engine/kernels/logprob.ts';
+import { setLogProbChunkLimits } from '../../../src/core/engine/kernels/logprob-webgpu.ts';
+import { registerCustomKernels } from '../../../src/core/engine/kernels/register.ts';
 import { makeCase, maxAbsDiff, runLogProb, type LogProbRun } from '../../helpers/logprob-cases.ts';
 import type { HarnessCheck } from '../harness-types.ts';
 
@@ -28,7 +28,7 @@ export const check: HarnessCheck = {
   description: 'fused selected log-prob forward + gradient (V=97, 151936; forced chunks) vs the plain path on tfjs cpu',
   async run(ctx) {
     const tested = ctx.backend.name;
-    registerCustomKernels(); // idempotent; src/core/backend.ts may already have done it
+    registerCustomKernels(); // idempotent; src/core/engine/backend.ts may already have done it
     const fused = fusedLogProbsActive();
     const got: Record<string, LogProbRun> = {};
     try {

@@ -2,7 +2,7 @@
 // cpu backend in the same page. Returns the largest absolute differences.
 
 import * as tf from '@tensorflow/tfjs-core';
-import { initBackend } from '../../../src/core/backend.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { HarnessCheck } from '../harness-types.ts';
 import { lcg } from '../../helpers/lcg.ts';
 

@@ -2,9 +2,9 @@
 // returns the largest logit difference to transformers' reference and the greedy continuation.
 
 import * as tf from '@tensorflow/tfjs-core';
-import { generate } from '../../../src/core/model/generate.ts';
-import { loadModel } from '../../../src/core/model/load.ts';
-import { memorySource } from '../../../src/core/model/sources.ts';
+import { generate } from '../../../src/core/engine/model/generate.ts';
+import { loadModel } from '../../../src/core/engine/model/load.ts';
+import { memorySource } from '../../../src/core/engine/model/sources.ts';
 import type { HarnessCheck } from '../harness-types.ts';
 
 interface Reference {

@@ -4,11 +4,11 @@
  * metrics are poor.
  */
 import { describe, expect, it } from 'vitest';
-import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/mappa/data-coach.ts';
-import { dataOutcome } from '../../../src/core/mappa/data-outcome.ts';
-import { DATA_TEAM, dataHeldOut, type DataRolloutTask } from '../../../src/core/mappa/data-team.ts';
-import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/mappa/rewards.ts';
-import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/mappa/rollout.ts';
+import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/domains/data/coach.ts';
+import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
+import { DATA_TEAM, dataHeldOut, type DataRolloutTask } from '../../../src/core/domains/data/team.ts';
+import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
+import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
 import type { TabularTask } from '../../../src/core/tasks/tabular.ts';
 

@@ -2,7 +2,7 @@
  *  likelihood equations, bad input gets a message naming the column and the fix, nothing leaks. */
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/backend.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
 import { FitError, fitPredict, type DataTable } from '../../../src/core/tasks/fit.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
 

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/backend.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
 import { createSqlTool, tableNameFor } from '../../../src/core/tools/sql.ts';
 import { formatObservation, type Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';

@@ -1,7 +1,7 @@
 // Row chunking of the fused log-prob kernel (planRowChunks), hand-worked; no GPU needed.
 
 import { describe, expect, it } from 'vitest';
-import { planRowChunks } from '../../../src/core/kernels/logprob-webgpu.ts';
+import { planRowChunks } from '../../../src/core/engine/kernels/logprob-webgpu.ts';
 
 const MiB = 2 ** 20;
 

@@ -1,11 +1,11 @@
 /**
- * The wasm Slice that copies only the slice (src/core/kernels/wasm-slice.ts) against the stock wasm
+ * The wasm Slice that copies only the slice (src/core/engine/kernels/wasm-slice.ts) against the stock wasm
  * kernel and the cpu backend (independent references), and its run plan against hand-worked offsets.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/backend.ts';
-import { sliceRuns, registerWasmSlice, unregisterWasmSlice } from '../../../src/core/kernels/wasm-slice.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { sliceRuns, registerWasmSlice, unregisterWasmSlice } from '../../../src/core/engine/kernels/wasm-slice.ts';
 
 const CASES: { shape: number[]; begin: number[]; size: number[] }[] = [
   { shape: [4, 3, 2], begin: [1, 0, 1], size: [2, 3, 1] },

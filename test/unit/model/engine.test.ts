@@ -5,11 +5,11 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend, type BackendName } from '../../../src/core/backend.ts';
-import { generate, promptBatches } from '../../../src/core/model/generate.ts';
-import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
-import { scoreSequences } from '../../../src/core/model/score.ts';
-import { folderSource } from '../../../src/core/model/sources.ts';
+import { initBackend, type BackendName } from '../../../src/core/engine/backend.ts';
+import { generate, promptBatches } from '../../../src/core/engine/model/generate.ts';
+import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
+import { scoreSequences } from '../../../src/core/engine/model/score.ts';
+import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { PARITY, maxAbsDiff, readReference } from '../../helpers/fixtures.ts';
 import path from 'node:path';
 

@@ -1,13 +1,13 @@
 /**
  * The memory plan: hand-worked numbers for a tiny config (every term below is worked out in the
- * comments from the formulas in src/core/model/memory-plan.ts' top comment), the limits check, and
+ * comments from the formulas in src/core/engine/model/memory-plan.ts' top comment), the limits check, and
  * one real measurement on cpu (the bytes the backend holds, bench/memory.ts) within 25 %.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/backend.ts';
-import { parseConfig } from '../../../src/core/model/config.ts';
-import { fitsLimits, loraParameters, planMemory, trainingFloatsPerToken, wasmSavedFloatsPerToken } from '../../../src/core/model/memory-plan.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { parseConfig } from '../../../src/core/engine/model/config.ts';
+import { fitsLimits, loraParameters, planMemory, trainingFloatsPerToken, wasmSavedFloatsPerToken } from '../../../src/core/engine/model/memory-plan.ts';
 import { measureLayers, parseMemoryArgs, trackBackendBytes } from '../../../bench/memory.ts';
 import { benchConfig } from '../../../bench/engine.ts';
 

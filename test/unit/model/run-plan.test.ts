@@ -1,13 +1,13 @@
 /**
- * The run's memory plan (src/core/mappa/run-plan.ts): the settings it derives from a training config,
+ * The run's memory plan (src/core/loop/run-plan.ts): the settings it derives from a training config,
  * worked by hand from the agents' budgets, the limits per backend, and a run that a WebGPU device with
  * a small binding limit must refuse with a message that says what to change.
  */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/core/model/config.ts';
-import { planMemory } from '../../../src/core/model/memory-plan.ts';
-import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
-import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/mappa/run-plan.ts';
+import { parseConfig } from '../../../src/core/engine/model/config.ts';
+import { planMemory } from '../../../src/core/engine/model/memory-plan.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
 
 // SmolLM2-135M's widths with 2 layers (vocab 49152, hidden 576, 9 heads, 3 KV heads, tied).
@@ -59,12 +59,12 @@ describe('run plan', () => {
 
 describe('promptBase', () => {
   it('counts the chat-encoded system and user prompt with the problem in and hand-overs empty', async () => {
-    const { TextTokenizer } = await import('../../../src/core/tokenizer/tokenizer.ts');
+    const { TextTokenizer } = await import('../../../src/core/engine/tokenizer/tokenizer.ts');
     const fs = await import('node:fs');
     const tok = TextTokenizer.fromJson(JSON.parse(fs.readFileSync('models/agent/tokenizer.json', 'utf8')),
       JSON.parse(fs.readFileSync('models/agent/tokenizer_config.json', 'utf8')));
-    const { MATH_CHAIN } = await import('../../../src/core/mappa/workflow.ts');
-    const { promptBase } = await import('../../../src/core/mappa/run-plan.ts');
+    const { MATH_CHAIN } = await import('../../../src/core/loop/workflow.ts');
+    const { promptBase } = await import('../../../src/core/loop/run-plan.ts');
     const w = { ...MATH_CHAIN, agents: [{ ...MATH_CHAIN.agents[0], system: 'You are {{role}}.', user: 'Task: {{problem}}{{output:x}}' }] };
     const expected = tok.encodeChat([{ role: 'system', content: `You are ${MATH_CHAIN.agents[0].role}.` }, { role: 'user', content: 'Task: 2+2?' }], { addGenerationPrompt: true }).length;
     expect(promptBase(tok, w, { problem: '2+2?' })).toBe(expected);

@@ -12,7 +12,7 @@ import {
   floatToF16Bits,
   readSafetensors,
   type SafetensorsItem,
-} from '../../../src/core/model/safetensors.ts';
+} from '../../../src/core/engine/model/safetensors.ts';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const llamaBytes = new Uint8Array(readFileSync(path.join(repoRoot, 'test/fixtures/parity/llama/model.safetensors')));

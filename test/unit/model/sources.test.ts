@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { filesSource, folderSource, memorySource, urlSource } from '../../../src/core/model/sources.ts';
-import { ModelSourceError, type ModelSource } from '../../../src/core/model/source.ts';
-import { parseConfig } from '../../../src/core/model/config.ts';
-import { loadWeights } from '../../../src/core/model/weights.ts';
+import { filesSource, folderSource, memorySource, urlSource } from '../../../src/core/engine/model/sources.ts';
+import { ModelSourceError, type ModelSource } from '../../../src/core/engine/model/source.ts';
+import { parseConfig } from '../../../src/core/engine/model/config.ts';
+import { loadWeights } from '../../../src/core/engine/model/weights.ts';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const llamaDir = path.join(repoRoot, 'test/fixtures/parity/llama');

@@ -6,11 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { expectedWeights, parseConfig, type ModelConfig } from '../../../src/core/model/config.ts';
-import { encodeSafetensors, SafetensorsError, type SafetensorsDtype, type TensorToEncode } from '../../../src/core/model/safetensors.ts';
-import { folderSource, memorySource } from '../../../src/core/model/sources.ts';
-import type { ModelSource } from '../../../src/core/model/source.ts';
-import { loadWeights, WeightsError } from '../../../src/core/model/weights.ts';
+import { expectedWeights, parseConfig, type ModelConfig } from '../../../src/core/engine/model/config.ts';
+import { encodeSafetensors, SafetensorsError, type SafetensorsDtype, type TensorToEncode } from '../../../src/core/engine/model/safetensors.ts';
+import { folderSource, memorySource } from '../../../src/core/engine/model/sources.ts';
+import type { ModelSource } from '../../../src/core/engine/model/source.ts';
+import { loadWeights, WeightsError } from '../../../src/core/engine/model/weights.ts';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const fixture = (m: string) => path.join(repoRoot, 'test/fixtures/parity', m);

@@ -3,9 +3,9 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { extendEmbeddings } from '../../../scripts/pretrain/train.ts';
-import { initBackend } from '../../../src/core/backend.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
 import { SPECIAL_TOKENS, bpeFromJson, bytesToUnicode, preTokenize, tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
-import { TextTokenizer } from '../../../src/core/tokenizer/tokenizer.ts';
+import { TextTokenizer } from '../../../src/core/engine/tokenizer/tokenizer.ts';
 
 describe('trainBpe', () => {
   it('merges the most frequent pair first, ties by the joined string', () => {

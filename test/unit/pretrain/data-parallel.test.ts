@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GradientWorkers, shardLoss, shardRows, type Shard } from '../../../scripts/pretrain/data-parallel.ts';
 import { initWeights, trainModel } from '../../../scripts/pretrain/train.ts';
 import type { Example } from '../../../scripts/pretrain/transcripts.ts';
-import { initBackend } from '../../../src/core/backend.ts';
-import { parseConfig } from '../../../src/core/model/config.ts';
-import { CausalLM } from '../../../src/core/model/llama.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { parseConfig } from '../../../src/core/engine/model/config.ts';
+import { CausalLM } from '../../../src/core/engine/model/llama.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
 
 const config = parseConfig({

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
 import { relayConfig, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
-import { resolveTrainConfig } from '../../../src/core/mappa/config.ts';
-import { domainOf } from '../../../src/core/mappa/domains.ts';
-import { agentContext, agentReward } from '../../../src/core/mappa/rewards.ts';
-import type { Action, Trajectory } from '../../../src/core/mappa/rollout.ts';
-import { DEFAULT_REWARDS } from '../../../src/core/mappa/rewards.ts';
-import { placeVars, renderTemplate } from '../../../src/core/mappa/workflow.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { domainOf } from '../../../src/core/domains/index.ts';
+import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
+import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
+import { DEFAULT_REWARDS } from '../../../src/core/loop/rewards.ts';
+import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
 
 describe('relay tasks', () => {
   it('adds on a 10-position dial, and the answer chains the steps', () => {

@@ -7,10 +7,10 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TrainWorkers } from '../../../src/cli/train-workers.ts';
-import { initBackend } from '../../../src/core/backend.ts';
-import { LoraAdapter } from '../../../src/core/lora/adapter.ts';
-import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
-import { folderSource } from '../../../src/core/model/sources.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
+import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
+import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { shareJobs, type LaneJob, type LaneResult, type UpdateLanes } from '../../../src/core/rl/lanes.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';

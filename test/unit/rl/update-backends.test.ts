@@ -5,10 +5,10 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { initBackend, type BackendName } from '../../../src/core/backend.ts';
-import { LoraAdapter } from '../../../src/core/lora/adapter.ts';
-import { loadModel } from '../../../src/core/model/load.ts';
-import { folderSource } from '../../../src/core/model/sources.ts';
+import { initBackend, type BackendName } from '../../../src/core/engine/backend.ts';
+import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
+import { loadModel } from '../../../src/core/engine/model/load.ts';
+import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { policyUpdate, type TrainSample } from '../../../src/core/rl/update.ts';
 import { PARITY } from '../../helpers/fixtures.ts';

@@ -5,11 +5,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../../src/core/backend.ts';
-import { LoraAdapter } from '../../../src/core/lora/adapter.ts';
-import { generate } from '../../../src/core/model/generate.ts';
-import { loadModel, type LoadedModel } from '../../../src/core/model/load.ts';
-import { folderSource } from '../../../src/core/model/sources.ts';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
+import { generate } from '../../../src/core/engine/model/generate.ts';
+import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
+import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { actionLogProbs, microBatches, policyUpdate, ppoLoss, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
 import { PARITY } from '../../helpers/fixtures.ts';

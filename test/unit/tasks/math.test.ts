@@ -7,7 +7,7 @@ import {
   mathHeldOut,
   solutionSteps,
   type MathTask,
-} from '../../../src/core/tasks/math.ts';
+} from '../../../src/core/domains/math/tasks.ts';
 
 /** Independent evaluation of a chain, written out here rather than taken from the module. */
 function evaluate(task: MathTask): number[] {

@@ -11,10 +11,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ModelSource } from '../../../src/core/model/source.ts';
-import { ModelSourceError } from '../../../src/core/model/source.ts';
-import { ChatTemplateError, TextTokenizer, TokenizerLoadError, createStreamDecoder } from '../../../src/core/tokenizer/tokenizer.ts';
-import { renderChatTemplate } from '../../../src/core/tokenizer/chat.ts';
+import type { ModelSource } from '../../../src/core/engine/model/source.ts';
+import { ModelSourceError } from '../../../src/core/engine/model/source.ts';
+import { ChatTemplateError, TextTokenizer, TokenizerLoadError, createStreamDecoder } from '../../../src/core/engine/tokenizer/tokenizer.ts';
+import { renderChatTemplate } from '../../../src/core/engine/tokenizer/chat.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const qwenDir = path.resolve(repoRoot, '../shared/hf/Qwen--Qwen2.5-0.5B-Instruct');

@@ -6,10 +6,10 @@ import { creditGaps, mostDisputed, trajectoryLabels } from '../../../src/ui/cred
 import * as backendPanel from '../../../src/ui/components/BackendPanel.svelte';
 import * as chart from '../../../src/ui/components/Chart.svelte';
 import * as charts from '../../../src/ui/components/Charts.svelte';
-import { resolveTrainConfig, type TrainConfig } from '../../../src/core/mappa/config.ts';
-import { DATA_TEAM_SETTINGS } from '../../../src/core/mappa/data-team.ts';
-import type { BackendInfo } from '../../../src/core/backend.ts';
-import type { EvalResult } from '../../../src/core/mappa/train.ts';
+import { resolveTrainConfig, type TrainConfig } from '../../../src/core/loop/config.ts';
+import { DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
+import type { BackendInfo } from '../../../src/core/engine/backend.ts';
+import type { EvalResult } from '../../../src/core/loop/train.ts';
 import type { ActionView, TrajectoryView } from '../../../src/worker/protocol.ts';
 
 // The components' <script module> exports (tsc types a .svelte import as its default export only).

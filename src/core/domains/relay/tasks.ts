@@ -15,7 +15,7 @@
  * Example: relayTasks(2, 0, 1)[0] -> {id: 'relay2:…', problem: 'Start at 3. Add 4, then 5, keeping only
  *          the last digit each time.', answer: '2', parts: ['3 + 4', '+ 5'], start: 3, adds: [4, 5]}
  */
-import type { RolloutTask } from '../../mappa/rollout.ts';
+import type { RolloutTask } from '../../loop/rollout.ts';
 import { Rng } from '../../tasks/rng.ts';
 
 export interface RelayTask extends RolloutTask {

@@ -20,10 +20,10 @@
  * 1 for every agent when the last digit equals the true answer.
  * Example: relayStepVerdict('7 + 5', '2') -> {score: 10, right: true, reason: 'right: 7 + 5 -> 2'}
  */
-import { RuleCoach, type Coach } from '../../mappa/coach.ts';
-import { NEUTRAL_SCORE, type ActionContext } from '../../mappa/coach-format.ts';
-import type { Trajectory, TrajectoryOutcome } from '../../mappa/rollout.ts';
-import type { AgentSpec, WorkflowSpec } from '../../mappa/workflow.ts';
+import { RuleCoach, type Coach } from '../../coach/coach.ts';
+import { NEUTRAL_SCORE, type ActionContext } from '../../coach/coach-format.ts';
+import type { Trajectory, TrajectoryOutcome } from '../../loop/rollout.ts';
+import type { AgentSpec, WorkflowSpec } from '../../loop/workflow.ts';
 import { relayStep } from './tasks.ts';
 
 /** The agent ids of a team of n: agent1 .. agentN. */

@@ -1,0 +1,149 @@
+/**
+ * Coaches: every action of every agent gets a process score 0..10 (MAPPA section 3).
+ *
+ * For: the `Coach` interface and its backends — a model in the project's engine (e.g. the
+ * shipped tiny judge), a rule-based verifier, a noisy/biased wrapper to show what a
+ * miscalibrated judge does — plus the content cache and the format-repair retry.
+ * Not for: rewards (rewards.ts). The WebLLM coach lives with the browser code.
+ *
+ * Failure policy: an unparsable answer is asked again once with a format reminder; if that
+ * fails too the score is the neutral 5 and `ok` is false (counted in the metrics).
+ * Example: const coach = cachedCoach(new ModelCoach(judge));
+ *          const [r] = await coach.scoreBatch([ctx]);  // {score: 7, ok: true, raw: 'PROCESS_SCORE: 7', attempts: 1}
+ */
+import { generate, promptBatches } from '../engine/model/generate.ts';
+import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
+import { Rng } from '../tasks/rng.ts';
+import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, NEUTRAL_SCORE, parseCoachAnswer, type ActionContext } from './coach-format.ts';
+
+export interface CoachResult {
+  score: number;
+  correct?: boolean;
+  raw: string;
+  ok: boolean;
+  attempts: number;
+  cached?: boolean;
+}
+
+export interface Coach {
+  readonly name: string;
+  scoreBatch(actions: ActionContext[]): Promise<CoachResult[]>;
+}
+
+/** A judge model in the project's engine, greedy (temperature 0), stateless. */
+export class ModelCoach implements Coach {
+  readonly name: string;
+  constructor(readonly judge: LoadedModel, readonly template = DEFAULT_COACH_TEMPLATE, readonly maxTokens = 16, readonly maxBatch = 16) {
+    if (!judge.tokenizer) throw new Error(`${judge.source.name}: the judge needs a tokenizer and a chat template`);
+    this.name = `model:${judge.source.name}`;
+  }
+
+  private async ask(prompts: string[][]): Promise<string[]> {
+    const tok = this.judge.tokenizer!;
+    const ids = prompts.map((turns) =>
+      tok.encodeChat(turns.map((content, k) => ({ role: k % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
+    const out: string[] = new Array(prompts.length);
+    for (const batch of promptBatches(ids.map((p) => p.length), this.maxBatch)) {
+      const gens = await generate(this.judge.model, batch.map((i) => ids[i]), { maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge) });
+      gens.forEach((g, j) => (out[batch[j]] = tok.decode(g.tokens, { skipSpecialTokens: true })));
+    }
+    return out;
+  }
+
+  scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
+    return askWithRepair(actions, this.template, (conversations) => this.ask(conversations));
+  }
+}
+
+/**
+ * How every language-model coach judges: ask each action's coach prompt; where the answer does not
+ * parse, ask once more with the answer and FORMAT_REMINDER appended; where that fails too, the action
+ * gets NEUTRAL_SCORE and ok = false (both answers kept in `raw`). `ask` answers conversations
+ * (alternating user / assistant turns, user first), in order.
+ * Example: askWithRepair([ctx], template, ask) -> [{score: 7, raw: 'PROCESS_SCORE: 7', ok: true, attempts: 1}]
+ */
+export async function askWithRepair(actions: ActionContext[], template: string, ask: (conversations: string[][]) => Promise<string[]>): Promise<CoachResult[]> {
+  const prompts = actions.map((a) => coachPrompt(a, template));
+  const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
+  const first = await ask(prompts.map((p) => [p]));
+  const results: CoachResult[] = first.map((raw, i) => {
+    const p = parseCoachAnswer(raw, wantCorrect(i));
+    return { score: p.score, correct: p.correct, raw, ok: p.ok, attempts: 1 };
+  });
+  const retry = results.map((r, i) => (r.ok ? -1 : i)).filter((i) => i >= 0);
+  if (retry.length) {
+    const second = await ask(retry.map((i) => [prompts[i], first[i], FORMAT_REMINDER]));
+    retry.forEach((i, j) => {
+      const p = parseCoachAnswer(second[j], wantCorrect(i));
+      results[i] = p.ok
+        ? { score: p.score, correct: p.correct, raw: second[j], ok: true, attempts: 2 }
+        : { score: NEUTRAL_SCORE, raw: `${first[i]}\n---\n${second[j]}`, ok: false, attempts: 2 };
+    });
+  }
+  return results;
+}
+
+/** A coach from a synchronous scoring rule (e.g. the rule-based verifier). */
+export class RuleCoach implements Coach {
+  constructor(readonly name: string, readonly rule: (a: ActionContext) => { score: number; correct?: boolean }) {}
+  async scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
+    return actions.map((a) => {
+      const r = this.rule(a);
+      const raw = `PROCESS_SCORE: ${r.score}` + (r.correct === undefined ? '' : `\nANSWER_CORRECT: ${r.correct ? 1 : 0}`);
+      return { score: r.score, correct: r.correct, raw, ok: true, attempts: 1 };
+    });
+  }
+}
+
+export interface Miscalibration {
+  /** Standard deviation of Gaussian noise added to every score. */
+  noise?: number;
+  /** Points added to the scores of one agent (positive favours it). */
+  favourAgent?: { agentId: string; points: number };
+  /** Points added per 100 characters of output (positive favours long answers). */
+  lengthBias?: number;
+  seed?: number;
+}
+
+/** Wraps any coach and distorts its scores, clamped to 0..10 (deterministic per action and seed). */
+export class MiscalibratedCoach implements Coach {
+  readonly name: string;
+  constructor(readonly inner: Coach, readonly m: Miscalibration) {
+    this.name = `${inner.name}+miscalibrated`;
+  }
+  async scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
+    const base = await this.inner.scoreBatch(actions);
+    return base.map((r, i) => {
+      const a = actions[i];
+      const rng = new Rng(`${this.m.seed ?? 0}:${actionKey(a)}`); // the string seed is hashed
+      let s = r.score + (this.m.noise ? rng.normal(0, this.m.noise) : 0);
+      if (this.m.favourAgent?.agentId === a.agentId) s += this.m.favourAgent.points;
+      if (this.m.lengthBias) s += (this.m.lengthBias * a.output.length) / 100;
+      const score = Math.round(Math.min(10, Math.max(0, s)) * 10) / 10;
+      return { ...r, score };
+    });
+  }
+}
+
+/** Everything the coach sees, as one exact key (a hash could collide and hand out a wrong score). */
+export function actionKey(a: ActionContext): string {
+  return [a.problem, a.agentId, a.role, a.input, a.output, a.observation ?? '', a.groundTruth ?? '', a.facts ?? '', a.final].join('\u0000');
+}
+
+/** Scores cached by content: nothing is scored twice (within one process). */
+export function cachedCoach(inner: Coach, cache = new Map<string, CoachResult>()): Coach & { cache: Map<string, CoachResult> } {
+  return {
+    name: inner.name,
+    cache,
+    async scoreBatch(actions) {
+      const keys = actions.map(actionKey);
+      const missing = [...new Set(keys.filter((k) => !cache.has(k)))];
+      const firstIndex = missing.map((k) => keys.indexOf(k));
+      if (missing.length) {
+        const fresh = await inner.scoreBatch(firstIndex.map((i) => actions[i]));
+        missing.forEach((k, j) => cache.set(k, fresh[j]));
+      }
+      return keys.map((k, i) => (missing.includes(k) && firstIndex[missing.indexOf(k)] === i ? cache.get(k)! : { ...cache.get(k)!, cached: true }));
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * What differs between the domains the sandbox trains — math chains, data-analysis teams and the
+ * relay team of 1..6 agents — gathered in one place so the loop (train.ts) stays domain-free.
+ *
+ * For: `domainOf(workflow)` -> where training and held-out tasks come from, how a finished
+ * trajectory is judged (boxed answer vs workspace submission + metrics), what extra facts the coach
+ * sees, the rule-based coach, and which quality metrics to average.
+ * Not for: the domains' own logic (tasks/math.ts, data-team.ts, data-outcome.ts, data-coach.ts).
+ *
+ * Example: domainOf(MATH_CHAIN).heldOut(50) -> 50 level-balanced held-out math problems;
+ *          domainOf(DATA_TEAM).trainPool(0) -> seeded tabular tasks with their CSV files;
+ *          domainOf(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents.
+ */
+import { mathHeldOut } from './math/tasks.ts';
+import type { Workspace } from '../tools/workspace.ts';
+import type { Coach } from '../coach/coach.ts';
+import { ruleCoach } from '../coach/coaches.ts';
+import { dataFacts, dataRuleCoach } from './data/coach.ts';
+import { dataOutcome } from './data/outcome.ts';
+import { dataHeldOut, dataTrainTasks } from './data/team.ts';
+import { relayHeldOut, relayTasks } from './relay/tasks.ts';
+import { relayOutcome, relayRuleCoach } from './relay/team.ts';
+import type { RolloutTask, Trajectory, TrajectoryOutcome } from '../loop/rollout.ts';
+import type { WorkflowSpec } from '../loop/workflow.ts';
+
+export interface Domain {
+  name: 'math' | 'data' | 'relay';
+  /** Training tasks as a fixed pool, or undefined for generated math problems by level (curriculum). */
+  trainPool(seed: number): RolloutTask[] | undefined;
+  /** A fixed held-out set of `count` tasks (fewer when the domain has fewer). */
+  heldOut(count: number): RolloutTask[];
+  /** Judges a finished trajectory from its workspace (default: the final agent's boxed answer). */
+  outcome?: (t: Trajectory, ws: Workspace) => TrajectoryOutcome;
+  /** Extra facts the coach sees for an agent (files and owners; metrics for the final agent). */
+  facts?: (t: Trajectory, agentId: string) => string | undefined;
+  ruleCoach(): Coach;
+  /** Quality metrics averaged over trajectories that report them. */
+  metricNames: string[];
+}
+
+/** A fixed, level-balanced subset of the 200 held-out math problems. */
+export function mathEvalTasks(count: number): RolloutTask[] {
+  const all = mathHeldOut();
+  const step = all.length / count;
+  return Array.from({ length: Math.min(count, all.length) }, (_, i) => all[Math.floor(i * step)]);
+}
+
+const MATH: Domain = {
+  name: 'math',
+  trainPool: () => undefined,
+  heldOut: mathEvalTasks,
+  ruleCoach,
+  metricNames: [],
+};
+
+const DATA: Domain = {
+  name: 'data',
+  trainPool: (seed) => dataTrainTasks(`train:${seed}`, 64),
+  heldOut: (count) => dataHeldOut().slice(0, count),
+  outcome: dataOutcome,
+  facts: (t, agentId) => dataFacts(t, agentId),
+  ruleCoach: dataRuleCoach,
+  // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
+  metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
+};
+
+/** The relay team of n agents: a fixed training pool of distinct tasks, the held-out 200, per-step checks. */
+function relayDomain(n: number): Domain {
+  return {
+    name: 'relay',
+    trainPool: (seed) => relayTasks(n, seed, 4000),
+    heldOut: (count) => relayHeldOut(n).slice(0, count),
+    outcome: relayOutcome,
+    ruleCoach: relayRuleCoach,
+    metricNames: ['stepAccuracy'],
+  };
+}
+
+export function domainOf(w: WorkflowSpec): Domain {
+  if (w.domain === 'relay') return relayDomain(w.agents.length);
+  return w.domain === 'data' ? DATA : MATH;
+}
+
+/** Mean of each quality metric over the trajectories that report it (e.g. {rocAuc: 0.71}). */
+export function meanMetrics(trajs: Trajectory[], names: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of names) {
+    const values = trajs.map((t) => t.metrics?.[name]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+    if (values.length) out[name] = values.reduce((a, b) => a + b, 0) / values.length;
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * Checkpoints of a training run: per agent a PEFT adapter folder plus its optimizer state, and the
+ * loop's state (iteration, curriculum and RNG state, metrics so far) — everything a resumed run
+ * needs to continue exactly where it stopped.
+ *
+ * For: `encodeCheckpoint` / `decodeCheckpoint` (files <-> state) and the `CheckpointStore`
+ * interface that Node (folders, atomic rename) and the browser (IndexedDB) implement.
+ * Not for: deciding when to save (train.ts).
+ *
+ * Layout (paths inside one checkpoint):
+ *   state.json                           iteration, curriculum, metrics, config
+ *   adapters/<agent>/adapter_config.json adapter_model.safetensors   (PEFT, loadable as is)
+ *   optimizer/<agent>.safetensors        AdamW m_i / v_i per parameter, step in metadata
+ */
+import type { ModelConfig } from '../engine/model/config.ts';
+import { LoraAdapter } from '../engine/lora/adapter.ts';
+import { exportPeft, importPeft } from '../engine/lora/peft.ts';
+import { decodeSafetensors, encodeSafetensors } from '../engine/model/safetensors.ts';
+import { memorySource } from '../engine/model/sources.ts';
+import type { AdamWState } from '../rl/adamw.ts';
+import type { CurriculumState } from './curriculum.ts';
+
+export type CheckpointFiles = Record<string, Uint8Array>;
+
+export interface CheckpointStore {
+  /** Replace the checkpoint atomically: after a crash, either the old or the new one is there whole. */
+  save(files: CheckpointFiles): Promise<void>;
+  load(): Promise<CheckpointFiles | null>;
+  /** Append one metrics record (a JSON line). */
+  appendMetrics(record: unknown): Promise<void>;
+  /** Write an export next to the run (trajectories.jsonl, metrics.csv, ...). */
+  writeFile?(name: string, data: Uint8Array | string): Promise<void>;
+}
+
+export interface LoopState {
+  iteration: number;
+  curriculum: CurriculumState;
+  metrics: unknown[];
+  config: unknown;
+}
+
+export interface AgentState {
+  adapter: LoraAdapter;
+  optimizer: AdamWState;
+}
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+export async function encodeCheckpoint(loop: LoopState, agents: Map<string, AgentState>): Promise<CheckpointFiles> {
+  const files: CheckpointFiles = { 'state.json': text(JSON.stringify(loop)) };
+  for (const [id, a] of agents) {
+    const peft = await exportPeft(a.adapter);
+    for (const [name, bytes] of Object.entries(peft)) files[`adapters/${id}/${name}`] = bytes;
+    const tensors = a.optimizer.m.flatMap((m, i) => [
+      { name: `m.${i}`, shape: [m.length], data: m },
+      { name: `v.${i}`, shape: [m.length], data: a.optimizer.v[i] },
+    ]);
+    files[`optimizer/${id}.safetensors`] = encodeSafetensors(tensors, { step: String(a.optimizer.step), slots: String(a.optimizer.m.length) });
+  }
+  return files;
+}
+
+export async function decodeCheckpoint(files: CheckpointFiles, modelConfig: ModelConfig, agentIds: string[]): Promise<{ loop: LoopState; agents: Map<string, AgentState> }> {
+  const need = (name: string) => {
+    const f = files[name];
+    if (!f) throw new Error(`checkpoint is incomplete: "${name}" is missing; start a fresh run or restore the checkpoint folder`);
+    return f;
+  };
+  const loop = JSON.parse(new TextDecoder().decode(need('state.json'))) as LoopState;
+  const agents = new Map<string, AgentState>();
+  for (const id of agentIds) {
+    const prefix = `adapters/${id}/`;
+    const adapterFiles: CheckpointFiles = {};
+    for (const [name, bytes] of Object.entries(files)) if (name.startsWith(prefix)) adapterFiles[name.slice(prefix.length)] = bytes;
+    need(`${prefix}adapter_model.safetensors`);
+    const adapter = await importPeft(memorySource(adapterFiles, `checkpoint/${prefix}`), modelConfig, id);
+    const { header, tensors } = await decodeSafetensors(need(`optimizer/${id}.safetensors`), `optimizer/${id}.safetensors`);
+    const slots = Number(header.metadata.slots);
+    const optimizer: AdamWState = {
+      step: Number(header.metadata.step),
+      m: Array.from({ length: slots }, (_, i) => tensors.get(`m.${i}`)!.data),
+      v: Array.from({ length: slots }, (_, i) => tensors.get(`v.${i}`)!.data),
+    };
+    agents.set(id, { adapter, optimizer });
+  }
+  return { loop, agents };
+}

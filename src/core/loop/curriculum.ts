@@ -1,0 +1,132 @@
+/**
+ * Curriculum rollout filtering (the brief's sample-efficiency knobs), with every decision counted.
+ *
+ * For: choosing each iteration's prompts (skip the ones the team recently always or never solves,
+ * raise the difficulty as accuracy rises) and dropping trajectories whose coach failed.
+ * Not for: task generation itself (tasks/math.ts).
+ *
+ * State is plain data (history per task id, level, generator RNG state) so a checkpoint saves it
+ * and a resumed run makes the same choices.
+ * Example: with history [1, 1, 1] (solved three times running) a task is skipped as "always solved".
+ */
+import { generateMathTasks, type MathTask } from '../domains/math/tasks.ts';
+import type { RngState } from '../tasks/rng.ts';
+import { Rng } from '../tasks/rng.ts';
+import type { RolloutTask, Trajectory } from './rollout.ts';
+
+export interface CurriculumSettings {
+  /** Skip tasks whose last `history` results were all solved or all failed. */
+  skipDecided: boolean;
+  history: number;
+  /** Drop trajectories in which any coach call failed (neutral score 5 stands in). */
+  dropCoachFailures: boolean;
+  /** Raise the level when the rolling training accuracy reaches `raiseAt` (and lower below `lowerAt`). */
+  adaptLevel: boolean;
+  /** 1..5, or 0: every level mixed (as the held-out set is), with no level adaptation. */
+  startLevel: number;
+  raiseAt: number;
+  lowerAt: number;
+  /** Training problems are reused from a pool of this size per level, so "recently" is meaningful. */
+  poolSize: number;
+}
+
+export const DEFAULT_CURRICULUM: CurriculumSettings = {
+  skipDecided: true, history: 3, dropCoachFailures: true, adaptLevel: true, startLevel: 1, raiseAt: 0.75, lowerAt: 0.15, poolSize: 400,
+};
+
+export interface CurriculumState {
+  level: number;
+  rng: RngState;
+  /** Task id -> recent results (1 solved, 0 failed), newest last. */
+  history: Record<string, number[]>;
+  /** Rolling accuracy of training trajectories at the current level. */
+  recent: number[];
+}
+
+export interface FilterCounts {
+  skippedAlwaysSolved: number;
+  skippedNeverSolved: number;
+  droppedCoachFailures: number;
+  /** Update samples (prompt + action) longer than the agent model's context or MAX_TRAIN_TOKENS (what one
+   *  backward pass takes on the wasm heap), left out of the update. */
+  droppedOverContext?: number;
+  level: number;
+}
+
+/** A training task as the curriculum hands it out (generated math, or an imported dataset row). */
+export type CurriculumTask = RolloutTask & { level?: number };
+
+export class Curriculum {
+  state: CurriculumState;
+  /**
+   * `fixedPool`: train on these tasks (an imported dataset) instead of generated problems; the
+   * level then stays as it is (the dataset sets the difficulty).
+   */
+  constructor(readonly settings: CurriculumSettings, readonly seed: number, state?: CurriculumState, readonly fixedPool?: CurriculumTask[]) {
+    this.state = state ?? { level: settings.startLevel, rng: new Rng(`curriculum:${seed}`).getState(), history: {}, recent: [] };
+  }
+
+  private pools = new Map<number, CurriculumTask[]>();
+  private pool(level: number): CurriculumTask[] {
+    if (this.fixedPool) return this.fixedPool;
+    let p = this.pools.get(level);
+    if (!p) {
+      const mixed = level === 0;
+      p = generateMathTasks({ seed: `train:${this.seed}:L${level}`, count: this.settings.poolSize * (mixed ? 5 : 1), level: mixed ? undefined : level });
+      this.pools.set(level, p);
+    }
+    return p;
+  }
+
+  /** Pick `count` prompts for this iteration, skipping decided ones; counts what it skipped. */
+  pick(count: number): { tasks: CurriculumTask[]; counts: FilterCounts } {
+    const rng = Rng.fromState(this.state.rng);
+    const pool = this.pool(this.state.level);
+    const counts: FilterCounts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, droppedOverContext: 0, level: this.state.level };
+    const tasks: CurriculumTask[] = [];
+    const tried = new Set<number>();
+    while (tasks.length < count && tried.size < pool.length) {
+      const i = rng.int(0, pool.length - 1);
+      if (tried.has(i)) continue;
+      tried.add(i);
+      const h = this.state.history[pool[i].id] ?? [];
+      if (this.settings.skipDecided && h.length >= this.settings.history) {
+        const last = h.slice(-this.settings.history);
+        if (last.every((x) => x === 1)) { counts.skippedAlwaysSolved++; continue; }
+        if (last.every((x) => x === 0)) { counts.skippedNeverSolved++; continue; }
+      }
+      tasks.push(pool[i]);
+    }
+    this.state.rng = rng.getState();
+    return { tasks, counts };
+  }
+
+  /** Drop trajectories whose coach failed (when enabled). */
+  filter(trajs: Trajectory[], counts: FilterCounts): Trajectory[] {
+    if (!this.settings.dropCoachFailures) return trajs;
+    const kept = trajs.filter((t) => t.actions.every((a) => !a.coach || a.coach.ok));
+    counts.droppedCoachFailures += trajs.length - kept.length;
+    return kept;
+  }
+
+  /** Record results; adapt the level from the rolling accuracy. */
+  record(trajs: Trajectory[]): void {
+    for (const t of trajs) {
+      const h = (this.state.history[t.task.id] ??= []);
+      h.push(t.correct ? 1 : 0);
+      if (h.length > this.settings.history) h.shift();
+      this.state.recent.push(t.correct ? 1 : 0);
+    }
+    const window = 64;
+    if (this.state.recent.length > window) this.state.recent = this.state.recent.slice(-window);
+    if (!this.settings.adaptLevel || this.fixedPool || this.state.level === 0 || this.state.recent.length < window / 2) return;
+    const acc = this.state.recent.reduce((a, b) => a + b, 0) / this.state.recent.length;
+    if (acc >= this.settings.raiseAt && this.state.level < 5) {
+      this.state.level++;
+      this.state.recent = [];
+    } else if (acc <= this.settings.lowerAt && this.state.level > 1) {
+      this.state.level--;
+      this.state.recent = [];
+    }
+  }
+}

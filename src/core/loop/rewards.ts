@@ -1,0 +1,155 @@
+/**
+ * From coached trajectories to training samples: reward modes, reward shaping, and the
+ * actions each agent learns from.
+ *
+ * For: `coachTrajectories` (builds what the coach sees, calls it, stores scores on the actions)
+ * and `trainSamples` (rewards per action -> TrainSample per trainable agent).
+ * Not for: advantages (rl/advantages.ts).
+ *
+ * Reward of an agent's action (MAPPA sections 3-4):
+ *   process  score / 10                     (default; the paper trains on this alone)
+ *   outcome  1 if the team's final answer is right else 0, for every action of the trajectory
+ *   mixed    w * process + (1 - w) * outcome
+ * An agent with several turns (the Code Executor) is coached once on its whole work; that reward
+ * sits on the last token of each of its turns. With shaping on, every turn is also coached on its
+ * own (its text and its tool output), and w_shape * turn score / 10 is added as a per-token reward
+ * on that turn's last token: one rollout then yields a learning signal per turn. The verdict kept on
+ * each action (`action.coach`) is always its agent's, the one its reward comes from.
+ * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
+ */
+import type { TrainSample } from '../rl/update.ts';
+import { actionInputText, NEUTRAL_SCORE, type ActionContext } from '../coach/coach-format.ts';
+import type { Coach, CoachResult } from '../coach/coach.ts';
+import type { Action, Trajectory } from './rollout.ts';
+import type { WorkflowSpec } from './workflow.ts';
+
+export type RewardMode = 'process' | 'outcome' | 'mixed';
+
+export interface RewardSettings {
+  mode: RewardMode;
+  /** Weight of the process reward in 'mixed' mode. */
+  processWeight: number;
+  shaping: boolean;
+  shapingWeight: number;
+}
+
+export const DEFAULT_REWARDS: RewardSettings = { mode: 'process', processWeight: 0.5, shaping: false, shapingWeight: 0.5 };
+
+/** Per trajectory and agent: the coach's verdict on the agent's whole work, and per turn when shaping. */
+export interface CoachedTrajectory {
+  agentScores: Map<string, CoachResult>;
+  turnScores: Map<Action, CoachResult>;
+}
+
+/** What the coach sees for an agent's whole work in one trajectory (all its turns). */
+export function agentContext(w: WorkflowSpec, t: Trajectory, agentId: string, facts?: string): ActionContext | null {
+  const actions = t.actions.filter((a) => a.agentId === agentId);
+  if (actions.length === 0) return null;
+  const spec = w.agents.find((a) => a.id === agentId)!;
+  const observations = actions.map((a) => a.observation).filter((o): o is string => !!o);
+  return {
+    problem: t.task.problem,
+    agentId,
+    role: spec.role,
+    input: actionInputText(actions[0].messages),
+    output: actions.map((a) => a.text).join('\n'),
+    observation: observations.length ? observations.join('\n') : undefined,
+    groundTruth: spec.final ? t.task.answer : undefined,
+    facts,
+    final: !!spec.final,
+    task: t.task,
+  };
+}
+
+/** One turn alone (for shaping). */
+export function turnContext(w: WorkflowSpec, t: Trajectory, action: Action): ActionContext {
+  const spec = w.agents.find((a) => a.id === action.agentId)!;
+  return {
+    problem: t.task.problem,
+    agentId: action.agentId,
+    role: `${spec.role} (turn ${action.turn})`,
+    input: actionInputText(action.messages),
+    output: action.text,
+    observation: action.observation,
+    final: false,
+    task: t.task,
+  };
+}
+
+export interface CoachStats {
+  calls: number;
+  failures: number;
+  cached: number;
+}
+
+/** Coach every agent of every trajectory (and every turn of multi-turn agents when shaping). */
+export async function coachTrajectories(w: WorkflowSpec, trajs: Trajectory[], coach: Coach, settings: RewardSettings,
+  factsFor?: (t: Trajectory, agentId: string) => string | undefined): Promise<{ coached: CoachedTrajectory[]; stats: CoachStats }> {
+  const jobs: { ctx: ActionContext; put: (r: CoachResult) => void }[] = [];
+  const coached = trajs.map((t) => {
+    const c: CoachedTrajectory = { agentScores: new Map(), turnScores: new Map() };
+    for (const spec of w.agents) {
+      const ctx = agentContext(w, t, spec.id, factsFor?.(t, spec.id));
+      if (ctx) jobs.push({ ctx, put: (r) => c.agentScores.set(spec.id, r) });
+      const turns = t.actions.filter((a) => a.agentId === spec.id);
+      if (settings.shaping && turns.length > 1) {
+        for (const a of turns) jobs.push({ ctx: turnContext(w, t, a), put: (r) => c.turnScores.set(a, r) });
+      }
+    }
+    return c;
+  });
+  const results = await coach.scoreBatch(jobs.map((j) => j.ctx));
+  results.forEach((r, i) => jobs[i].put(r));
+  // Store on each action the verdict its reward comes from (its agent's, on the whole work), for the
+  // inspector, the credit view, the per-agent score metric and the trajectory export. Under shaping the
+  // turn's own answer follows in `raw` (its score is in tokenRewards), not in place of the agent's.
+  trajs.forEach((t, i) => {
+    for (const a of t.actions) {
+      const r = coached[i].agentScores.get(a.agentId);
+      const turn = coached[i].turnScores.get(a);
+      if (!r) continue;
+      const raw = turn ? `${r.raw}\n--- turn ${a.turn} alone (shaping) ---\n${turn.raw}` : r.raw;
+      a.coach = { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct };
+    }
+  });
+  return {
+    coached,
+    stats: { calls: results.filter((r) => !r.cached).length, failures: results.filter((r) => !r.ok).length, cached: results.filter((r) => r.cached).length },
+  };
+}
+
+/** Reward of one agent's work in a trajectory under the chosen mode. */
+export function agentReward(settings: RewardSettings, t: Trajectory, score: number): number {
+  const process = score / 10;
+  const outcome = t.correct ? 1 : 0;
+  if (settings.mode === 'process') return process;
+  if (settings.mode === 'outcome') return outcome;
+  return settings.processWeight * process + (1 - settings.processWeight) * outcome;
+}
+
+/** Rewards onto the actions, and one TrainSample per action of a trainable agent. */
+export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: CoachedTrajectory[], settings: RewardSettings,
+  trainable: (agentId: string) => boolean, actionOf?: Map<TrainSample, Action>): TrainSample[] {
+  const samples: TrainSample[] = [];
+  trajs.forEach((t, i) => {
+    for (const a of t.actions) {
+      const verdict = coached[i].agentScores.get(a.agentId);
+      a.reward = agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
+      const turn = coached[i].turnScores.get(a);
+      a.tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
+      if (!trainable(a.agentId) || a.tokens.length === 0) continue;
+      const sample: TrainSample = {
+        agent: a.agentId,
+        prompt: a.promptTokens,
+        action: a.tokens,
+        reward: a.reward,
+        tokenRewards: a.tokenRewards,
+        group: `${t.task.id}/${a.agentId}/${a.turn}`,
+        truncated: a.truncated,
+      };
+      samples.push(sample);
+      actionOf?.set(sample, a);
+    }
+  });
+  return samples;
+}

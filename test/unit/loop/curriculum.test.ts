@@ -1,0 +1,57 @@
+/** Curriculum filters: skipping decided prompts, dropping failed-coach trajectories, level changes, datasets. */
+import { describe, expect, it } from 'vitest';
+import { Curriculum, DEFAULT_CURRICULUM } from '../../../src/core/loop/curriculum.ts';
+import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+
+const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
+  task: { id, problem: id, answer: '1' }, sample: 0, finalAnswer: correct ? '1' : '2', correct,
+  actions: [{ agentId: 'solver', role: 'Problem Solver', turn: 1, messages: [], promptText: '', promptTokens: [], tokens: [], logprobs: [], text: '', truncated: false, codeBlocks: 0, coach: { raw: '', score: 5, ok: coachOk, attempts: 1 } }],
+});
+
+describe('curriculum', () => {
+  it('is deterministic per seed and skips prompts recently always or never solved, counting each', () => {
+    const a = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
+    const b = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
+    const first = a.pick(6).tasks;
+    expect(b.pick(6).tasks.map((t) => t.id)).toEqual(first.map((t) => t.id));
+    // Three solves of task 0 and three failures of task 1: both are skipped next time.
+    for (let k = 0; k < 3; k++) a.record([traj(first[0].id, true), traj(first[1].id, false)]);
+    const { tasks, counts } = a.pick(6);
+    expect(tasks.map((t) => t.id)).not.toContain(first[0].id);
+    expect(tasks.map((t) => t.id)).not.toContain(first[1].id);
+    expect(counts.skippedAlwaysSolved).toBe(1);
+    expect(counts.skippedNeverSolved).toBe(1);
+  });
+
+  it('drops trajectories whose coach failed, and says how many', () => {
+    const c = new Curriculum(DEFAULT_CURRICULUM, 0);
+    const counts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, level: 1 };
+    const kept = c.filter([traj('a', true), traj('b', true, false), traj('c', false)], counts);
+    expect(kept.map((t) => t.task.id)).toEqual(['a', 'c']);
+    expect(counts.droppedCoachFailures).toBe(1);
+  });
+
+  it('raises the level when rolling accuracy is high and lowers it when low', () => {
+    const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 2 }, 0);
+    c.record(Array.from({ length: 40 }, (_, i) => traj(`t${i}`, i % 10 !== 0))); // 90 %
+    expect(c.state.level).toBe(3);
+    c.record(Array.from({ length: 40 }, (_, i) => traj(`u${i}`, i % 10 === 0))); // 10 %
+    expect(c.state.level).toBe(2);
+  });
+
+  it('startLevel 0 mixes every level, as the held-out set does, and never adapts', () => {
+    const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 0, poolSize: 20 }, 0);
+    const levels = new Set(c.pick(40).tasks.map((t) => t.level));
+    expect(levels.size).toBeGreaterThan(3);
+    c.record(Array.from({ length: 40 }, (_, i) => traj(`m${i}`, true)));
+    expect(c.state.level).toBe(0);
+  });
+
+  it('trains on an imported dataset when given one (and keeps its level)', () => {
+    const pool = [{ id: 'd1', problem: 'p1', answer: '1' }, { id: 'd2', problem: 'p2', answer: '2' }];
+    const c = new Curriculum(DEFAULT_CURRICULUM, 0, undefined, pool);
+    expect(c.pick(2).tasks.map((t) => t.id).sort()).toEqual(['d1', 'd2']);
+    c.record(Array.from({ length: 40 }, (_, i) => traj(`d${(i % 2) + 1}`, true)));
+    expect(c.state.level).toBe(1);
+  });
+});

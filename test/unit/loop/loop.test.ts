@@ -1,0 +1,133 @@
+/**
+ * The MAPPA loop end to end on a tiny random team: rollouts through the real chain (code really
+ * runs in the Python sandbox), coach, rewards, per-agent updates, evaluation, checkpoints — and a
+ * resumed run equals an uninterrupted one.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
+import { ConfigFileError, resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import { Trainer, type IterationMetrics } from '../../../src/core/loop/train.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
+import { tinyTeamModel } from '../../helpers/tiny-team.ts';
+import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
+
+describe('the MAPPA loop', () => {
+  let model: LoadedModel;
+  let sandbox: Sandbox;
+  const config = resolveTrainConfig({
+    iterations: 3, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 2, checkpointEvery: 1,
+    lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 4 }, curriculum: { startLevel: 1 },
+    coach: { kind: 'rule' },
+    workflow: {
+      name: 'math-chain-short', domain: 'math',
+      agents: [
+        { id: 'solver', role: 'Problem Solver', system: 'Solver {{position}}/{{count}}', user: 'Problem: {{problem}}', maxTokens: 6, turns: 1, tools: [], trainable: true },
+        { id: 'executor', role: 'Code Executor', system: 'Executor', user: '{{problem}}\n{{output:solver}}', followUp: 'Output: {{observation}}', maxTokens: 6, turns: 2, tools: ['python'], trainable: true },
+        { id: 'verifier', role: 'Verifier', system: 'Verifier', user: '{{output:executor}}\n{{tool:executor}}', maxTokens: 6, turns: 1, tools: [], trainable: false, final: true },
+      ],
+    },
+  });
+
+  beforeAll(async () => {
+    await initBackend({ force: 'cpu' });
+    model = await tinyTeamModel(1);
+    sandbox = createSandbox();
+  });
+  afterAll(async () => {
+    model.model.dispose();
+    await sandbox.dispose();
+  });
+
+  it('leaves samples longer than the model\'s context out of the update, and counts them', async () => {
+    // A context of 1 position: every action (prompt + tokens) is longer, so nothing is trained.
+    const short = { ...model, config: { ...model.config, maxPositionEmbeddings: 1 } } as LoadedModel;
+    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: testCoach(), sandbox });
+    const m = await trainer.step();
+    expect(m.perAgent.solver.samples).toBe(0);
+    // The same seed with the real context: same rollouts, every sample of the trainable agents kept.
+    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: testCoach(), sandbox })).step();
+    expect(full.filters.droppedOverContext).toBe(0);
+    expect(full.perAgent.solver.samples).toBe(4);
+    expect(m.filters.droppedOverContext).toBe(full.perAgent.solver.samples + full.perAgent.executor.samples);
+  });
+
+  it('runs iterations end to end and reports every metric; frozen agents stay frozen', async () => {
+    const store = new MemoryStore();
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
+    const events: string[] = [];
+    let shown: Trajectory[] = [];
+    trainer.on((e) => {
+      events.push(e.type);
+      if (e.type === 'trajectories') shown = e.trajectories;
+    });
+    const frozenBefore = await trainer.policies.get('verifier')!.adapter.values();
+    const m = await trainer.step();
+    expect(m.trajectories).toBe(4);
+    expect(Object.keys(m.perAgent)).toEqual(['solver', 'executor', 'verifier']);
+    expect(m.perAgent.solver.samples).toBe(4);
+    expect(m.perAgent.verifier.samples).toBe(0); // frozen: takes part, never trained
+    expect(m.perAgent.verifier.meanScore).toBeGreaterThanOrEqual(0);
+    expect(m.coach.calls).toBeGreaterThan(0);
+    expect(m.filters.level).toBe(1);
+    expect(events).toContain('trajectories');
+    expect(events).toContain('iteration');
+    expect(events).toContain('checkpoint');
+    // Every trained action carries the advantage it was trained on (mean over its tokens); the frozen
+    // verifier's carry none. Batch whitening over every action token: the token-weighted mean is 0.
+    const acts = shown.flatMap((t) => t.actions);
+    const trained = acts.filter((a) => a.agentId !== 'verifier' && a.tokens.length > 0 && !a.truncated);
+    expect(acts.filter((a) => a.agentId === 'verifier').every((a) => a.advantage === undefined)).toBe(true);
+    expect(acts.filter((a) => a.agentId !== 'verifier' && a.tokens.length > 0).every((a) => Number.isFinite(a.advantage))).toBe(true);
+    // Truncated actions are masked (advantage 0); the rest are whitened together: token-weighted mean 0.
+    expect(acts.filter((a) => a.agentId !== 'verifier' && a.truncated).every((a) => a.advantage === 0)).toBe(true);
+    if (trained.length) {
+      const weighted = trained.reduce((s, a) => s + a.advantage! * a.tokens.length, 0) / trained.reduce((s, a) => s + a.tokens.length, 0);
+      expect(Math.abs(weighted)).toBeLessThan(1e-6);
+    }
+    const after = await trainer.policies.get('verifier')!.adapter.values();
+    for (const [k, v] of frozenBefore) expect(after.get(k)!.a).toEqual(v.a);
+    const m2 = await trainer.step();
+    expect(m2.eval).toBeDefined();
+    expect(m2.eval!.tasks).toBe(2);
+    expect(store.metrics.length).toBe(2);
+    trainer.dispose();
+  }, 300_000);
+
+  it('resume after a kill continues exactly as an uninterrupted run', async () => {
+    const full = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store: new MemoryStore() });
+    const uninterrupted = await full.run();
+    full.dispose();
+
+    const store = new MemoryStore();
+    const first = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
+    await first.step(); // checkpointEvery 1: saved after iteration 1
+    first.dispose(); // "killed"
+    const resumed = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store }, { resume: true });
+    expect(resumed.iteration).toBe(1);
+    const rest = await resumed.run();
+    expect(rest.map(stable)).toEqual(uninterrupted.map(stable));
+    resumed.dispose();
+  }, 300_000);
+
+  it('leaks no tensors across an iteration', async () => {
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox });
+    await trainer.step();
+    const before = tf.memory().numTensors;
+    await trainer.step();
+    expect(tf.memory().numTensors).toBe(before);
+    trainer.dispose();
+  }, 300_000);
+
+  it('refuses bad configs by name', () => {
+    expect(() => resolveTrainConfig({ lerning_rate: 1 })).toThrow(ConfigFileError);
+    expect(() => resolveTrainConfig({ lerning_rate: 1 })).toThrow(/lerning_rate: unknown key/);
+    expect(() => resolveTrainConfig({ rewards: { mode: 'vibes' } })).toThrow(/rewards.mode: must be process, outcome or mixed/);
+    expect(() => resolveTrainConfig({ iterations: '3' })).toThrow(/iterations: expected a number/);
+    expect(() => resolveTrainConfig({ update: { clipEps: 0.1, foo: 1 } })).toThrow(/update.foo: unknown key/);
+    expect(() => resolveTrainConfig({ workflow: { name: 'x', domain: 'math', agents: [] } })).toThrow(/needs at least one agent/);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The page's run (RunSession + EvalQueue) on a tiny random team: training starts at once, the
+ * evaluations arrive as running estimates and end as stored records, a lane does the evaluation
+ * work alongside (through the real LanePool plumbing over a MessageChannel), and a pause in the
+ * middle of an iteration leaves no trace: the resumed run equals an uninterrupted one.
+ */
+import { MessageChannel } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
+import { TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../../../src/core/loop/remote-rollouts.ts';
+import { RunSession, type SessionEvent } from '../../../src/core/loop/session.ts';
+import { Trainer, type IterationMetrics } from '../../../src/core/loop/train.ts';
+import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
+import { LaneServer } from '../../../src/core/rl/lanes.ts';
+import { ppoLoss } from '../../../src/core/rl/update.ts';
+import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
+import { tinyTeamModel } from '../../helpers/tiny-team.ts';
+import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
+
+describe('RunSession: learning first, measuring alongside', () => {
+  let model: LoadedModel;
+  let sandbox: Sandbox;
+  const config = resolveTrainConfig({
+    iterations: 2, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 10, checkpointEvery: 1,
+    lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 2 }, curriculum: { startLevel: 1 },
+    coach: { kind: 'rule' },
+    workflow: {
+      name: 'math-chain-short', domain: 'math',
+      agents: [
+        { id: 'solver', role: 'Problem Solver', system: 'Solver', user: 'Problem: {{problem}}', maxTokens: 5, turns: 1, tools: [], trainable: true },
+        { id: 'executor', role: 'Code Executor', system: 'Executor', user: '{{problem}}\n{{output:solver}}', maxTokens: 5, turns: 1, tools: ['python'], trainable: true },
+        { id: 'verifier', role: 'Verifier', system: 'Verifier', user: '{{output:executor}}', maxTokens: 5, turns: 1, tools: [], trainable: false, final: true },
+      ],
+    },
+  });
+  const parts = () => ({ agentModel: model, sandbox, sql: null });
+  const session = async (store: MemoryStore, lanes: TeamLanes | null = null) => {
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store, updateLanes: lanes, deferEvaluations: true }, { resume: Boolean(store.files) });
+    const events: SessionEvent[] = [];
+    const s = new RunSession(trainer, new EvalQueue(config, parts()), { lanes, store, emit: (e) => events.push(e) });
+    return { s, trainer, events };
+  };
+
+  beforeAll(async () => {
+    await initBackend({ force: 'wasm' });
+    model = await tinyTeamModel(2);
+    sandbox = createSandbox();
+  });
+  afterAll(async () => {
+    model.model.dispose();
+    await sandbox.dispose();
+  });
+
+  it('trains before the baseline is measured; evaluations arrive as running estimates, then as records', async () => {
+    const store = new MemoryStore();
+    const { s, trainer, events } = await session(store);
+    s.queueMissing([]);
+    expect(s.queue.pending).toEqual([0]);
+    expect(await s.run({ single: true })).toBe('stepped');
+    expect(trainer.iteration).toBe(1);
+    // After one iteration: a first chunk of the baseline, a running estimate over part of the 10 problems.
+    const first = events.find((e) => e.type === 'eval');
+    expect(first).toMatchObject({ type: 'eval', iteration: 0, result: { of: 10 } });
+    expect(first!.type === 'eval' && first!.result.tasks).toBeLessThan(10);
+    expect(await s.run()).toBe('done');
+    const evals = store.metrics.filter((r) => !(r as { perAgent?: unknown }).perAgent) as { iteration: number; eval: { tasks: number; of?: number; perTask: { ids: string[] } } }[];
+    expect(evals.map((r) => r.iteration)).toEqual([0, 2]);
+    for (const r of evals) {
+      expect(r.eval.tasks).toBe(10);
+      expect(r.eval.of).toBeUndefined();
+      expect(r.eval.perTask.ids).toEqual(s.queue.tasks.map((t) => t.id));
+    }
+    expect(events[events.length - 1]).toEqual({ type: 'done', iteration: 2 });
+  });
+
+  it('a lane (over a message channel, as the page\'s Web Workers) gives the same run and the same evaluations', async () => {
+    const here = new MemoryStore();
+    const alone = await session(here);
+    alone.s.queueMissing([]);
+    await alone.s.run();
+
+    const { port1, port2 } = new MessageChannel();
+    const server = new LaneServer(model.model, ppoLoss);
+    serveLaneJobs<TeamJob, TeamResult>({ postMessage: (m) => port2.postMessage(m), onMessage: (h) => port2.on('message', h) },
+      teamJobHandler((job) => server.handle(job), async () => parts()));
+    const pool = new LanePool<TeamJob, TeamResult>([{
+      postMessage: (m) => port1.postMessage(m), listen: (onReply) => port1.on('message', onReply), terminate: () => { port1.close(); port2.close(); },
+    }]);
+    const lanes = new TeamLanes(pool);
+    const there = new MemoryStore();
+    const withLane = await session(there, lanes);
+    withLane.s.queueMissing([]);
+    await withLane.s.run();
+    await lanes.close();
+    server.dispose();
+    const strip = (rs: unknown[]) => rs.map((r) => ((r as { perAgent?: unknown }).perAgent ? stable(r as IterationMetrics) : r));
+    expect(strip(there.metrics)).toEqual(strip(here.metrics));
+  });
+
+  it('a pause in the middle of an iteration leaves no trace: the run goes on exactly as an uninterrupted one', async () => {
+    const reference = new MemoryStore();
+    const a = await session(reference);
+    a.s.queueMissing([0]); // no evaluations: the iterations alone
+    await a.s.run();
+
+    const store = new MemoryStore();
+    const b = await session(store);
+    b.s.queueMissing([0]);
+    const controller = new AbortController();
+    let steps = 0;
+    b.trainer.on((e) => {
+      // Generation events carry the last finished iteration (0) while iteration 1 decodes.
+      if (e.type === 'generation' && e.iteration === 0 && ++steps === 3) controller.abort(); // mid-decoding
+    });
+    expect(await b.s.run({ signal: controller.signal })).toBe('paused');
+    expect(b.trainer.iteration).toBe(0);
+    expect(store.metrics).toEqual([]);
+    expect(await b.s.run()).toBe('done');
+    const iterations = (st: MemoryStore) => (st.metrics.filter((r) => (r as { perAgent?: unknown }).perAgent) as IterationMetrics[]).map(stable);
+    expect(iterations(store)).toEqual(iterations(reference));
+  });
+});
