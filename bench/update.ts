@@ -149,7 +149,7 @@ export interface UpdateResult {
   /** One no-gradient log-prob pass over the batch (what the step does twice before training). */
   forwardSeconds?: number;
   fused?: boolean;
-  /** webgpu only: the same step with the fused kernel unregistered (plain ops). */
+  /** Where the fused kernel runs (webgpu, wasm): the same step with it unregistered (plain ops). */
   plainStepSeconds?: number;
   tfPeakMB?: number;
   maxRssMB?: number;
@@ -250,7 +250,7 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
     const lanes = await TrainWorkers.start(o.threads - 1, model);
     const laneStep = async () => {
       const t1 = performance.now();
-      await policyUpdate(model, policies, samples, settings, lanes);
+      await policyUpdate(model, policies, samples, settings, { lanes });
       return (performance.now() - t1) / 1000;
     };
     await laneStep(); // the workers' shapes warm up once
@@ -333,7 +333,7 @@ export function formatUpdateReport(results: UpdateResult[], o: UpdateBenchOption
   }
   out.push('', 'update tok/s = tokens of the batch / step time (the step reads every token 3 times forward and once backward). ' +
     'step / matmul = achieved FLOP/s of the step over the plain [tokens, d] x [d, I] matmul FLOP/s of the same process. ' +
-    'The fused log-prob kernel exists on webgpu only; elsewhere the plain ops are what runs. ' +
+    'The fused log-prob kernel runs on webgpu and wasm; on cpu the plain ops run. ' +
     'Other processes share the cores: compare figures from one run.');
   return out.join('\n') + '\n';
 }

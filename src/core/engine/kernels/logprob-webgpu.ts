@@ -7,7 +7,8 @@
  *
  * For: tfjs kernels 'MappaSelectedLogProb' / 'MappaSelectedLogProbGrad' on the `webgpu` backend,
  * registered by ./register.ts and reached through `selectedLogProbs` in ./logprob.ts.
- * Not for: cpu/wasm (the plain-ops path in ./logprob.ts serves them) or sampling.
+ * Not for: cpu (the plain-ops path in ./logprob.ts), wasm (./logprob-wasm.ts: the same kernel names
+ * and this file's gradient) or sampling.
  *
  * Why not `backend.runWebGPUProgram`: tfjs binds every tensor's WHOLE buffer, and a [N, V] float
  * buffer easily outgrows a storage binding (WebGPU's default and SwiftShader-in-Chromium limit is

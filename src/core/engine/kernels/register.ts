@@ -3,23 +3,27 @@
  *
  * For: calling once after the backend is chosen (src/core/engine/backend.ts does it); safe to call again,
  * already registered kernels are left alone. Registering for `webgpu` is harmless when that backend
- * never starts: tfjs only looks a kernel up for the active backend.
+ * never starts (and for `wasm` likewise): tfjs only looks a kernel up for the active backend.
  * Not for: choosing between fused and plain paths; the op wrappers (e.g. ./logprob.ts) do that by
  * asking `tf.getKernel(name, tf.getBackend())`.
  *
  * Example:
  *   await initBackend();
  *   registerCustomKernels();
- *   selectedLogProbs(logits, targets); // fused on webgpu, plain ops elsewhere
+ *   selectedLogProbs(logits, targets); // fused on webgpu and wasm, plain ops on cpu
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { selectedLogProbWasmKernels } from './logprob-wasm.ts';
 import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts';
 import { registerWasmFastMatMul } from './wasm-matmul.ts';
 import { registerWasmSlice } from './wasm-slice.ts';
 import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
 
-/** Fused chosen-token log-prob (webgpu); UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul and slice. */
-const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, wasmUnsortedSegmentSum];
+/**
+ * Fused chosen-token log-prob (webgpu and wasm: the same kernel names, one gradient);
+ * UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul and slice.
+ */
+const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, ...selectedLogProbWasmKernels, wasmUnsortedSegmentSum];
 const GRADIENTS: tf.GradConfig[] = [selectedLogProbGrad];
 
 /** Registers every custom kernel and gradient not registered yet; returns the kernel names added. */
