@@ -4,7 +4,7 @@
  * accuracy, the final accuracy, and the ratio of rollouts (process / outcome; the brief claims
  * about 0.6, i.e. 40 % fewer).
  *
- * For: driving the Trainer in-process, one run after another, each into its own run folder laid out
+ * For: driving a RunSession in-process (as `mappa train` does), one run after another, each into its own run folder laid out
  * as `mappa train` writes it (config.json, metrics.jsonl with the {iteration: 0, eval} baseline,
  * summary.json, checkpoint/, adapters are not exported), so `mappa compare DIR...` plots them. The
  * numbers come from the same code as `mappa compare` (src/cli/compare.ts).
@@ -33,7 +33,8 @@ import type { Coach } from '../src/core/coach/coach.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
 import { ruleCoach } from '../src/core/coach/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
-import { evaluateTeam, Trainer, type EvalResult } from '../src/core/loop/train.ts';
+import { evaluateTeam, type EvalResult } from '../src/core/loop/train.ts';
+import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import type { Sandbox } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
@@ -169,18 +170,20 @@ export async function runOne(config: TrainConfig, parts: Parts, baseline: EvalRe
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2) + '\n');
   await store.appendMetrics({ iteration: 0, eval: baseline });
   const started = Date.now();
-  const trainer = await Trainer.create(config, { ...parts, store });
-  trainer.on((e) => {
+  // The untrained team's record is written above (measured once for every seed and mode).
+  const session = await RunSession.open(config, parts, { store, evaluations: 'inline', baseline: false, emit: () => undefined });
+  session.trainer.on((e) => {
     if (e.type === 'iteration' && e.metrics.eval) onEval(e.metrics.iteration, e.metrics.eval);
   });
-  const metrics = await trainer.run();
+  await session.run();
+  const metrics = session.trainer.metrics;
   const evals = metrics.filter((m) => m.eval);
   await store.writeFile('summary.json', JSON.stringify({
-    out: dir, iterations: trainer.iteration, reward: config.rewards.mode, seed: config.seed, baseline,
+    out: dir, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed, baseline,
     final: evals[evals.length - 1]?.eval ?? null, seconds: Math.round((Date.now() - started) / 1000),
     rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
   }, null, 2) + '\n');
-  trainer.dispose();
+  session.dispose();
 }
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? 'n/a' : `${(x * 100).toFixed(1)}%`);

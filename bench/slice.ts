@@ -59,7 +59,7 @@ export async function main(argv: string[]): Promise<void> {
         const trajs = await runRollouts(config.workflow, tasks, { agents, sandbox, samplesPerTask: 1, temperature: 1, seed: r, toolTimeoutMs: config.toolTimeoutMs });
         times[kind].rollout.push((performance.now() - t0) / 1000);
         const { coached } = await coachTrajectories(config.workflow, trajs, coach, config.rewards);
-        const samples = trainSamples(config.workflow, trajs, coached, config.rewards, () => true);
+        const { samples } = trainSamples(config.workflow, trajs, coached, config.rewards, () => true);
         t0 = performance.now();
         await policyUpdate(model.model, policies, samples, config.update);
         times[kind].update.push((performance.now() - t0) / 1000);

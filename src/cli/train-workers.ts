@@ -8,7 +8,7 @@
  *
  * Example:
  *   const workers = await TrainWorkers.start(1, loaded.model);   // 2 cores: this thread + 1 worker
- *   await policyUpdate(model, policies, samples, settings, workers);
+ *   await policyUpdate(model, policies, samples, settings, { lanes: workers });
  *   await workers.close();
  */
 import * as tf from '@tensorflow/tfjs-core';

@@ -2,15 +2,14 @@
  * `mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]`
  * runs the MAPPA loop (with no config: the embedded default, tiny models, math team), with a
  * progress bar on stderr. The run folder gets metrics.jsonl, trajectories.jsonl, checkpoint/,
- * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout.
+ * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout. The run itself is
+ * core/loop/session.ts's RunSession (the page's worker drives the same); this file parses flags and prints.
  */
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { exportPeft } from '../core/engine/lora/peft.ts';
-import { evaluateTeam, Trainer, type EvalResult, type Phase } from '../core/loop/train.ts';
-import { EngineAgents } from '../core/loop/agents.ts';
-import { trajectoryLines } from '../core/loop/rollout.ts';
+import { RunSession } from '../core/loop/session.ts';
+import type { EvalResult, Phase, TrainEvent } from '../core/loop/train.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { TrainWorkers } from './train-workers.ts';
@@ -57,74 +56,42 @@ export async function trainCommand(argv: string[]): Promise<void> {
 
   await startBackend(o.backend);
   const parts = await setUpRun(config, true);
-  const dataset = train ? { train, eval: heldOut } : undefined;
   const threads = threadCount(o.threads);
   const workers = threads > 1 ? await TrainWorkers.start(threads - 1, parts.agentModel.model) : null;
   if (workers) process.stderr.write(`${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
   try {
-    const trainer = await Trainer.create(config, { ...parts, store, dataset, updateLanes: workers, evalOffload: workers?.rollouts }, { resume: o.resume });
-    await mkdir(out, { recursive: true });
-    if (o.resume) {
-      await store.truncateMetrics(trainer.iteration);
-      process.stderr.write(`resumed ${out} at iteration ${trainer.iteration}\n`);
-    } else {
-      await writeFile(path.join(out, 'config.json'), JSON.stringify(config, null, 2) + '\n');
-      await writeFile(path.join(out, 'trajectories.jsonl'), '');
-    }
-
-    // The untrained team, once per run (base model, no adapters: identical to fresh LoRA).
     let baseline: EvalResult | undefined;
-    if (!o.resume) {
-      process.stderr.write('evaluating the untrained team on the held-out set...\n');
-      const base = new EngineAgents(parts.agentModel, new Map());
-      baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), parts, {
-        heldOut, offloadSampled: workers ? (tasks, t, seed) => workers.rollouts(config, new Map(), tasks, t, seed) : undefined,
-        onOffloadError: (e) => process.stderr.write(`warning: the evaluation thread failed (${e.message}); its pass ran on the main thread\n`),
-      });
-      await store.appendMetrics({ iteration: 0, eval: baseline });
-      process.stderr.write(`untrained: held-out accuracy greedy ${(baseline.greedy * 100).toFixed(1)}%, T=${config.evalTemperature} ${(baseline.sampled * 100).toFixed(1)}%\n`);
-    }
-
-    const started = Date.now();
-    const startIteration = trainer.iteration;
-    let phase: Phase = 'rollout';
-    trainer.on((e) => {
-      if (e.type === 'phase') phase = e.phase;
-      // The redrawn bar only on a terminal; logs and CI get one line per iteration.
-      if (process.stderr.isTTY && (e.type === 'phase' || e.type === 'iteration')) {
-        const done = e.type === 'iteration' ? e.metrics.iteration : e.iteration - 1;
-        const elapsed = (Date.now() - started) / 1000;
-        const per = done > startIteration ? elapsed / (done - startIteration) : 0;
-        const eta = per ? ` eta ${fmtSeconds(per * (config.iterations - done))}` : '';
-        process.stderr.write(`\r${bar(done, config.iterations)} ${done}/${config.iterations} ${phase.padEnd(10)}${eta}   `);
-      }
-      if (e.type === 'iteration') {
-        const m = e.metrics;
-        const ev = m.eval ? ` | held-out greedy ${(m.eval.greedy * 100).toFixed(1)}% T=${config.evalTemperature} ${(m.eval.sampled * 100).toFixed(1)}%` : '';
-        const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
-        process.stderr.write(`${process.stderr.isTTY ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
-      }
-      if (e.type === 'warning') process.stderr.write(`${process.stderr.isTTY ? '\n' : ''}warning (iteration ${e.iteration}): ${e.message}\n`);
-      if (e.type === 'trajectories') {
-        void appendFile(path.join(out, 'trajectories.jsonl'), trajectoryLines(e.iteration, e.trajectories));
-      }
+    let started = Date.now();
+    const session = await RunSession.open(config, { ...parts, dataset: train ? { train, eval: heldOut } : undefined }, {
+      store, lanes: workers, evaluations: 'inline',
+      emit: (e) => {
+        if (e.type === 'warning') process.stderr.write(`warning: ${e.message}\n`);
+        if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {
+          baseline = e.result;
+          started = Date.now();
+          process.stderr.write(`untrained: held-out accuracy greedy ${pct(e.result.greedy)}, T=${config.evalTemperature} ${pct(e.result.sampled)}\n`);
+        }
+      },
     });
+    if (session.history.resumed) process.stderr.write(`resumed ${out} at iteration ${session.trainer.iteration}\n`);
+    else await store.writeFile('config.json', JSON.stringify(config, null, 2) + '\n');
+    if (session.queue.pending.includes(0)) process.stderr.write('evaluating the untrained team on the held-out set...\n');
+    session.trainer.on(printer(config, session.trainer.iteration));
+    const controller = new AbortController();
     process.on('SIGINT', () => {
-      process.stderr.write('\ninterrupted: stopping after this iteration (the last checkpoint is kept)\n');
-      trainer.stop();
+      process.stderr.write('\ninterrupted: stopping before this iteration\'s update, or after it if it has begun (a checkpoint is kept)\n');
+      controller.abort();
     });
 
-    const metrics = await trainer.run();
-    for (const [id, p] of trainer.policies) {
-      for (const [name, bytes] of Object.entries(await exportPeft(p.adapter, config.agentModel))) {
-        await store.writeFile(`adapters/${id}/${name}`, bytes);
-      }
+    await session.run({ signal: controller.signal });
+    await session.saveIfBehind();
+    for (const [id, files] of Object.entries(await session.adapterFiles())) {
+      for (const [name, bytes] of Object.entries(files)) await store.writeFile(`adapters/${id}/${name}`, bytes);
     }
-    const evals = metrics.filter((m) => m.eval);
-    const last = evals[evals.length - 1]?.eval;
+    const metrics = session.trainer.metrics;
     const summary = {
-      out, iterations: trainer.iteration, reward: config.rewards.mode, seed: config.seed,
-      baseline: baseline ?? null, final: last ?? null,
+      out, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed,
+      baseline: baseline ?? null, final: metrics.filter((m) => m.eval).at(-1)?.eval ?? null,
       seconds: Math.round((Date.now() - started) / 1000),
       rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
     };
@@ -133,8 +100,33 @@ export async function trainCommand(argv: string[]): Promise<void> {
     process.stdout.write(JSON.stringify(summary) + '\n');
     await parts.sandbox?.dispose();
     await parts.sql?.dispose();
-    trainer.dispose();
+    session.dispose();
   } finally {
     await workers?.close(); // worker threads would keep the process alive after an error
   }
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** Progress on stderr: a redrawn bar on a terminal, one line per iteration for logs and CI. */
+function printer(config: TrainConfig, startIteration: number): (e: TrainEvent) => void {
+  const started = Date.now();
+  let phase: Phase = 'rollout';
+  const tty = process.stderr.isTTY;
+  return (e) => {
+    if (e.type === 'phase') phase = e.phase;
+    if (tty && (e.type === 'phase' || e.type === 'iteration')) {
+      const done = e.type === 'iteration' ? e.metrics.iteration : e.iteration - 1;
+      const per = done > startIteration ? (Date.now() - started) / 1000 / (done - startIteration) : 0;
+      const eta = per ? ` eta ${fmtSeconds(per * (config.iterations - done))}` : '';
+      process.stderr.write(`\r${bar(done, config.iterations)} ${done}/${config.iterations} ${phase.padEnd(10)}${eta}   `);
+    }
+    if (e.type === 'iteration') {
+      const m = e.metrics;
+      const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)} T=${config.evalTemperature} ${pct(m.eval.sampled)}` : '';
+      const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
+      process.stderr.write(`${tty ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
+    }
+    if (e.type === 'warning') process.stderr.write(`${tty ? '\n' : ''}warning (iteration ${e.iteration}): ${e.message}\n`);
+  };
 }

@@ -6,15 +6,23 @@
  *          expect(resumed.metrics.map(stable)).toEqual(full.metrics.map(stable));
  */
 import { RuleCoach, cachedCoach } from '../../src/core/coach/coach.ts';
-import type { CheckpointFiles, CheckpointStore } from '../../src/core/loop/checkpoint.ts';
+import type { CheckpointFiles, RunStore } from '../../src/core/loop/checkpoint.ts';
 import type { IterationMetrics } from '../../src/core/loop/train.ts';
 
-export class MemoryStore implements CheckpointStore {
+export class MemoryStore implements RunStore {
   files: CheckpointFiles | null = null;
-  metrics: unknown[] = [];
+  /** The metrics records, as appended. */
+  records: unknown[] = [];
+  texts = new Map<string, Uint8Array | string>();
   async save(f: CheckpointFiles) { this.files = { ...f }; }
   async load() { return this.files; }
-  async appendMetrics(r: unknown) { this.metrics.push(JSON.parse(JSON.stringify(r))); }
+  async appendMetrics(r: unknown) { this.records.push(JSON.parse(JSON.stringify(r))); }
+  async metrics<T>() { return this.records.slice() as T[]; }
+  async truncateMetrics(n: number) { this.records = this.records.filter((r) => (r as { iteration: number }).iteration <= n); }
+  async writeFile(name: string, data: Uint8Array | string) { this.texts.set(name, data); }
+  async readFile(name: string) { return this.texts.get(name) ?? null; }
+  async appendText(name: string, text: string) { this.texts.set(name, String(this.texts.get(name) ?? '') + text); }
+  async clear() { this.files = null; this.records = []; this.texts.clear(); }
 }
 
 /** A coach that rewards short answers that contain a digit: deterministic, no model needed. */

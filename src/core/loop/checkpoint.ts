@@ -3,8 +3,8 @@
  * loop's state (iteration, curriculum and RNG state, metrics so far) — everything a resumed run
  * needs to continue exactly where it stopped.
  *
- * For: `encodeCheckpoint` / `decodeCheckpoint` (files <-> state) and the `CheckpointStore`
- * interface that Node (folders, atomic rename) and the browser (IndexedDB) implement.
+ * For: `encodeCheckpoint` / `decodeCheckpoint` (files <-> state), the `CheckpointStore` the Trainer
+ * saves through, and the `RunStore` a whole run lives in (Node: folders, atomic rename; browser: IndexedDB).
  * Not for: deciding when to save (train.ts).
  *
  * Layout (paths inside one checkpoint):
@@ -30,6 +30,23 @@ export interface CheckpointStore {
   appendMetrics(record: unknown): Promise<void>;
   /** Write an export next to the run (trajectories.jsonl, metrics.csv, ...). */
   writeFile?(name: string, data: Uint8Array | string): Promise<void>;
+}
+
+/**
+ * Everything a run keeps (core/loop/session.ts): its checkpoint, its metrics records and its files.
+ * Node keeps a run in a folder (src/platform/node/file-store.ts), the browser in IndexedDB
+ * (src/platform/browser/store-idb.ts).
+ */
+export interface RunStore extends CheckpointStore {
+  writeFile(name: string, data: Uint8Array | string): Promise<void>;
+  readFile(name: string): Promise<Uint8Array | string | null>;
+  appendText(name: string, text: string): Promise<void>;
+  /** Every metrics record, oldest first. */
+  metrics<T>(): Promise<T[]>;
+  /** Keep only the records of iterations up to `iteration` (after a resume, later ones were lost work). */
+  truncateMetrics(iteration: number): Promise<void>;
+  /** Delete the run: checkpoint, records and files. */
+  clear(): Promise<void>;
 }
 
 export interface LoopState {

@@ -12,6 +12,7 @@
 import { generateMathTasks, type MathTask } from '../domains/math/tasks.ts';
 import type { RngState } from '../tasks/rng.ts';
 import { Rng } from '../tasks/rng.ts';
+import type { CoachedTrajectory } from './rewards.ts';
 import type { RolloutTask, Trajectory } from './rollout.ts';
 
 export interface CurriculumSettings {
@@ -79,10 +80,11 @@ export class Curriculum {
   }
 
   /** Pick `count` prompts for this iteration, skipping decided ones; counts what it skipped. */
-  pick(count: number): { tasks: CurriculumTask[]; counts: FilterCounts } {
+  pick(count: number): { tasks: CurriculumTask[]; skippedAlwaysSolved: number; skippedNeverSolved: number } {
     const rng = Rng.fromState(this.state.rng);
     const pool = this.pool(this.state.level);
-    const counts: FilterCounts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, droppedOverContext: 0, level: this.state.level };
+    let skippedAlwaysSolved = 0;
+    let skippedNeverSolved = 0;
     const tasks: CurriculumTask[] = [];
     const tried = new Set<number>();
     while (tasks.length < count && tried.size < pool.length) {
@@ -92,21 +94,18 @@ export class Curriculum {
       const h = this.state.history[pool[i].id] ?? [];
       if (this.settings.skipDecided && h.length >= this.settings.history) {
         const last = h.slice(-this.settings.history);
-        if (last.every((x) => x === 1)) { counts.skippedAlwaysSolved++; continue; }
-        if (last.every((x) => x === 0)) { counts.skippedNeverSolved++; continue; }
+        if (last.every((x) => x === 1)) { skippedAlwaysSolved++; continue; }
+        if (last.every((x) => x === 0)) { skippedNeverSolved++; continue; }
       }
       tasks.push(pool[i]);
     }
     this.state.rng = rng.getState();
-    return { tasks, counts };
+    return { tasks, skippedAlwaysSolved, skippedNeverSolved };
   }
 
-  /** Drop trajectories whose coach failed (when enabled). */
-  filter(trajs: Trajectory[], counts: FilterCounts): Trajectory[] {
-    if (!this.settings.dropCoachFailures) return trajs;
-    const kept = trajs.filter((t) => t.actions.every((a) => !a.coach || a.coach.ok));
-    counts.droppedCoachFailures += trajs.length - kept.length;
-    return kept;
+  /** The trajectories the update learns from (indices): all, or without those whose coach failed (when enabled). */
+  keep(coached: CoachedTrajectory[]): number[] {
+    return coached.flatMap((c, i) => (!this.settings.dropCoachFailures || [...c.agentScores.values()].every((r) => r.ok) ? [i] : []));
   }
 
   /** Record results; adapt the level from the rolling accuracy. */

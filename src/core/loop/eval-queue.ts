@@ -5,10 +5,12 @@
  * or between iterations when there is no lane. Every chunk gives a running estimate (`of` set), so a
  * chart fills in problem by problem with its interval, and training starts at once.
  *
- * For: the page's run (src/worker/trainer-worker.ts). The CLI evaluates inline (Trainer.evaluate).
+ * For: RunSession (session.ts): the page's evaluations alongside training, and the CLI's evaluation of
+ * the untrained team (one chunk of every problem). The CLI's later evaluations run inside their
+ * iteration (Trainer.evaluate).
  * Each chunk is a deterministic pass (greedy, and sampled at the evaluation temperature with the seed
  * EVAL_SEED + its first problem's index), so a run's evaluations repeat exactly; they are different
- * random draws from the CLI's single 200-problem batch, not the same trajectories.
+ * random draws from one whole-set chunk (the CLI's, which equals evaluateTeam), not the same trajectories.
  *
  * Example: const q = new EvalQueue(config, parts, { heldOut });
  *          q.enqueue(0, new Map());                            // the untrained team

@@ -2,8 +2,10 @@
  * From coached trajectories to training samples: reward modes, reward shaping, and the
  * actions each agent learns from.
  *
- * For: `coachTrajectories` (builds what the coach sees, calls it, stores scores on the actions)
- * and `trainSamples` (rewards per action -> TrainSample per trainable agent).
+ * For: `coachTrajectories` (builds what the coach sees, calls it, returns the verdicts),
+ * `trainSamples` (rewards per action -> TrainSample per trainable agent) and `recordCredit` (the
+ * iteration's verdicts, rewards and advantages written onto its actions, once, for the record).
+ * Each stage returns values; nothing writes into the trajectories until recordCredit.
  * Not for: advantages (rl/advantages.ts).
  *
  * Reward of an agent's action (MAPPA sections 3-4):
@@ -13,8 +15,8 @@
  * An agent with several turns (the Code Executor) is coached once on its whole work; that reward
  * sits on the last token of each of its turns. With shaping on, every turn is also coached on its
  * own (its text and its tool output), and w_shape * turn score / 10 is added as a per-token reward
- * on that turn's last token: one rollout then yields a learning signal per turn. The verdict kept on
- * each action (`action.coach`) is always its agent's, the one its reward comes from.
+ * on that turn's last token: one rollout then yields a learning signal per turn. The verdict shown on
+ * each action (`actionVerdicts`) is always its agent's, the one its reward comes from.
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
 import type { TrainSample } from '../rl/update.ts';
@@ -100,22 +102,32 @@ export async function coachTrajectories(w: WorkflowSpec, trajs: Trajectory[], co
   });
   const results = await coach.scoreBatch(jobs.map((j) => j.ctx));
   results.forEach((r, i) => jobs[i].put(r));
-  // Store on each action the verdict its reward comes from (its agent's, on the whole work), for the
-  // inspector, the credit view, the per-agent score metric and the trajectory export. Under shaping the
-  // turn's own answer follows in `raw` (its score is in tokenRewards), not in place of the agent's.
+  return {
+    coached,
+    stats: { calls: results.filter((r) => !r.cached).length, failures: results.filter((r) => !r.ok).length, cached: results.filter((r) => r.cached).length },
+  };
+}
+
+/** The verdict shown on an action: its agent's, on the whole work (the one its reward comes from). */
+export type ActionVerdict = NonNullable<Action['coach']>;
+
+/**
+ * Each action's verdict, for the inspector, the credit view, the per-agent score metric and the
+ * trajectory export. Under shaping the turn's own answer follows in `raw` (its score is in the
+ * token rewards), not in place of the agent's.
+ */
+export function actionVerdicts(trajs: Trajectory[], coached: CoachedTrajectory[]): Map<Action, ActionVerdict> {
+  const out = new Map<Action, ActionVerdict>();
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
       const r = coached[i].agentScores.get(a.agentId);
       const turn = coached[i].turnScores.get(a);
       if (!r) continue;
       const raw = turn ? `${r.raw}\n--- turn ${a.turn} alone (shaping) ---\n${turn.raw}` : r.raw;
-      a.coach = { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct };
+      out.set(a, { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct });
     }
   });
-  return {
-    coached,
-    stats: { calls: results.filter((r) => !r.cached).length, failures: results.filter((r) => !r.ok).length, cached: results.filter((r) => r.cached).length },
-  };
+  return out;
 }
 
 /** Reward of one agent's work in a trajectory under the chosen mode. */
@@ -127,29 +139,52 @@ export function agentReward(settings: RewardSettings, t: Trajectory, score: numb
   return settings.processWeight * process + (1 - settings.processWeight) * outcome;
 }
 
-/** Rewards onto the actions, and one TrainSample per action of a trainable agent. */
+/** An action's reward, and its per-token rewards under shaping (on each turn's last token). */
+export interface ActionReward {
+  reward: number;
+  tokenRewards?: number[];
+}
+
+/** Rewards of the trajectories' actions, and one TrainSample per action of a trainable agent (`actionOf`: the action it came from). */
 export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: CoachedTrajectory[], settings: RewardSettings,
-  trainable: (agentId: string) => boolean, actionOf?: Map<TrainSample, Action>): TrainSample[] {
+  trainable: (agentId: string) => boolean): { samples: TrainSample[]; rewards: Map<Action, ActionReward>; actionOf: Map<TrainSample, Action> } {
   const samples: TrainSample[] = [];
+  const rewards = new Map<Action, ActionReward>();
+  const actionOf = new Map<TrainSample, Action>();
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
       const verdict = coached[i].agentScores.get(a.agentId);
-      a.reward = agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
+      const reward = agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
       const turn = coached[i].turnScores.get(a);
-      a.tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
+      const tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
+      rewards.set(a, { reward, tokenRewards });
       if (!trainable(a.agentId) || a.tokens.length === 0) continue;
       const sample: TrainSample = {
         agent: a.agentId,
         prompt: a.promptTokens,
         action: a.tokens,
-        reward: a.reward,
-        tokenRewards: a.tokenRewards,
+        reward,
+        tokenRewards,
         group: `${t.task.id}/${a.agentId}/${a.turn}`,
         truncated: a.truncated,
       };
       samples.push(sample);
-      actionOf?.set(sample, a);
+      actionOf.set(sample, a);
     }
   });
-  return samples;
+  return { samples, rewards, actionOf };
+}
+
+/**
+ * The iteration's credit written onto its actions, once, after the update: the verdict, the reward
+ * (absent on trajectories dropped before the update) and the advantage trained on (absent when not
+ * trained). The trajectory record (inspector, trajectories.jsonl) is the only reader.
+ */
+export function recordCredit(credit: { verdicts: Map<Action, ActionVerdict>; rewards?: Map<Action, ActionReward>; advantages?: Map<Action, number> }): void {
+  for (const [a, v] of credit.verdicts) a.coach = v;
+  for (const [a, r] of credit.rewards ?? []) {
+    a.reward = r.reward;
+    a.tokenRewards = r.tokenRewards;
+  }
+  for (const [a, adv] of credit.advantages ?? []) a.advantage = adv;
 }

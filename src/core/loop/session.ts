@@ -1,25 +1,36 @@
 /**
- * A run as the page lives it: training starts at once, and the held-out evaluations (the untrained
- * team first, then every `evalEvery` iterations) are measured alongside, a chunk of problems at a
- * time, so their running estimates arrive while the team learns.
+ * A run's whole life, the same for `mappa train` and the page: open it from its store (fresh, or
+ * resumed from the checkpoint with the lost records after it dropped), measure the untrained team,
+ * train iteration after iteration, keep every trajectory, evaluate every `evalEvery` iterations,
+ * stop at a pause with nothing lost, and hand out the trained adapters as PEFT files.
  *
- *   each turn:  [lane]  next evaluation chunk (greedy + sampled)   } at the same time: the lane
- *               [here]  trainer.step() (rollouts, coach, update)   } is idle during rollouts
- *               then: queue this iteration's evaluation if due; report the chunk
- *   no lane:    the chunk runs here after the step
- *   all iterations done: the remaining evaluations, greedy here and sampled on a lane
+ * Evaluations, two ways:
+ *   'inline'    (CLI)   the untrained team whole before the first iteration, each later evaluation
+ *                       inside its iteration (Trainer); its sampled pass on a lane when there is one
+ *   'alongside' (page)  training starts at once; the evaluations are queued and measured a chunk at
+ *                       a time, so their running estimates arrive while the team learns:
+ *     each turn:  [lane]  next evaluation chunk (greedy + sampled)   } at the same time: the lane
+ *                 [here]  trainer.step() (rollouts, coach, update)   } is idle during rollouts
+ *                 then: queue this iteration's evaluation if due; report the chunk
+ *     no lane:    the chunk runs here after the step
+ *     all iterations done: the remaining evaluations, greedy here and sampled on a lane
  *
- * For: src/worker/trainer-worker.ts (the CLI keeps its inline evaluations: Trainer.run).
- * Not for: building the trainer, coach or lanes (the shell does) or drawing anything.
+ * For: src/cli/train.ts and src/core/lab/lab.ts (the page's worker); each drives a run through this.
+ * Not for: building the model, coach or lanes (the caller passes them) or drawing anything.
  *
- * Example: const s = new RunSession(trainer, new EvalQueue(config, parts), { lanes, store, emit });
- *          s.queueMissing(savedEvalIterations);
- *          await s.run({ signal });    // -> 'paused' | 'done' | 'stepped'
+ * Example: const s = await RunSession.open(config, { agentModel, coach, sandbox }, { store, evaluations: 'inline', emit });
+ *          s.trainer.on((e) => ...);                 // phases, iterations, trajectories
+ *          await s.run({ signal });                  // -> 'paused' | 'done' | 'stepped'
+ *          await s.saveIfBehind();                   // a checkpoint at the iteration it stopped on
+ *          const peft = await s.adapterFiles();      // { solver: { 'adapter_config.json': …, … }, … }
  */
-import type { CheckpointStore } from './checkpoint.ts';
-import type { EvalChunk, EvalQueue } from './eval-queue.ts';
+import { exportPeft } from '../engine/lora/peft.ts';
+import type { RunStore } from './checkpoint.ts';
+import type { TrainConfig } from './config.ts';
+import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import type { TeamLanes } from './remote-rollouts.ts';
-import { StepAborted, type EvalOffload, type EvalResult, type IterationMetrics, type Trainer } from './train.ts';
+import { trajectoryLines } from './rollout.ts';
+import { StepAborted, Trainer, type EvalOffload, type EvalResult, type IterationMetrics, type TrainerDeps } from './train.ts';
 
 export type SessionEvent =
   /** A running (result.of set) or final evaluation of the team as it was after `iteration`. */
@@ -27,10 +38,26 @@ export type SessionEvent =
   | { type: 'warning'; message: string }
   | { type: 'done'; iteration: number };
 
+/** What a run trains with: TrainerDeps without the parts the session sets itself. */
+export type RunParts = Omit<TrainerDeps, 'store' | 'updateLanes' | 'evalOffload' | 'deferEvaluations'>;
+
 export interface SessionOptions {
+  store?: RunStore | null;
+  /** Worker threads / Web Workers with model replicas: the update's micro-batches and evaluation passes. */
   lanes?: TeamLanes | null;
-  store?: CheckpointStore | null;
+  evaluations: 'inline' | 'alongside';
+  /** Measure the untrained team (default true; false: it is measured elsewhere, e.g. by the compared run). */
+  baseline?: boolean;
+  /** Delete what the store holds first: the run starts again from iteration 0. */
+  fresh?: boolean;
   emit: (e: SessionEvent) => void;
+}
+
+/** What the store held for this run when it was opened. */
+export interface RunHistory {
+  resumed: boolean;
+  metrics: IterationMetrics[];
+  evals: { iteration: number; result: EvalResult }[];
 }
 
 /** Problems per evaluation chunk: the first guess, and the bounds of the adaptive size. */
@@ -43,8 +70,42 @@ const LOCAL_SHARE = 0.25;
 export class RunSession {
   private chunkSize = FIRST_CHUNK;
   private lanesUsable = true;
+  private lastCheckpoint: number;
 
-  constructor(readonly trainer: Trainer, readonly queue: EvalQueue, private readonly opts: SessionOptions) {}
+  constructor(readonly trainer: Trainer, readonly queue: EvalQueue, private readonly opts: SessionOptions, readonly history: RunHistory = { resumed: false, metrics: [], evals: [] }) {
+    this.lastCheckpoint = trainer.iteration;
+    trainer.on((e) => {
+      if (e.type === 'checkpoint') this.lastCheckpoint = e.iteration;
+      // Every trajectory is kept, one JSON line each (the CLI's trajectories.jsonl, the page's export).
+      if (e.type === 'trajectories') void opts.store?.appendText(TRAJECTORIES, trajectoryLines(e.iteration, e.trajectories)).catch((err: Error) => opts.emit({ type: 'warning', message: `trajectories of iteration ${e.iteration} not saved: ${err.message}` }));
+    });
+  }
+
+  /**
+   * Opens a run: resumed when the store holds its checkpoint (records after it were lost work and
+   * are dropped), fresh otherwise; queues the evaluations it still lacks.
+   */
+  static async open(config: TrainConfig, parts: RunParts, opts: SessionOptions): Promise<RunSession> {
+    const { store, lanes } = opts;
+    if (opts.fresh) await store?.clear();
+    const saved = store ? await store.load() : null;
+    const inline = opts.evaluations === 'inline';
+    const trainer = await Trainer.create(config, {
+      ...parts, store, updateLanes: lanes, evalOffload: inline ? lanes?.rollouts : null, deferEvaluations: !inline,
+    }, { resume: Boolean(saved) });
+    const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
+    if (store) {
+      await store.truncateMetrics(trainer.iteration);
+      const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
+      history.metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
+      history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
+      if (!saved) await store.writeFile(TRAJECTORIES, '');
+    }
+    const session = new RunSession(trainer, new EvalQueue(config, trainer.deps, { heldOut: parts.dataset?.eval }), opts, history);
+    const measured = [...history.metrics, ...history.evals.map((e) => ({ iteration: e.iteration, eval: e.result }))].filter((r) => r.eval).map((r) => r.iteration);
+    session.queueMissing(opts.baseline === false ? [0, ...measured] : measured);
+    return session;
+  }
 
   /**
    * Queues the evaluations a resumed run still lacks: the untrained team's (base model) and, when
@@ -86,6 +147,16 @@ export class RunSession {
     if (perTask > 0) this.chunkSize = Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, Math.round(seconds / perTask)));
   }
 
+  /** The queued evaluations, whole, one after the other (greedy here, sampled on a lane). */
+  private async evaluateQueued(signal?: AbortSignal): Promise<boolean> {
+    while (this.queue.pending.length) {
+      if (signal?.aborted) return false;
+      const size = this.opts.evaluations === 'inline' ? this.queue.tasks.length : MAX_CHUNK;
+      await this.record(await this.queue.runChunk(size, { sampled: this.remote('sampled') }, this.laneFailed));
+    }
+    return true;
+  }
+
   /**
    * Trains until the last iteration (then finishes the evaluations), one iteration with `single`,
    * or until `signal` aborts: a pause stops the current iteration before its update (it runs again
@@ -94,11 +165,13 @@ export class RunSession {
   async run(opts: { single?: boolean; signal?: AbortSignal } = {}): Promise<'paused' | 'done' | 'stepped'> {
     const t = this.trainer;
     const { iterations } = t.config;
+    const inline = this.opts.evaluations === 'inline';
     for (;;) {
+      if (inline && !(await this.evaluateQueued(opts.signal))) return 'paused';
       if (opts.signal?.aborted) return 'paused';
       if (t.iteration >= iterations) return this.finish(opts.signal);
       const lanes = this.lanes;
-      const alongside = lanes && this.queue.pending.length
+      const alongside = !inline && lanes && this.queue.pending.length
         ? this.queue.runChunk(this.chunkSize, { greedy: this.remote('greedy'), sampled: this.remote('sampled') }, this.laneFailed)
         : null;
       let metrics: IterationMetrics | null = null;
@@ -113,26 +186,52 @@ export class RunSession {
       const chunk = alongside ? await alongside : null;
       await this.record(chunk);
       if (!metrics) return 'paused';
-      if (t.evalDue(metrics.iteration)) this.queue.enqueue(metrics.iteration, t.adapterValues());
-      if (alongside) {
-        this.resize(chunk, metrics.seconds.rollout + metrics.seconds.coach);
-      } else if (this.queue.pending.length && !lanes) {
-        const local = await this.queue.runChunk(this.chunkSize, {});
-        await this.record(local);
-        const between = metrics.seconds.rollout + metrics.seconds.coach + metrics.seconds.update;
-        this.resize(local, LOCAL_SHARE * between);
-      }
+      if (!inline) await this.afterStep(metrics, chunk, Boolean(alongside));
       if (opts.single) return 'stepped';
+    }
+  }
+
+  /** Alongside: queue this iteration's evaluation if due; without a lane, advance the queue here. */
+  private async afterStep(metrics: IterationMetrics, chunk: EvalChunk | null, alongside: boolean): Promise<void> {
+    if (this.trainer.evalDue(metrics.iteration)) this.queue.enqueue(metrics.iteration, this.trainer.adapterValues());
+    if (alongside) {
+      this.resize(chunk, metrics.seconds.rollout + metrics.seconds.coach);
+    } else if (this.queue.pending.length && !this.lanes) {
+      const local = await this.queue.runChunk(this.chunkSize, {});
+      await this.record(local);
+      const between = metrics.seconds.rollout + metrics.seconds.coach + metrics.seconds.update;
+      this.resize(local, LOCAL_SHARE * between);
     }
   }
 
   /** After the last iteration: the evaluations still queued, at full size, greedy here and sampled on a lane. */
   private async finish(signal?: AbortSignal): Promise<'paused' | 'done'> {
-    while (this.queue.pending.length) {
-      if (signal?.aborted) return 'paused';
-      await this.record(await this.queue.runChunk(MAX_CHUNK, { sampled: this.remote('sampled') }, this.laneFailed));
-    }
+    if (!(await this.evaluateQueued(signal))) return 'paused';
     this.opts.emit({ type: 'done', iteration: this.trainer.iteration });
     return 'done';
   }
+
+  /** The iteration of the last checkpoint (a reload resumes there). */
+  get checkpointed(): number {
+    return this.lastCheckpoint;
+  }
+
+  /** A checkpoint at the iteration the run stopped on, unless one is there already (nothing is lost by pausing). */
+  async saveIfBehind(): Promise<void> {
+    if (this.trainer.iteration > this.lastCheckpoint) await this.trainer.checkpoint();
+  }
+
+  /** Every trained agent's adapter as PEFT files (agent id -> file name -> bytes). */
+  async adapterFiles(): Promise<Record<string, Record<string, Uint8Array>>> {
+    const out: Record<string, Record<string, Uint8Array>> = {};
+    for (const [id, p] of this.trainer.policies) out[id] = await exportPeft(p.adapter, this.trainer.config.agentModel);
+    return out;
+  }
+
+  dispose(): void {
+    this.trainer.dispose();
+  }
 }
+
+/** The run's trajectory log in its store: one JSON line per trajectory (rollout.ts trajectoryLines). */
+export const TRAJECTORIES = 'trajectories.jsonl';

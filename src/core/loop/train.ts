@@ -7,10 +7,11 @@
  *     -> update each trainable agent's adapter -> metrics event
  *     every k iterations: held-out evaluation (temperature 0.6 and greedy) and a checkpoint
  *
- * For: `Trainer` (headless: Node CLI and the browser worker drive the same code).
+ * For: `Trainer`, one iteration at a time (`step`); a whole run, with its evaluations, resume and
+ * pause, is session.ts's RunSession, which the CLI and the page's lab both drive.
  * Not for: printing or drawing — listeners get events, nothing flows back up.
  * Example: const t = await Trainer.create(config, {agentModel, coach, sandbox, store});
- *          t.on((e) => console.log(e.type)); await t.run();
+ *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
 import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
@@ -26,7 +27,7 @@ import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
 import { domainOf, meanMetrics } from '../domains/index.ts';
-import { coachTrajectories, trainSamples, type CoachStats } from './rewards.ts';
+import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachStats } from './rewards.ts';
 import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
 
 export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
@@ -179,7 +180,6 @@ export class Trainer {
   iteration = 0;
   readonly metrics: IterationMetrics[] = [];
   private listeners = new Set<(e: TrainEvent) => void>();
-  private stopRequested = false;
   /** Cleared when an update lane fails: the rest of the run updates on this thread alone. */
   private lanesUsable = true;
   /** Cleared when the evaluation thread fails: later evaluations run here alone. */
@@ -227,11 +227,6 @@ export class Trainer {
 
   private emit(e: TrainEvent): void {
     for (const l of this.listeners) l(e);
-  }
-
-  /** Ask the loop to stop after the current iteration (pause). */
-  stop(): void {
-    this.stopRequested = true;
   }
 
   /** Whether iteration `it` ends with a held-out evaluation. */
@@ -305,8 +300,10 @@ export class Trainer {
     };
 
     const domain = domainOf(c.workflow);
-    const { tasks, counts } = this.curriculum.pick(c.promptsPerIteration);
-    const trajs = await timed('rollout', () => runRollouts(c.workflow, tasks, {
+    // trajectories -> scores -> {rewards, samples} -> update -> summary; each stage returns values.
+    const level = this.curriculum.state.level; // the level these prompts come from (record() may change it)
+    const picked = this.curriculum.pick(c.promptsPerIteration);
+    const trajs = await timed('rollout', () => runRollouts(c.workflow, picked.tasks, {
       agents: this.backends(signal), sandbox: this.deps.sandbox, sql: this.deps.sql, outcome: domain.outcome,
       samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
     }));
@@ -315,25 +312,30 @@ export class Trainer {
     const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards, domain.facts));
     checkAbort();
     this.curriculum.record(trajs);
-    const keptIdx = new Set(this.curriculum.filter(trajs, counts).map((t) => trajs.indexOf(t)));
-    const kept = trajs.filter((_, i) => keptIdx.has(i));
+    const kept = this.curriculum.keep(coached);
+    const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => trajs[i]), kept.map((i) => coached[i]), c.rewards,
+      (id) => this.policies.get(id)?.trainable ?? false);
     const context = Math.min(this.deps.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
-    const actionOf = new Map<TrainSample, Action>();
-    const all = trainSamples(c.workflow, kept, coached.filter((_, i) => keptIdx.has(i)), c.rewards, (id) => this.policies.get(id)?.trainable ?? false, actionOf);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
-    counts.droppedOverContext = all.length - samples.length;
+    const filters: FilterCounts = {
+      skippedAlwaysSolved: picked.skippedAlwaysSolved, skippedNeverSolved: picked.skippedNeverSolved,
+      droppedCoachFailures: trajs.length - kept.length, droppedOverContext: all.length - samples.length, level,
+    };
     let update: UpdateMetrics | null = null;
     if (samples.length) {
-      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update,
-        this.lanesUsable ? this.deps.updateLanes : null,
-        (e) => (this.lanesUsable = false, this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` }))));
+      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update, {
+        lanes: this.lanesUsable ? this.deps.updateLanes : null,
+        onLaneError: (e) => {
+          this.lanesUsable = false;
+          this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` });
+        },
+      }));
     }
 
-    // Each trained action keeps the advantage the update trained it on (mean over its tokens).
-    update?.sampleAdvantages.forEach((adv, i) => {
-      const a = actionOf.get(samples[i]);
-      if (a) a.advantage = adv;
-    });
+    // The record: each action keeps its verdict, reward and the advantage the update trained it on.
+    const advantages = new Map<Action, number>();
+    update?.sampleAdvantages.forEach((adv, i) => advantages.set(actionOf.get(samples[i])!, adv));
+    recordCredit({ verdicts: actionVerdicts(trajs, coached), rewards, advantages });
     const perAgent: IterationMetrics['perAgent'] = {};
     for (const spec of c.workflow.agents) {
       const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));
@@ -346,16 +348,16 @@ export class Trainer {
       };
     }
     // Actions without a reward (their trajectory was dropped for a failed coach) are not counted as 0.
-    const rewards = trajs.flatMap((t) => t.actions.flatMap((a) => (a.reward === undefined ? [] : [a.reward])));
+    const rewardValues = trajs.flatMap((t) => t.actions.flatMap((a) => (a.reward === undefined ? [] : [a.reward])));
 
     const metrics: IterationMetrics = {
       iteration: it,
       trainAccuracy: trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1),
-      meanReward: mean(rewards),
+      meanReward: mean(rewardValues),
       perAgent,
       kl: update?.kl ?? 0,
       coach: stats,
-      filters: counts,
+      filters,
       quality: meanMetrics(trajs, domain.metricNames),
       trajectories: trajs.length,
       rolloutTokensPerSecond: generated / Math.max(seconds.rollout, 1e-9),
@@ -382,14 +384,6 @@ export class Trainer {
     const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) => [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
     await this.deps.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculum.state, metrics: this.metrics, config: this.config }, agents));
     this.emit({ type: 'checkpoint', iteration: this.iteration });
-  }
-
-  /** Run until `config.iterations` (or `stop()`); evaluates the untrained team first on a fresh run. */
-  async run(): Promise<IterationMetrics[]> {
-    this.stopRequested = false;
-    while (this.iteration < this.config.iterations && !this.stopRequested) await this.step();
-    this.emit({ type: 'done', iteration: this.iteration });
-    return this.metrics;
   }
 
   dispose(): void {

@@ -212,8 +212,16 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: Batch, clipEps
   return loss;
 }
 
+/** Other threads for the update (lanes.ts): they compute a share of the micro-batches, with the same result. */
+export interface UpdateThreads {
+  lanes?: UpdateLanes | null;
+  /** A lane failed: its share is redone on this thread, and the caller hears why. */
+  onLaneError?: (e: Error) => void;
+}
+
 export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  settings: Partial<UpdateSettings> = {}, lanes?: UpdateLanes | null, onLaneError?: (e: Error) => void): Promise<UpdateMetrics> {
+  settings: Partial<UpdateSettings> = {}, opts: UpdateThreads = {}): Promise<UpdateMetrics> {
+  const { lanes, onLaneError } = opts;
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));

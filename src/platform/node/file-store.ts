@@ -2,13 +2,14 @@
  * Checkpoints and metrics of a run in a folder (Node). A checkpoint is written into a temporary
  * folder and swapped in with renames, so a kill at any moment leaves a whole checkpoint behind:
  *   <out>/checkpoint/…        the current checkpoint (see core/loop/checkpoint.ts)
- *   <out>/metrics.jsonl       one JSON record per iteration
+ *   <out>/metrics.jsonl       one JSON record per iteration (and one per evaluation measured apart)
+ *   <out>/<name>              the run's other files (trajectories.jsonl, adapters/…, summary.json)
  * Example: const store = new FileStore('runs/a'); await store.save(files); await store.load();
  */
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { CheckpointFiles, CheckpointStore } from '../../core/loop/checkpoint.ts';
+import type { CheckpointFiles, RunStore } from '../../core/loop/checkpoint.ts';
 
 async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   const out: string[] = [];
@@ -20,7 +21,7 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   return out;
 }
 
-export class FileStore implements CheckpointStore {
+export class FileStore implements RunStore {
   constructor(readonly dir: string) {}
 
   private get current() { return path.join(this.dir, 'checkpoint'); }
@@ -59,6 +60,26 @@ export class FileStore implements CheckpointStore {
     const file = path.join(this.dir, name);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, data);
+  }
+
+  async readFile(name: string): Promise<string | null> {
+    const file = path.join(this.dir, name);
+    return existsSync(file) ? readFile(file, 'utf8') : null;
+  }
+
+  async appendText(name: string, text: string): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await appendFile(path.join(this.dir, name), text);
+  }
+
+  /** The metrics records, oldest first. */
+  async metrics<T>(): Promise<T[]> {
+    const text = await this.readFile('metrics.jsonl');
+    return (text ?? '').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
+  }
+
+  async clear(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
   }
 
   /** Keep only the metrics of iterations up to `iteration` (after a resume, later lines were lost work). */

@@ -16,19 +16,22 @@ describe('curriculum', () => {
     expect(b.pick(6).tasks.map((t) => t.id)).toEqual(first.map((t) => t.id));
     // Three solves of task 0 and three failures of task 1: both are skipped next time.
     for (let k = 0; k < 3; k++) a.record([traj(first[0].id, true), traj(first[1].id, false)]);
-    const { tasks, counts } = a.pick(6);
+    const { tasks, skippedAlwaysSolved, skippedNeverSolved } = a.pick(6);
     expect(tasks.map((t) => t.id)).not.toContain(first[0].id);
     expect(tasks.map((t) => t.id)).not.toContain(first[1].id);
-    expect(counts.skippedAlwaysSolved).toBe(1);
-    expect(counts.skippedNeverSolved).toBe(1);
+    expect(skippedAlwaysSolved).toBe(1);
+    expect(skippedNeverSolved).toBe(1);
   });
 
-  it('drops trajectories whose coach failed, and says how many', () => {
-    const c = new Curriculum(DEFAULT_CURRICULUM, 0);
-    const counts = { skippedAlwaysSolved: 0, skippedNeverSolved: 0, droppedCoachFailures: 0, level: 1 };
-    const kept = c.filter([traj('a', true), traj('b', true, false), traj('c', false)], counts);
-    expect(kept.map((t) => t.task.id)).toEqual(['a', 'c']);
-    expect(counts.droppedCoachFailures).toBe(1);
+  it('keeps the trajectories whose every agent verdict parsed (unless told to keep all)', () => {
+    const verdict = (ok: boolean) => ({ raw: '', score: 5, ok, attempts: 1, cached: false });
+    const coached = [
+      { agentScores: new Map([['solver', verdict(true)], ['verifier', verdict(true)]]), turnScores: new Map() },
+      { agentScores: new Map([['solver', verdict(true)], ['verifier', verdict(false)]]), turnScores: new Map() },
+      { agentScores: new Map([['solver', verdict(true)]]), turnScores: new Map() },
+    ];
+    expect(new Curriculum(DEFAULT_CURRICULUM, 0).keep(coached)).toEqual([0, 2]);
+    expect(new Curriculum({ ...DEFAULT_CURRICULUM, dropCoachFailures: false }, 0).keep(coached)).toEqual([0, 1, 2]);
   });
 
   it('raises the level when rolling accuracy is high and lowers it when low', () => {

@@ -9,7 +9,7 @@ import { computeAdvantages } from '../../../src/core/rl/advantages.ts';
 import type { ActionContext } from '../../../src/core/coach/coach-format.ts';
 import type { Coach, CoachResult } from '../../../src/core/coach/coach.ts';
 import {
-  agentReward, coachTrajectories, DEFAULT_REWARDS, trainSamples, type RewardSettings,
+  actionVerdicts, agentReward, coachTrajectories, DEFAULT_REWARDS, recordCredit, trainSamples, type RewardSettings,
 } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { AgentSpec, WorkflowSpec } from '../../../src/core/loop/workflow.ts';
@@ -66,7 +66,8 @@ async function rewards(s: RewardSettings, correct = false) {
   const t = trajectory(correct);
   const coach = new ScriptedCoach();
   const { coached, stats } = await coachTrajectories(TEAM, [t], coach, s);
-  const samples = trainSamples(TEAM, [t], coached, s, () => true);
+  const { samples, rewards: byAction } = trainSamples(TEAM, [t], coached, s, () => true);
+  recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
   return { t, coach, coached, stats, samples, rewards: t.actions.map((a) => a.reward) };
 }
 
@@ -137,7 +138,10 @@ describe('rewards', () => {
   it('a failed coach answer counts as a failure and scores the neutral 5 -> 0.5', async () => {
     const t = trajectory(false);
     const { coached, stats } = await coachTrajectories(TEAM, [t], new ScriptedCoach('Verifier'), settings({}));
-    trainSamples(TEAM, [t], coached, settings({}), () => true);
+    const { rewards: byAction } = trainSamples(TEAM, [t], coached, settings({}), () => true);
+    // The stages return values; the actions carry nothing until the iteration records its credit.
+    expect(t.actions.map((a) => [a.coach, a.reward])).toEqual(t.actions.map(() => [undefined, undefined]));
+    recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
     expect(stats).toEqual({ calls: 3, failures: 1, cached: 0 });
     expect(t.actions[3].reward).toBe(0.5);
     expect(t.actions[3].coach).toMatchObject({ ok: false, attempts: 2, score: 5 });
@@ -148,7 +152,9 @@ describe('rewards', () => {
     t.actions.push(action('verifier', 2, '', [])); // an empty action: rewarded, but nothing to train on
     const frozen = new Set(['solver']);
     const { coached } = await coachTrajectories(TEAM, [t], new ScriptedCoach(), settings({}));
-    const samples = trainSamples(TEAM, [t], coached, settings({}), (id) => !frozen.has(id));
+    const { samples, rewards: byAction, actionOf } = trainSamples(TEAM, [t], coached, settings({}), (id) => !frozen.has(id));
+    recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
+    expect(samples.map((s) => t.actions.indexOf(actionOf.get(s)!))).toEqual([1, 2, 3]);
     expect(samples.map((s) => [s.agent, s.group, s.reward, s.action])).toEqual([
       ['executor', 'p1/executor/1', 0.8, [4, 5]],
       ['executor', 'p1/executor/2', 0.8, [6, 7, 8]],

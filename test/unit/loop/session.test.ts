@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
-import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
 import { TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../../../src/core/loop/remote-rollouts.ts';
-import { RunSession, type SessionEvent } from '../../../src/core/loop/session.ts';
-import { Trainer, type IterationMetrics } from '../../../src/core/loop/train.ts';
+import { RunSession, TRAJECTORIES, type SessionEvent } from '../../../src/core/loop/session.ts';
+import { evaluateTeam, type IterationMetrics } from '../../../src/core/loop/train.ts';
+import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
 import { LaneServer } from '../../../src/core/rl/lanes.ts';
 import { ppoLoss } from '../../../src/core/rl/update.ts';
@@ -38,11 +38,12 @@ describe('RunSession: learning first, measuring alongside', () => {
     },
   });
   const parts = () => ({ agentModel: model, sandbox, sql: null });
-  const session = async (store: MemoryStore, lanes: TeamLanes | null = null) => {
-    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store, updateLanes: lanes, deferEvaluations: true }, { resume: Boolean(store.files) });
+  const session = async (store: MemoryStore, lanes: TeamLanes | null = null, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
     const events: SessionEvent[] = [];
-    const s = new RunSession(trainer, new EvalQueue(config, parts()), { lanes, store, emit: (e) => events.push(e) });
-    return { s, trainer, events };
+    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), sandbox }, {
+      store, lanes, evaluations: opts.evaluations ?? 'alongside', baseline: opts.baseline, emit: (e) => events.push(e),
+    });
+    return { s, trainer: s.trainer, events };
   };
 
   beforeAll(async () => {
@@ -58,7 +59,6 @@ describe('RunSession: learning first, measuring alongside', () => {
   it('trains before the baseline is measured; evaluations arrive as running estimates, then as records', async () => {
     const store = new MemoryStore();
     const { s, trainer, events } = await session(store);
-    s.queueMissing([]);
     expect(s.queue.pending).toEqual([0]);
     expect(await s.run({ single: true })).toBe('stepped');
     expect(trainer.iteration).toBe(1);
@@ -67,7 +67,7 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(first).toMatchObject({ type: 'eval', iteration: 0, result: { of: 10 } });
     expect(first!.type === 'eval' && first!.result.tasks).toBeLessThan(10);
     expect(await s.run()).toBe('done');
-    const evals = store.metrics.filter((r) => !(r as { perAgent?: unknown }).perAgent) as { iteration: number; eval: { tasks: number; of?: number; perTask: { ids: string[] } } }[];
+    const evals = store.records.filter((r) => !(r as { perAgent?: unknown }).perAgent) as { iteration: number; eval: { tasks: number; of?: number; perTask: { ids: string[] } } }[];
     expect(evals.map((r) => r.iteration)).toEqual([0, 2]);
     for (const r of evals) {
       expect(r.eval.tasks).toBe(10);
@@ -80,7 +80,6 @@ describe('RunSession: learning first, measuring alongside', () => {
   it('a lane (over a message channel, as the page\'s Web Workers) gives the same run and the same evaluations', async () => {
     const here = new MemoryStore();
     const alone = await session(here);
-    alone.s.queueMissing([]);
     await alone.s.run();
 
     const { port1, port2 } = new MessageChannel();
@@ -93,23 +92,20 @@ describe('RunSession: learning first, measuring alongside', () => {
     const lanes = new TeamLanes(pool);
     const there = new MemoryStore();
     const withLane = await session(there, lanes);
-    withLane.s.queueMissing([]);
     await withLane.s.run();
     await lanes.close();
     server.dispose();
     const strip = (rs: unknown[]) => rs.map((r) => ((r as { perAgent?: unknown }).perAgent ? stable(r as IterationMetrics) : r));
-    expect(strip(there.metrics)).toEqual(strip(here.metrics));
+    expect(strip(there.records)).toEqual(strip(here.records));
   });
 
   it('a pause in the middle of an iteration leaves no trace: the run goes on exactly as an uninterrupted one', async () => {
     const reference = new MemoryStore();
-    const a = await session(reference);
-    a.s.queueMissing([0]); // no evaluations: the iterations alone
+    const a = await session(reference, null, { baseline: false }); // no evaluations: the iterations alone
     await a.s.run();
 
     const store = new MemoryStore();
-    const b = await session(store);
-    b.s.queueMissing([0]);
+    const b = await session(store, null, { baseline: false });
     const controller = new AbortController();
     let steps = 0;
     b.trainer.on((e) => {
@@ -118,9 +114,30 @@ describe('RunSession: learning first, measuring alongside', () => {
     });
     expect(await b.s.run({ signal: controller.signal })).toBe('paused');
     expect(b.trainer.iteration).toBe(0);
-    expect(store.metrics).toEqual([]);
+    expect(store.records).toEqual([]);
     expect(await b.s.run()).toBe('done');
-    const iterations = (st: MemoryStore) => (st.metrics.filter((r) => (r as { perAgent?: unknown }).perAgent) as IterationMetrics[]).map(stable);
+    const iterations = (st: MemoryStore) => (st.records.filter((r) => (r as { perAgent?: unknown }).perAgent) as IterationMetrics[]).map(stable);
     expect(iterations(store)).toEqual(iterations(reference));
+  });
+
+  it('inline (the CLI): the untrained team whole before training, as evaluateTeam measures it; later evaluations inside their iteration; trajectories kept', async () => {
+    const store = new MemoryStore();
+    const { s } = await session(store, null, { evaluations: 'inline' });
+    expect(await s.run()).toBe('done');
+    const base = new EngineAgents(model, new Map());
+    const reference = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), { sandbox });
+    const records = store.records as { iteration: number; eval?: unknown; perAgent?: unknown }[];
+    expect(records.map((r) => [r.iteration, Boolean(r.perAgent), Boolean(r.eval)])).toEqual([[0, false, true], [1, true, false], [2, true, true]]);
+    expect(records[0].eval).toEqual(reference);
+    const lines = String(await store.readFile(TRAJECTORIES)).trim().split('\n');
+    expect(lines).toHaveLength(2 * config.promptsPerIteration * config.samplesPerPrompt);
+    expect(JSON.parse(lines[0]).iteration).toBe(1);
+
+    // Opened again on the same store: resumed at the end, nothing left to measure or train.
+    const again = await session(store, null, { evaluations: 'inline' });
+    expect(again.s.history).toMatchObject({ resumed: true, evals: [{ iteration: 0 }] });
+    expect(again.s.history.metrics.map((m) => m.iteration)).toEqual([1, 2]);
+    expect(again.s.queue.pending).toEqual([]);
+    expect(Object.keys(await again.s.adapterFiles())).toEqual(['solver', 'executor', 'verifier'].filter((id) => config.workflow.agents.find((a) => a.id === id)));
   });
 });

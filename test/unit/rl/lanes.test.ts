@@ -68,7 +68,7 @@ describe('update lanes', () => {
     const counted: UpdateLanes = { count: 1, run: (lane, job) => (jobs.push(job.kind), workers.run(lane, job)), close: async () => {} };
     for (let round = 0; round < 2; round++) {
       const a = await policyUpdate(base.model, serial, samples(round), settings);
-      const b = await policyUpdate(base.model, shared, samples(round), settings, counted);
+      const b = await policyUpdate(base.model, shared, samples(round), settings, { lanes: counted });
       for (const id of ['solver', 'verifier']) {
         const { loss, gradNorm, entropy, kl, clipFraction, steps } = a.agents[id];
         expect(b.agents[id]).toMatchObject({ loss, gradNorm, entropy, kl, clipFraction, steps });
@@ -90,7 +90,7 @@ describe('update lanes', () => {
     const dead = new DeadLanes();
     const errors: string[] = [];
     const a = await policyUpdate(base.model, serial, samples(7), { microBatchSize: 2 });
-    const b = await policyUpdate(base.model, rescued, samples(7), { microBatchSize: 2 }, dead, (e) => errors.push(e.message));
+    const b = await policyUpdate(base.model, rescued, samples(7), { microBatchSize: 2 }, { lanes: dead, onLaneError: (e) => errors.push(e.message) });
     expect(errors).toEqual(['worker exited (code 1)']);
     expect(dead.calls).toBeGreaterThan(0);
     expect(b.agents.solver.loss).toBe(a.agents.solver.loss);
