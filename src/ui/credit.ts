@@ -14,7 +14,7 @@ import { agentReward, type RewardMode } from '../core/loop/rewards.ts';
 import type { Trajectory } from '../core/loop/rollout.ts';
 import { computeAdvantages } from '../core/rl/advantages.ts';
 import { extractCodeBlocks } from '../core/tools/code-blocks.ts';
-import type { ActionView, TrajectoryView } from '../worker/protocol.ts';
+import type { ActionView, TrajectoryView } from '../core/lab/protocol.ts';
 
 export const MODES: RewardMode[] = ['process', 'outcome', 'mixed'];
 

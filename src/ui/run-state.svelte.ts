@@ -11,7 +11,7 @@ import type { TrainConfig } from '../core/loop/config.ts';
 import type { RunPlanSummary } from '../core/loop/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/train.ts';
 import type { TrainerClient } from '../worker/client.ts';
-import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../worker/protocol.ts';
+import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
 export interface EvalPoint {
   iteration: number;

@@ -1,16 +1,17 @@
 /**
- * The page's handle on the training worker: typed requests that resolve with the worker's reply,
- * and a subscription to its event stream. The UI talks only to this, never to the trainer.
+ * The page's handle on the training worker: `lab` is the lab's own interface (core/lab/protocol.ts
+ * LabApi), each method a request that resolves with the worker's reply, as web-llm's engine client
+ * proxies its worker; `on` subscribes to the event stream. The UI talks only to this.
  *
  * For: src/ui. Not for: the worker side (trainer-worker.ts) or the message shapes (protocol.ts).
  * Example:
  *   const client = new TrainerClient();
  *   client.on((e) => { if (e.kind === 'train' && e.event.type === 'iteration') draw(e.event.metrics); });
- *   await client.request('init', { baseUrl: new URL('.', location.href).href });
- *   await client.request('configure', { config: {} });
- *   await client.request('step', {});
+ *   await client.lab.init({ baseUrl: new URL('.', location.href).href });
+ *   await client.lab.configure({ config: {} });
+ *   await client.lab.step({});
  */
-import type { EventMessage, ReplyMessage, RequestType, Requests, WorkerEvent } from './protocol.ts';
+import { REQUEST_TYPES, type EventMessage, type LabApi, type ReplyMessage, type RequestType, type Requests, type WorkerEvent } from '../core/lab/protocol.ts';
 
 export class WorkerRequestError extends Error {
   constructor(readonly request: RequestType, message: string) {
@@ -46,6 +47,9 @@ export class TrainerClient {
       this.pending.clear();
     });
   }
+
+  /** The lab in the worker, method by method (each call is one request). */
+  readonly lab = Object.fromEntries(REQUEST_TYPES.map((type) => [type, (args: never) => this.request(type, args)])) as unknown as LabApi;
 
   /** Send one request; resolves with the worker's value or rejects with its error message. */
   request<K extends RequestType>(type: K, args: Requests[K]['args']): Promise<Requests[K]['value']> {

@@ -18,7 +18,7 @@ import type { TrainConfig } from '../core/loop/config.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
-import { pickedModels, sourceFor } from './models.ts';
+import { pickedModels, sourceFor } from '../platform/browser/models.ts';
 import type { PickedFile } from '../core/engine/model/sources.ts';
 
 export interface LaneBoot { kind: 'boot'; spec: string; baseUrl: string; files?: PickedFile[] }

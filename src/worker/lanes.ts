@@ -8,7 +8,7 @@
  * jobs' maths (core) or the message plumbing (core/rl/lane-pool.ts).
  *
  * Example: const lanes = await startWebLanes(navigator.hardwareConcurrency - 1, 'models/agent', baseUrl);
- *          await policyUpdate(model, policies, samples, settings, lanes);   // via TrainerDeps.updateLanes
+ *          await policyUpdate(model, policies, samples, settings, { lanes });   // via TrainerDeps.updateLanes
  */
 /// <reference lib="webworker" />
 import { LanePool, type LanePort } from '../core/rl/lane-pool.ts';

@@ -1,20 +1,19 @@
 /**
- * What the page can download, built in the worker: adapters (one PEFT folder per agent, zipped),
- * trajectories (JSONL, one line per trajectory with every action and its reward, the same fields
- * as `mappa train`'s trajectories.jsonl) and metrics (CSV, one row per iteration).
+ * What the page can download, built in the worker: adapters (one PEFT folder per agent, zipped)
+ * and metrics (CSV, one row per iteration); what it uploads (a PEFT folder or its zip); and the
+ * inspector's light view of a trajectory. (Trajectories download as the run's trajectories.jsonl,
+ * the same lines as `mappa train`'s.)
  *
- * For: the worker's `export` and `importAdapter` requests. Not for: the files' formats themselves
- * (lora/peft.ts writes PEFT; this only arranges and zips).
+ * For: the lab's `export` and `importAdapter` requests and its trajectory views (lab.ts).
+ * Not for: the files' formats themselves (lora/peft.ts writes PEFT; this only arranges and zips).
  *
  * Example: zipAdapters({solver: {'adapter_config.json': …, 'adapter_model.safetensors': …}})
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
-import type { IterationMetrics } from '../core/loop/train.ts';
-import type { Trajectory } from '../core/loop/rollout.ts';
+import type { IterationMetrics } from '../loop/train.ts';
+import type { Trajectory } from '../loop/rollout.ts';
 import type { TrajectoryView } from './protocol.ts';
-
-export { trajectoryLines } from '../core/loop/rollout.ts';
 
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
   const tree: Record<string, Record<string, Uint8Array>> = {};

@@ -1,19 +1,29 @@
 /**
- * The messages between the page and the training worker: requests (each answered once by a
- * reply with the same id) and a stream of events. Plain, structured-clone-able data only.
+ * The lab's interface: the requests the page makes (each answered once by a reply with the same id)
+ * and the stream of events it hears. Plain, structured-clone-able data only. `LabApi` is the whole
+ * interface as methods: lab.ts implements it in the training worker, and the page's client
+ * (src/worker/client.ts) is a proxy of the same interface over messages.
  *
- * For: src/worker/client.ts (page side) and src/worker/trainer-worker.ts (worker side).
- * Not for: anything the core needs — the core never sees these types.
+ * For: src/core/lab/lab.ts, src/worker/ (both sides of the message channel) and src/ui.
+ * Not for: the training itself (core/loop) — the loop never sees these types.
  *
  * Example (page):  post {id: 3, type: 'step'}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
  *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
  */
-import type { RunPlanSummary } from '../core/loop/run-plan.ts';
-import type { WebLlmModelInfo } from '../core/coach/webllm-coach.ts';
-import type { BackendInfo, BackendName } from '../core/engine/backend.ts';
-import type { EvalResult, IterationMetrics, TrainEvent } from '../core/loop/train.ts';
-import type { TrainConfig } from '../core/loop/config.ts';
-import type { RunRecord } from '../platform/browser/store-idb.ts';
+import type { RunPlanSummary } from '../loop/run-plan.ts';
+import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
+import type { BackendInfo, BackendName } from '../engine/backend.ts';
+import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/train.ts';
+import type { TrainConfig } from '../loop/config.ts';
+
+export interface RunRecord {
+  runId: string;
+  /** Short human label, e.g. "process, seed 0". */
+  label: string;
+  config: unknown;
+  iteration: number;
+  updatedAt: number;
+}
 
 /** Coach engines beyond the config's own ('model' | 'rule'): a WebLLM prebuilt model. */
 export interface WebLlmChoice {
@@ -78,6 +88,16 @@ export interface Requests {
 }
 
 export type RequestType = keyof Requests;
+
+/** The lab as methods, one per request: lab.ts implements it, the page's client proxies it. */
+export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
+
+/** Every request, at run time (the worker refuses any other; the client makes one method each). */
+export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'step', 'reset', 'export', 'importAdapter', 'importDataset',
+  'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice'] as const satisfies readonly RequestType[];
+// A request missing from the list fails to compile here.
+type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
+export const REQUEST_TYPES_COMPLETE: Missing extends never ? true : Missing = true;
 
 export type RequestMessage = { [K in RequestType]: { id: number; type: K; args: Requests[K]['args'] } }[RequestType];
 

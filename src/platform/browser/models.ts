@@ -9,11 +9,9 @@
  * Not for: parsing or loading (core/engine/model/load.ts does that).
  *
  * Example: const src = sourceFor('HuggingFaceTB/SmolLM2-135M-Instruct', baseUrl);
- *          await checkFits(src, limits);   // throws "… needs 540 MiB … this GPU allows 256 MiB per buffer"
  */
-import { expectedWeights, parseConfig } from '../core/engine/model/config.ts';
-import type { ModelSource } from '../core/engine/model/source.ts';
-import { filesSource, urlSource, type PickedFile } from '../core/engine/model/sources.ts';
+import type { ModelSource } from '../../core/engine/model/source.ts';
+import { filesSource, urlSource, type PickedFile } from '../../core/engine/model/sources.ts';
 
 const CACHE_NAME = 'mappa-models-v1';
 
@@ -46,7 +44,7 @@ function flatUrlSource(base: string): ModelSource {
 }
 
 export function isEmbedded(spec: string): boolean {
-  return spec.startsWith('models/') || spec.startsWith('./');
+  return spec.startsWith('models/') || spec.startsWith('../../worker/');
 }
 
 /** A model spec -> source. `baseUrl` is the site's root URL (the page's directory). */
@@ -60,37 +58,4 @@ export function sourceFor(spec: string, baseUrl: string): ModelSource {
   if (spec.startsWith('/')) return urlSource(new URL(spec, baseUrl).href, { fetch: cachingFetch });
   if (/^https?:\/\//.test(spec) || /^[\w.-]+\/[\w.-]+$/.test(spec)) return urlSource(spec, { fetch: cachingFetch });
   throw new Error(`model "${spec}" is not a hub id (org/name), an http(s) URL, or an embedded model (models/...)`);
-}
-
-export interface FitLimits {
-  /** Largest single GPU buffer (bytes). */
-  maxBufferSize: number;
-  /** navigator.deviceMemory in GiB when the browser tells (rounded, capped at 8 by Chrome). */
-  deviceMemoryGiB?: number;
-}
-
-/**
- * Reads config.json only and refuses models that cannot load: unsupported architecture (parseConfig
- * says which), a tensor larger than one GPU buffer, or weights (f32 in memory) above half the
- * device's memory. Returns the parameter count and the bytes the weights will take.
- */
-export async function checkFits(source: ModelSource, limits: FitLimits): Promise<{ parameters: number; bytes: number }> {
-  const config = parseConfig(await source.readJson('config.json'), `${source.name}/config.json`);
-  let parameters = 0;
-  let largest = 0;
-  let largestName = '';
-  for (const [name, shape] of expectedWeights(config)) {
-    const n = shape.reduce((a, b) => a * b, 1);
-    parameters += n;
-    if (n > largest) [largest, largestName] = [n, name];
-  }
-  const bytes = parameters * 4; // weights are held as float32
-  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  if (largest * 4 > limits.maxBufferSize) {
-    throw new Error(`${source.name} is too big for this GPU: its tensor ${largestName} needs ${mib(largest * 4)} but the adapter allows ${mib(limits.maxBufferSize)} per buffer; pick a smaller model`);
-  }
-  if (limits.deviceMemoryGiB && bytes > (limits.deviceMemoryGiB * 2 ** 30) / 2) {
-    throw new Error(`${source.name} needs about ${mib(bytes)} of memory as float32, more than half of this device's ${limits.deviceMemoryGiB} GiB; pick a smaller model`);
-  }
-  return { parameters, bytes };
 }

@@ -1,5 +1,5 @@
 /**
- * Runs in the browser's IndexedDB: the `CheckpointStore` of one run (checkpoint files, metrics
+ * Runs in the browser's IndexedDB: the `RunStore` of one run (checkpoint files, metrics
  * records, exports) plus a small index of all runs so the page can overlay and resume them.
  *
  * For: the training worker (and any browser code) — it touches the `indexedDB` global only when a
@@ -20,19 +20,13 @@
  *   await store.save({'state.json': bytes}); (await store.load())?.['state.json'];
  *   await store.appendMetrics({iteration: 1}); await store.metrics(); // [{iteration: 1}]
  */
-import type { CheckpointFiles, CheckpointStore } from '../../core/loop/checkpoint.ts';
+import type { CheckpointFiles, RunStore } from '../../core/loop/checkpoint.ts';
+import type { RunRecord } from '../../core/lab/protocol.ts';
+
+export type { RunRecord };
 
 export const IDB_NAME = 'mappa-sandbox';
 const VERSION = 1;
-
-export interface RunRecord {
-  runId: string;
-  /** Short human label, e.g. "process, seed 0". */
-  label: string;
-  config: unknown;
-  iteration: number;
-  updatedAt: number;
-}
 
 export class StorageQuotaError extends Error {
   constructor(what: string, detail: string) {
@@ -107,7 +101,7 @@ export async function listRuns(): Promise<RunRecord[]> {
   return all.sort((a, b) => b.updatedAt - a.updatedAt);
 }
 
-export class IdbStore implements CheckpointStore {
+export class IdbStore implements RunStore {
   constructor(readonly runId: string) {}
 
   private range(): IDBKeyRange {

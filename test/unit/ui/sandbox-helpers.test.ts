@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
 import { readUrl, setPath, urlFor } from '../../../src/ui/url-config.ts';
 import { batchAdvantages, codeBlocks, rewardUnder } from '../../../src/ui/credit.ts';
-import { adapterFiles, metricsCsv } from '../../../src/worker/exports.ts';
-import type { ActionView, TrajectoryView } from '../../../src/worker/protocol.ts';
+import { adapterFiles, metricsCsv } from '../../../src/core/lab/exports.ts';
+import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
 
 const action = (agentId: string, score: number): ActionView => ({ agentId, role: agentId, turn: 1, messages: [], text: '', tokens: 1, truncated: false, coach: { raw: '', score, ok: true, attempts: 1 } });
 const traj = (correct: boolean, scores: number[]): TrajectoryView => ({

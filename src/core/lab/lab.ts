@@ -1,0 +1,348 @@
+/**
+ * The lab: everything the page can ask of the sandbox, headless. It keeps one open run (a
+ * RunSession, core/loop/session.ts, the same one `mappa train` drives) and, for "process vs
+ * outcome", its twin; it loads models, builds the coach and the tools, trains until paused, and
+ * streams what happens as events. Each of its methods answers one request of protocol.ts.
+ *
+ * For: the training worker (src/worker/trainer-worker.ts), which only passes messages to it; the
+ * page's client proxies the same interface. What differs by platform (the run store, where models
+ * and lanes come from, the tool sandbox) comes in as a LabPlatform.
+ * Not for: drawing (src/ui) or any training maths (core/loop, core/rl).
+ *
+ * Example: const lab = new Lab(platform, (event) => postMessage({ type: 'event', event }));
+ *          await lab.init({ baseUrl });                 // the backend: webgpu, else wasm
+ *          await lab.configure({ config: {} });         // opens (or resumes) the embedded default run
+ *          await lab.step({});                          // one iteration; events: phases, metrics, trajectories
+ */
+import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../engine/backend.ts';
+import { importPeft } from '../engine/lora/peft.ts';
+import { memorySource } from '../engine/model/sources.ts';
+import { AdamW } from '../rl/adamw.ts';
+import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
+import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
+import type { RolloutTask } from '../loop/rollout.ts';
+import { RunSession, TRAJECTORIES } from '../loop/session.ts';
+import { hashString } from '../tasks/rng.ts';
+import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
+import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
+import { ProgressBars } from './progress.ts';
+import type { LabApi, Requests, RunState, WorkerEvent } from './protocol.ts';
+import { Shelf, type LabPlatform } from './shelf.ts';
+
+export type { LabPlatform } from './shelf.ts';
+
+type Args<K extends keyof Requests> = Requests[K]['args'];
+type Value<K extends keyof Requests> = Promise<Requests[K]['value']>;
+
+export class Lab implements LabApi {
+  private readonly bars: ProgressBars;
+  private readonly shelf: Shelf;
+  private state: RunState = 'booting';
+  /** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
+  private baselineEval = true;
+  /** The open run: its config, the patch it came from, its session and memory plan. */
+  private run: { config: TrainConfig; partial: unknown; runId: string; session: RunSession; plan: RunPlanSummary } | null = null;
+  private partialConfig: unknown = {};
+  /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
+  private partner: { runId: string; session: RunSession } | null = null;
+  /** Aborts the loop's current iteration (Pause): set while the loop runs. */
+  private pauseController: AbortController | null = null;
+  private lostDevice = false;
+  /** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
+  private dataset: { name: string; tasks: RolloutTask[] } | null = null;
+
+  constructor(private readonly platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
+    this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
+    this.shelf = new Shelf(platform, this.bars, post);
+    onDeviceLost((info) => {
+      this.lostDevice = true;
+      this.pauseController?.abort();
+      const at = this.checkpointIteration();
+      this.setState('lost', `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${at})`);
+      post({ kind: 'deviceLost', reason: info.reason, message: info.message, checkpointIteration: at });
+    });
+  }
+
+  private setState(s: RunState, message?: string): void {
+    this.state = s;
+    this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? 0, message });
+  }
+
+  private get busy(): boolean {
+    return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing';
+  }
+
+  private checkpointIteration(): number {
+    return this.run?.session.checkpointed ?? 0;
+  }
+
+  private runIdOf(c: TrainConfig): string {
+    const d = this.dataset;
+    const h = (hashString(JSON.stringify(c) + (d ? `|${d.name}:${d.tasks.length}` : '')) >>> 0).toString(36);
+    return `${c.workflow.name}-${c.rewards.mode}-seed${c.seed}-${h}`;
+  }
+
+  /** Opens (or resumes) the run of this configuration; `fresh` deletes what the browser held of it first. */
+  private async openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promise<Requests['configure']['value']> {
+    if (this.busy) throw new Error('pause the run before changing its configuration');
+    const c = resolveTrainConfig(partial); // throws ConfigFileError naming the field, as in the CLI
+    this.setState('loading');
+    try {
+      const parts = await this.shelf.parts(c);
+      this.run?.session.dispose();
+      this.run = null;
+      this.partner?.session.dispose();
+      this.partner = null;
+      const lanes = await this.shelf.lanes(c.agentModel);
+      const runId = this.runIdOf(c);
+      const store = this.platform.store(runId);
+      const session = await RunSession.open(c, { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined }, {
+        store, lanes, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
+        emit: (e) => {
+          if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
+          this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: session.trainer.iteration, message: e.message } : e });
+        },
+      });
+      session.trainer.on((e) => {
+        if (e.type === 'trajectories') {
+          const views = { iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) };
+          this.post({ kind: 'trajectories', ...views });
+          void store.writeFile('last-trajectories.json', JSON.stringify(views)).catch((err) => this.reportError(err));
+          return;
+        }
+        if (e.type === 'generation') return this.bars.generation(e.agentId, e.progress);
+        if (e.type === 'phase') this.bars.phase(e.phase, e.status);
+        this.post({ kind: 'train', event: e });
+      });
+      const { resumed, metrics, evals } = session.history;
+      const last = resumed ? await store.readFile('last-trajectories.json') : null;
+      await store.describe(`${c.rewards.mode}, seed ${c.seed}`, partial, session.trainer.iteration);
+      this.post({ kind: 'history', runId, metrics, evals, trajectories: typeof last === 'string' ? JSON.parse(last) : null });
+      const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
+      this.run = { config: c, partial, runId, session, plan };
+      this.partialConfig = partial;
+      const iteration = session.trainer.iteration;
+      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan });
+      this.setState('ready', resumed ? `resumed at iteration ${iteration}` : undefined);
+      return { config: c, runId, iteration, resumed };
+    } catch (e) {
+      this.setState('error', (e as Error).message);
+      throw e;
+    }
+  }
+
+  /**
+   * Opens the partner of the current run: the same configuration and seed with the other reward mode
+   * (process <-> outcome; mixed pairs with outcome), resumed when the browser holds it. Each of its
+   * iterations and finished evaluations is announced so the page redraws its overlay. The untrained
+   * team is the same in both runs (base model, same problems and seeds): measured once, in the run.
+   */
+  private async openPartner(): Promise<{ runId: string; mode: string }> {
+    const run = this.run;
+    if (!run || this.state !== 'ready') throw new Error('open a run and let it settle (not running) before starting the comparison');
+    const mode = run.config.rewards.mode === 'outcome' ? 'process' : 'outcome';
+    const base = (run.partial ?? {}) as Record<string, unknown>;
+    const partial = { ...base, rewards: { ...(base.rewards as object | undefined), mode } };
+    const c = resolveTrainConfig(partial);
+    const runId = this.runIdOf(c);
+    const store = this.platform.store(runId);
+    const deps = run.session.trainer.deps;
+    let session: RunSession | null = null;
+    const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
+    session = await RunSession.open(c, { agentModel: deps.agentModel, coach: deps.coach, sandbox: deps.sandbox, sql: deps.sql, dataset: deps.dataset }, {
+      store, lanes: this.shelf.openLanes(), evaluations: 'alongside', baseline: false,
+      emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
+    });
+    session.trainer.on((e) => (e.type === 'iteration' ? announce() : undefined));
+    await store.describe(`${mode}, seed ${c.seed}`, partial, session.trainer.iteration);
+    this.partner?.session.dispose();
+    this.partner = { runId, session };
+    announce();
+    return { runId, mode };
+  }
+
+  /** Why the open run cannot train now (thrown to the request, so the page shows it), or the run. */
+  private runnable(): NonNullable<Lab['run']> {
+    const run = this.run;
+    if (!run) throw new Error('no run is open yet; wait for the model to load');
+    if (this.lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
+    if (!run.plan.fits) throw new Error(`this run does not fit the device (memory plan: ${run.plan.line}): ${run.plan.problems.join('; ')}`);
+    return run;
+  }
+
+  /** Trains until paused, done or one iteration (`single`), the partner in turn when comparing; checkpoints whenever it stops. */
+  private async loop(single: boolean): Promise<void> {
+    const { session } = this.runnable();
+    if (this.state === 'running' || this.state === 'stepping') return;
+    const controller = (this.pauseController = new AbortController());
+    this.setState(single ? 'stepping' : 'running');
+    const pair = this.partner;
+    try {
+      if (!pair) {
+        await session.run({ single, signal: controller.signal });
+      } else {
+        // The comparison: one iteration of each in turn, so both curves grow side by side.
+        for (;;) {
+          const a = await session.run({ single: true, signal: controller.signal });
+          const b = await pair.session.run({ single: true, signal: controller.signal });
+          if (single || a === 'paused' || b === 'paused' || (a === 'done' && b === 'done')) break;
+        }
+        await pair.session.trainer.checkpoint();
+      }
+      if (!this.lostDevice) await session.saveIfBehind(); // nothing is lost by pausing or stepping: a reload resumes here
+      this.bars.clear();
+      this.setState('ready');
+    } catch (e) {
+      this.bars.clear();
+      if (this.lostDevice) return; // the device-loss handler has reported it
+      this.reportError(e);
+      this.setState('ready', (e as Error).message);
+    } finally {
+      this.pauseController = null;
+    }
+  }
+
+  private reportError(e: unknown): void {
+    const err = e as Error;
+    this.post({ kind: 'error', message: err?.message ?? String(e) });
+  }
+
+  // ---- requests (protocol.ts) -------------------------------------------------------------------
+  async init({ backend, baseUrl, baseline }: Args<'init'>): Value<'init'> {
+    this.shelf.baseUrl = baseUrl;
+    this.baselineEval = baseline ?? true;
+    let info;
+    try {
+      info = await initBackend(backend ? { force: backend } : {});
+    } catch (e) {
+      if (!backend) throw e;
+      // A link that asks for a backend this browser lacks still opens, on the best one it has.
+      info = await initBackend({});
+      info = { ...info, notice: `The link asked for ${backend}, which is unavailable here (${(e as Error).message}); using ${info.name} instead.` };
+    }
+    this.post({ kind: 'backend', info, summary: describeBackend(info) });
+    return info;
+  }
+
+  configure({ config }: Args<'configure'>): Value<'configure'> {
+    return this.openRun(config);
+  }
+
+  async start(): Value<'start'> {
+    this.runnable(); // refused here, where the page hears it; the loop itself runs on
+    void this.loop(false);
+    return null;
+  }
+
+  async compare(): Value<'compare'> {
+    this.runnable();
+    const opened = await this.openPartner();
+    void this.loop(false);
+    return opened;
+  }
+
+  async pause(): Value<'pause'> {
+    if (this.state === 'running' && this.pauseController) {
+      this.pauseController.abort();
+      this.setState('pausing', 'pausing: the iteration stops before its update, or finishes it if the update has begun');
+    }
+    return null;
+  }
+
+  async step(): Value<'step'> {
+    await this.loop(true);
+    return null;
+  }
+
+  async reset(): Value<'reset'> {
+    if (this.busy) throw new Error('pause the run before resetting it');
+    await this.openRun(this.partialConfig, { fresh: true });
+    return null;
+  }
+
+  async export({ what }: Args<'export'>): Value<'export'> {
+    const run = this.run;
+    if (!run) throw new Error('no run is open yet');
+    const store = this.platform.store(run.runId);
+    if (what === 'adapters') return { name: `${run.runId}-adapters.zip`, mime: 'application/zip', bytes: zipAdapters(await run.session.adapterFiles()) };
+    if (what === 'trajectories') {
+      const text = (await store.readFile(TRAJECTORIES)) ?? '';
+      return { name: `${run.runId}-trajectories.jsonl`, mime: 'application/x-ndjson', bytes: new TextEncoder().encode(String(text)) };
+    }
+    return { name: `${run.runId}-metrics.csv`, mime: 'text/csv', bytes: new TextEncoder().encode(metricsCsv(await store.metrics())) };
+  }
+
+  async importAdapter({ agentId, files }: Args<'importAdapter'>): Value<'importAdapter'> {
+    const run = this.run;
+    if (!run) throw new Error('no run is open yet');
+    const trainer = run.session.trainer;
+    const policy = trainer.policies.get(agentId);
+    if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
+    if (this.state !== 'ready') throw new Error('pause the run before importing an adapter');
+    const adapter = await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.deps.agentModel.config, agentId);
+    policy.adapter.dispose();
+    policy.optimizer.dispose();
+    trainer.policies.set(agentId, { adapter, optimizer: new AdamW(adapter.variables(), { lr: run.config.lr, weightDecay: run.config.weightDecay }), trainable: policy.trainable });
+    await trainer.checkpoint();
+    return { agentId };
+  }
+
+  async importDataset({ text, name }: Args<'importDataset'>): Value<'importDataset'> {
+    const parsed = parseJsonlDataset(text, { source: name.replace(/\.jsonl$/, '') });
+    const errors = parsed.errors.length ? formatDatasetErrors(parsed.errors, name).split('\n') : [];
+    if (parsed.tasks.length) {
+      // Train on it from now on: a new run (its id includes the dataset), resumable like any other.
+      this.dataset = { name, tasks: parsed.tasks };
+      await this.openRun(this.partialConfig);
+    }
+    return { tasks: parsed.tasks.length, errors };
+  }
+
+  async loadModel({ url, files }: Args<'loadModel'>): Value<'loadModel'> {
+    const spec = this.shelf.modelSpec(url, files);
+    const m = await this.shelf.model(spec);
+    await this.openRun({ ...(this.partialConfig as Record<string, unknown>), agentModel: spec });
+    return { name: m.source.name, parameters: m.model.parameterCount() };
+  }
+
+  async listRuns(): Value<'listRuns'> {
+    const runs = await this.platform.listRuns();
+    return Promise.all(runs.map(async (r) => ({ ...r, metrics: await this.platform.store(r.runId).metrics<never>() })));
+  }
+
+  async webllmModels(): Value<'webllmModels'> {
+    const { webLlmModels } = await import('../coach/webllm-coach.ts');
+    return webLlmModels();
+  }
+
+  async webllmCoach({ choice }: Args<'webllmCoach'>): Value<'webllmCoach'> {
+    const name = await this.shelf.useWebLlm(choice?.modelId ?? null);
+    await this.openRun(this.partialConfig);
+    return { name: name ?? this.run?.config.coach.kind ?? 'rule' };
+  }
+
+  async recover({ backend }: Args<'recover'>): Value<'recover'> {
+    if (this.busy) throw new Error('pause the run before changing the backend');
+    // After a loss, webgpu means a new device in this page (the GPU may not come back: then say so).
+    const info = backend === 'webgpu' && this.lostDevice ? await restartWebGPU() : await initBackend({ force: backend });
+    this.post({ kind: 'backend', info, summary: describeBackend(info) });
+    this.shelf.forgetModels(); // their tensors lived on the lost device
+    this.run = null;
+    this.lostDevice = false;
+    this.state = 'ready';
+    await this.openRun(this.partialConfig);
+    return info;
+  }
+
+  async runTool({ code, language }: Args<'runTool'>): Value<'runTool'> {
+    const r = await this.shelf.sandbox().run(code, { language, timeoutMs: 30_000 });
+    return { stdout: r.stdout, stderr: r.stderr, error: r.error?.message };
+  }
+
+  async loseDevice(): Value<'loseDevice'> {
+    const device = webgpuDevice();
+    if (!device) throw new Error(`the backend is ${currentBackend()?.name ?? 'not started'}, not webgpu: there is no device to lose`);
+    device.destroy();
+    return null;
+  }
+}

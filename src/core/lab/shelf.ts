@@ -1,0 +1,169 @@
+/**
+ * What a lab run is built from, kept between runs: the loaded models (each downloaded once, with a
+ * counted bar), the coach a config asks for (or the chosen WebLLM coach), the tool sandboxes, and
+ * the lane workers holding replicas of the agent model. The platform says where each comes from.
+ *
+ * For: lab.ts (one Shelf per lab). Not for: the run itself (core/loop/session.ts).
+ *
+ * Example: const shelf = new Shelf(platform, bars, post); shelf.baseUrl = 'http://127.0.0.1:4173/';
+ *          const parts = await shelf.parts(config);     // { agentModel, coach, sandbox, sql }
+ *          const lanes = await shelf.lanes(config.agentModel);   // one per extra core on wasm, else null
+ */
+import { backendLimits, currentBackend } from '../engine/backend.ts';
+import { checkFits } from '../engine/model/fits.ts';
+import { loadModel, type LoadedModel } from '../engine/model/load.ts';
+import type { ModelSource } from '../engine/model/source.ts';
+import type { PickedFile } from '../engine/model/sources.ts';
+import { cachedCoach, MiscalibratedCoach, type Coach } from '../coach/coach.ts';
+import { buildCoach } from '../coach/coaches.ts';
+import { domainOf } from '../domains/index.ts';
+import type { RunStore } from '../loop/checkpoint.ts';
+import type { TrainConfig } from '../loop/config.ts';
+import type { TeamLanes } from '../loop/remote-rollouts.ts';
+import type { RunParts } from '../loop/session.ts';
+import { createSqlTool } from '../tools/sql.ts';
+import type { Sandbox } from '../tools/sandbox.ts';
+import type { ProgressBars } from './progress.ts';
+import type { RunRecord, WorkerEvent } from './protocol.ts';
+
+/** What the lab needs from the platform it runs on (the browser: src/worker/trainer-worker.ts). */
+export interface LabPlatform {
+  /** The store run `runId` lives in, with its entry in the list of runs. */
+  store(runId: string): RunStore & { describe(label: string, config: unknown, iteration: number): Promise<void> };
+  /** Every run this platform holds, newest first. */
+  listRuns(): Promise<RunRecord[]>;
+  /** A model spec ('models/agent', a hub id or URL, 'picked:<folder>') -> where its files are. */
+  modelSource(spec: string, baseUrl: string): ModelSource;
+  /** Keeps picked or dropped files under their spec ('picked:<folder>'). */
+  pickModel(spec: string, files: PickedFile[]): void;
+  /** Lanes to start beside this worker (0 where there is no extra core). */
+  laneCount(): number;
+  startLanes(count: number, spec: string, baseUrl: string): Promise<TeamLanes>;
+  /** The agents' Python / JavaScript sandbox. */
+  createSandbox(baseUrl: string): Sandbox;
+  /** The device's memory in GiB when the platform tells (navigator.deviceMemory). */
+  deviceMemoryGiB?: number;
+}
+
+export class Shelf {
+  /** The site's root URL (models, Pyodide), set by the lab's init. */
+  baseUrl = '';
+  private models = new Map<string, Promise<LoadedModel>>();
+  private webllm: { modelId: string; coach: Coach } | null = null;
+  private codeSandbox: Sandbox | null = null;
+  /** The SQL tool (DuckDB-wasm), started when a workflow uses it (data team). */
+  private sql: Sandbox | null = null;
+  /** Lane workers (one per extra core, wasm only) and the model spec their replicas hold. */
+  private running: { spec: string; lanes: TeamLanes } | null = null;
+
+  constructor(private readonly platform: LabPlatform, private readonly bars: ProgressBars, private readonly post: (e: WorkerEvent) => void) {}
+
+  /** The model of `spec`, loaded once (a failed load is forgotten, so it can be tried again). */
+  model(spec: string): Promise<LoadedModel> {
+    let m = this.models.get(spec);
+    if (!m) {
+      m = this.load(spec);
+      this.models.set(spec, m);
+      m.catch(() => this.models.delete(spec));
+    }
+    return m;
+  }
+
+  private async load(spec: string): Promise<LoadedModel> {
+    const source = this.platform.modelSource(spec, this.baseUrl);
+    const fit = await checkFits(source, { maxBufferSize: backendLimits().maxBufferSize, deviceMemoryGiB: this.platform.deviceMemoryGiB });
+    const started = performance.now();
+    let loadedBytes = 0;
+    const embedded = spec.startsWith('models/') || spec.startsWith('./');
+    const label = `downloading ${embedded ? spec : source.name}`;
+    const loaded = await loadModel(source, {
+      tokenizer: 'required',
+      onProgress: ({ loaded: l, total }) => {
+        loadedBytes = l;
+        const rate = l / Math.max((performance.now() - started) / 1000, 1e-3);
+        const t = total ?? fit.bytes;
+        this.bars.report({ task: 'download', label, done: l, total: t, eta: rate > 0 ? Math.max(0, (t - l) / rate) : undefined });
+      },
+    });
+    this.bars.report({ task: 'download', label, done: loadedBytes, total: loadedBytes, finished: true });
+    this.post({ kind: 'model', name: source.name, parameters: fit.parameters, bytes: fit.bytes });
+    return loaded;
+  }
+
+  /** The spec a loadModel request names: picked files ('picked:<folder>', loaded afresh) or a hub id / URL. */
+  modelSpec(url: string | undefined, files: File[] | undefined): string {
+    if (files?.length) {
+      const folder = (files[0] as File & { webkitRelativePath?: string }).webkitRelativePath?.split('/')[0] || 'files';
+      const spec = `picked:${folder}`;
+      this.platform.pickModel(spec, files as unknown as PickedFile[]);
+      this.models.delete(spec);
+      return spec;
+    }
+    if (url) return url.trim();
+    throw new Error('loadModel: give a hub id / URL or pick a folder');
+  }
+
+  /** After a device loss: the models' tensors lived on the lost device. */
+  forgetModels(): void {
+    this.models.clear();
+  }
+
+  /** Chooses the WebLLM coach (null: back to the config's own); returns its name. */
+  async useWebLlm(modelId: string | null): Promise<string | null> {
+    if (!modelId) {
+      this.webllm = null;
+      return null;
+    }
+    const { createWebLlmCoach } = await import('../coach/webllm-coach.ts');
+    const coach = await createWebLlmCoach(modelId, {
+      onProgress: (p) => this.bars.report({ task: 'webllm', label: `WebLLM ${modelId}: ${p.text}`, done: p.progress, total: 1, finished: p.progress >= 1 }),
+    });
+    this.webllm = { modelId, coach };
+    return `webllm:${modelId}`;
+  }
+
+  private coach(c: TrainConfig): Promise<Coach> | Coach {
+    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow).ruleCoach);
+    const coach = c.coach.miscalibration ? new MiscalibratedCoach(this.webllm.coach, c.coach.miscalibration) : this.webllm.coach;
+    return cachedCoach(coach);
+  }
+
+  /** The agents' code sandbox, started on first use. */
+  sandbox(): Sandbox {
+    return (this.codeSandbox ??= this.platform.createSandbox(this.baseUrl));
+  }
+
+  /** What a run of `c` trains with: its agent model, coach and the tools its agents use. */
+  async parts(c: TrainConfig): Promise<RunParts> {
+    const agentModel = await this.model(c.agentModel);
+    const coach = await this.coach(c);
+    const uses = (tool: string) => c.workflow.agents.some((a) => a.tools.includes(tool as never));
+    const sandbox = uses('python') || uses('javascript') ? this.sandbox() : null;
+    if (uses('sql')) this.sql ??= createSqlTool();
+    return { agentModel, coach, sandbox, sql: uses('sql') ? this.sql : null };
+  }
+
+  /** The lanes already running, if any. */
+  openLanes(): TeamLanes | null {
+    return this.running?.lanes ?? null;
+  }
+
+  /**
+   * Lane workers for this model (wasm only: on webgpu the one device does the work), started once per
+   * model. A failure to start them is a warning: the run goes on in this worker alone.
+   */
+  async lanes(spec: string): Promise<TeamLanes | null> {
+    const want = currentBackend()?.name === 'wasm' ? this.platform.laneCount() : 0;
+    if (this.running && (this.running.spec !== spec || want === 0)) {
+      await this.running.lanes.close();
+      this.running = null;
+    }
+    if (!want || this.running) return this.openLanes();
+    try {
+      this.running = { spec, lanes: await this.platform.startLanes(want, spec, this.baseUrl) };
+    } catch (e) {
+      this.post({ kind: 'error', message: `${(e as Error).message}; training goes on in one worker` });
+    }
+    return this.openLanes();
+  }
+}
