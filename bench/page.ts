@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchChromium, npmStart, repoRoot } from '../test/helpers/browser.ts';
 import type { IterationMetrics } from '../src/core/loop/train.ts';
+import { tInterval } from '../src/core/stats/intervals.ts';
 
 interface Side {
   where: string;
@@ -29,6 +30,8 @@ interface Side {
   workers: string;
   firstIteration: number | null;
   perIteration: { wall: number; rollout: number; coach: number; update: number };
+  /** Seconds of each iteration, by iteration (the page's first has no previous arrival: NaN). */
+  iterationSeconds: number[];
 }
 
 function mean(xs: number[]): number {
@@ -53,7 +56,7 @@ async function cli(iterations: number | null): Promise<Side> {
     const records = readFileSync(path.join(out, 'run/metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const ms = records.filter((r) => r.perAgent) as IterationMetrics[];
     const loopSeconds = ms.map((m) => m.seconds.rollout + m.seconds.coach + m.seconds.update + m.seconds.checkpoint);
-    return { where: '`npm run train`', workers: `${os.cpus().length} threads`, firstIteration: null, total, perIteration: { wall: mean(loopSeconds), ...phases(ms) } };
+    return { where: '`npm run train`', workers: `${os.cpus().length} threads`, firstIteration: null, total, perIteration: { wall: mean(loopSeconds), ...phases(ms) }, iterationSeconds: loopSeconds };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -91,6 +94,7 @@ async function page(iterations: number | null, query: string): Promise<Side> {
           where: query ? `the page (\`npm start\`, ${query})` : 'the page (`npm start`, no query string)', workers: `1 training worker + ${lanes} lane worker${lanes === 1 ? '' : 's'}`,
           firstIteration: arrivals[0], perIteration: { wall: mean(gaps), ...phases(whole ? s.metrics : s.metrics.slice(0, iterations)) },
           total: whole ? (Date.now() - start) / 1000 : undefined,
+          iterationSeconds: [NaN, ...gaps],
         };
       }
       await p.waitForTimeout(250);
@@ -99,6 +103,18 @@ async function page(iterations: number | null, query: string): Promise<Side> {
     await browser.close();
     await site.close();
   }
+}
+
+/**
+ * Page / CLI seconds per iteration, paired by iteration (the same config and seed: iteration k does
+ * the same rollouts and update on both sides): the geometric mean of the per-iteration ratios with its
+ * 95 % t interval on the log scale. Example: ratios 1.1, 1.2, 1.3 -> 1.20x [0.97x, 1.47x].
+ */
+export function pairedRatio(cli: Pick<Side, 'iterationSeconds'>, page: Pick<Side, 'iterationSeconds'>): string {
+  const logs = page.iterationSeconds.flatMap((p, k) => (Number.isFinite(p) && cli.iterationSeconds[k] > 0 ? [Math.log(p / cli.iterationSeconds[k])] : []));
+  if (logs.length < 2) return 'Paired ratio: fewer than two iterations on both sides.';
+  const r = tInterval(logs);
+  return `Paired by iteration (${logs.length} iterations, 2nd onwards): page / CLI seconds per iteration ${Math.exp(r.p).toFixed(2)}x, 95 % interval [${Math.exp(r.low).toFixed(2)}x, ${Math.exp(r.high).toFixed(2)}x] (geometric mean of the per-iteration ratios, t interval on the log scale).`;
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -121,6 +137,7 @@ export async function main(argv: string[]): Promise<void> {
     `|---|---|---:|---:|---:|---:|---:|${iterations === null ? '---:|' : ''}`,
     ...[a, b].filter((s): s is Side => s !== null).map((s) => `| ${s.where} | ${s.workers} | ${s.firstIteration === null ? '-' : f(s.firstIteration)} | ${f(s.perIteration.wall)} | ${f(s.perIteration.rollout)} | ${f(s.perIteration.coach)} | ${f(s.perIteration.update)} |${iterations === null ? ` ${f(s.total ?? NaN)} |` : ''}`),
     '',
+    ...(a ? [pairedRatio(a, b), ''] : []),
     a ? `Ratio page / CLI: s per iteration ${(b.perIteration.wall / a.perIteration.wall).toFixed(2)}x; rollout ${(b.perIteration.rollout / a.perIteration.rollout).toFixed(2)}x; update ${(b.perIteration.update / a.perIteration.update).toFixed(2)}x${a.total && b.total ? `; whole run ${(b.total / a.total).toFixed(2)}x` : ''}.` : '(--no-cli: no ratio)',
     `(CLI s / iteration: rollout + coach + update + checkpoint of its metrics, its evaluations excluded; page: time between two iterations' metrics, its evaluations running alongside.)`,
   ];

@@ -59,10 +59,11 @@ describe('memory plan, worked by hand', () => {
     // tied head copy [8, 32] = 1024 B; the tape copies all 856 parameters and the output projection once more
     expect(w.weights).toBe(3424 + 1024);
     expect(w.weightCopies).toBe((856 + 256) * 4);
-    // at the output projection's gradient: 2 rows * 128 B * 8 + 1024 = 3072; at the end: 5 * 412 * 4 + 2 * 128 * 6 = 9776 -> the end
+    // the fused log-prob's one gradient block: at the output projection's gradient 2 rows * 128 B * 1 + 1024 = 1280;
+    // at the end 5 * 412 * 4 + 2 * 128 * 1 = 8496 -> the end
     expect(w.activations).toBe(5 * 578 * 4 + 5 * 412 * 4); // 11,560 + 8,240
-    expect(w.logits).toBe(2 * 128 * (15 + 6));
-    expect(w.updatePeak).toBe(4448 + 4448 + 896 + 19_800 + 5376 + 640);
+    expect(w.logits).toBe(2 * 128 * (8 + 1 + 1)); // entropy's 8 saved clones, the log-prob's 1, its gradient 1
+    expect(w.updatePeak).toBe(4448 + 4448 + 896 + 19_800 + 2560 + 640);
     const g = planMemory(tiny, { ...run, targets: [...run.targets], backend: 'webgpu' });
     expect(g.logits).toBe(2 * 128 * 6);
     expect(g.updatePeak).toBe(3424 + 896 + 14_760 + 1536 + 640);

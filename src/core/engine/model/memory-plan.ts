@@ -46,9 +46,10 @@
  *     weight it multiplies by (all layers, the embedding it gathers from, the output projection)
  *     and one copy per (op, saved input) pair instead of one per tensor (wasmSavedFloatsPerToken):
  *     30d + 16q + 16kv + 9I + 4r + 5nhT floats per token per layer with LoRA on q, k, v, o, and
- *     15 V per logits row (7 plain log-prob, 8 entropy). Its peak then comes either while the
+ *     9 V per logits row (8 for the entropy metric, 1 for the fused log-prob kernel, which wasm
+ *     runs: ../kernels/logprob-wasm.ts; the plain ops saved 7). Its peak then comes either while the
  *     output projection's gradient runs (the wasm matmul wrapper makes a transposed [V, d] copy;
- *     6 V of logits gradients and 2 V in flight exist) or at the end of the backward pass (every
+ *     the log-prob's one [N, V] gradient exists) or at the end of the backward pass (every
  *     layer's gradients), whichever is larger.
  *
  * Worked example (planMemory(SmolLM2-135M's shape with 2 layers, {rows: 4, promptTokens: 48,
@@ -202,6 +203,12 @@ function check(name: string, v: number): void {
   if (!Number.isInteger(v) || v < 1) throw new Error(`memory plan: ${name} must be a positive whole number, got ${v}`);
 }
 
+/** [N, V] blocks per logits row on wasm (see the top comment): the entropy metric's saved clones, the
+ *  fused log-prob's saved clone of the logits, and its one gradient block. */
+const WASM_ENTROPY_SAVED = 8;
+const WASM_FUSED_LOGPROB_SAVED = 1;
+const WASM_FUSED_LOGPROB_GRAD = 1;
+
 /**
  * The plan for one run. Throws, naming the setting, on a non-positive or fractional count.
  * Example: see the top comment (SmolLM2-135M with 2 layers -> updatePeak about 255 MiB).
@@ -246,11 +253,14 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
     // the output projection's gradient (transposed [V, d] copy, 8 V in flight) and the layers' gradients.
     weightCopies = (parameterCount(c) + (c.tieWordEmbeddings ? V * d : 0)) * F32;
     const saved = L * tokens * wasmSavedFloatsPerToken(c, T, s.rank, s.targets) * F32;
-    const atHead = logitRows * logitRow * 8 + embedBytes;
-    const atEnd = L * tokens * perTokenLayer.backward * F32 + logitRows * logitRow * 6;
+    // The fused log-prob kernel (wasm's default): the tape saves one clone of the logits (not the
+    // plain path's 7 V) and the backward makes one [N, V] gradient (not 6 V, with 2 V in flight).
+    const savedRows = WASM_FUSED_LOGPROB_SAVED + WASM_ENTROPY_SAVED;
+    const atHead = logitRows * logitRow * WASM_FUSED_LOGPROB_GRAD + embedBytes;
+    const atEnd = L * tokens * perTokenLayer.backward * F32 + logitRows * logitRow * WASM_FUSED_LOGPROB_GRAD;
     const headPeak = atHead >= atEnd;
     activations = saved + (headPeak ? 0 : L * tokens * perTokenLayer.backward * F32);
-    logits = logitRows * logitRow * (15 + (headPeak ? 8 : 6)) + (headPeak ? embedBytes : 0);
+    logits = logitRows * logitRow * (savedRows + WASM_FUSED_LOGPROB_GRAD) + (headPeak ? embedBytes : 0);
   } else {
     activations = L * tokens * (perTokenLayer.forward + perTokenLayer.backward) * F32;
     logits = logitRows * logitRow * (s.backend === 'webgpu' ? 6 : 15);
