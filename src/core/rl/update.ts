@@ -7,36 +7,26 @@
  * For: `policyUpdate(model, policies, samples, settings)` once per training iteration.
  * Not for: producing samples (the MAPPA loop) or advantage maths (advantages.ts).
  *
- * Story of one call:
+ * Story of one call (one function per stage, `policyUpdate` at the end calls them in order):
  *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
- *      reference (adapter off) — no gradient;
- *   2. advantages (KL folded into the per-token reward, whitened);
- *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches, clip by the
- *      global norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the
- *      adapter as it was, and report it.
+ *      reference (adapter off) — no gradient (`samplingLogProbs`);
+ *   2. advantages (KL folded into the per-token reward, whitened; advantages.ts);
+ *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches
+ *      (`miniBatchGradient`), clip by the global norm, one AdamW step — unless loss or gradient is
+ *      not finite: then skip, keep the adapter as it was, and report it (`clippedStep`).
+ * Lanes (other threads) take a share of stages 1 and 3a's micro-batches (`Sharing`).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
-import { promptBatches } from '../engine/model/generate.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages, type Whitening } from './advantages.ts';
 import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type LaneBatch, type UpdateLanes } from './lanes.ts';
+import { chunks, logProbRows, makeBatch, microBatches, perSample, positionLogProbs, type Batch, type TrainSample } from './batches.ts';
 
-export interface TrainSample {
-  agent: string;
-  prompt: number[];
-  action: number[];
-  /** The action's reward (coach score / 10 under process supervision). */
-  reward: number;
-  /** Per-token shaping rewards for the action's tokens (optional). */
-  tokenRewards?: number[];
-  /** Prompt group (for GRPO-style whitening). */
-  group?: string;
-  /** The action hit its token budget: masked out of the loss. */
-  truncated?: boolean;
-}
+export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type TrainSample } from './batches.ts';
+
 
 export interface UpdateSettings {
   klCoef: number;
@@ -91,99 +81,6 @@ export interface UpdateMetrics {
   sampleAdvantages: number[];
 }
 
-/** One micro-batch's right-padded rows (lanes.ts `LaneBatch`: the same plain arrays travel to a lane). */
-type Batch = LaneBatch;
-
-/** Right-pad prompt+action rows. Example: prompt [1,2], action [3] -> ids [1,2,3], action position 1 of T-1. */
-function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; old: number[][]; ref: number[][] }, rows?: number[]): Batch {
-  const idx = rows ?? samples.map((_, i) => i);
-  const width = Math.max(...idx.map((i) => samples[i].prompt.length + samples[i].action.length));
-  const b: Batch = { ids: [], mask: [], actionMask: [], advantages: [], oldLogprobs: [], refLogprobs: [] };
-  for (const i of idx) {
-    const s = samples[i];
-    const seq = [...s.prompt, ...s.action];
-    const pad = width - seq.length;
-    b.ids.push([...seq, ...new Array(pad).fill(0)]);
-    b.mask.push([...seq.map(() => 1), ...new Array(pad).fill(0)]);
-    const lane = (values?: number[]) => {
-      const row = new Array(width - 1).fill(0);
-      s.action.forEach((_, j) => (row[s.prompt.length - 1 + j] = values ? values[j] : s.truncated ? 0 : 1));
-      return row;
-    };
-    b.actionMask.push(lane());
-    b.advantages.push(lane(perToken?.adv[i]));
-    b.oldLogprobs.push(lane(perToken?.old[i]));
-    b.refLogprobs.push(lane(perToken?.ref[i]));
-  }
-  return b;
-}
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-/**
- * Attention cells (rows x longest^2) one micro-batch may hold. The backward pass keeps every layer's
- * [B, heads, T, T] scores, and tfjs-wasm addresses about 2 GB safely. Measured on the shipped model
- * (LoRA on all projections): 4 rows x 1024 tokens abort, 2 x 1024 and 1 x 2048 pass. Longer samples go
- * fewer at a time; gradients accumulate over micro-batches, so the update is the same.
- */
-const MAX_TRAIN_ATTENTION_CELLS = 2 * 1024 * 1024;
-
-/**
- * The longest sample (prompt + action tokens) the trainer updates on: one alone in a backward pass
- * passes at 2048 tokens and overflows the wasm heap at 3000 (measured as above); 1536 keeps a margin.
- * The trainer leaves longer samples out of the update and counts them (filters.droppedOverContext).
- */
-export const MAX_TRAIN_TOKENS = 1536;
-
-/** Sample indices in micro-batches of at most maxRows rows and MAX_TRAIN_ATTENTION_CELLS cells.
- *  Example: 4 math samples of ~600 tokens -> one micro-batch; 4 data samples of 1400 -> four. */
-export function microBatches(samples: TrainSample[], idx: number[], maxRows: number): number[][] {
-  const lengths = idx.map((i) => samples[i].prompt.length + samples[i].action.length);
-  return promptBatches(lengths, maxRows, MAX_TRAIN_ATTENTION_CELLS).map((b) => b.map((k) => idx[k]));
-}
-
-/** Flat [B, T-1] rows of each batch row's action tokens, in order. */
-function actionRows(samples: TrainSample[], rows: number[], width: number): number[][] {
-  return rows.map((i, r) => samples[i].action.map((_, j) => r * (width - 1) + samples[i].prompt.length - 1 + j));
-}
-
-/** One micro-batch's flat action positions and padded rows, for a log-prob pass. */
-function logProbRows(samples: TrainSample[], rows: number[]): { ids: number[][]; mask: number[][]; perRow: number[][] } {
-  const b = makeBatch(samples, undefined, rows);
-  return { ids: b.ids, mask: b.mask, perRow: actionRows(samples, rows, b.ids[0].length) };
-}
-
-/** Log-probs at flat positions of padded rows under `adapter` (null = reference), on this thread, no gradient. */
-async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[], adapter: LoraAdapter | null): Promise<Float32Array> {
-  const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter });
-  const host = (await logp.data()) as Float32Array;
-  logp.dispose();
-  return host;
-}
-
-/** Splits a micro-batch's flat log-probs back into one array per sample. */
-function perSample(out: number[][], rows: number[], perRow: number[][], host: Float32Array): void {
-  let at = 0;
-  rows.forEach((i, r) => {
-    out[i] = Array.from(host.subarray(at, at + perRow[r].length));
-    at += perRow[r].length;
-  });
-}
-
-/** Log-probs of each sample's action tokens under `adapter` (null = reference), no gradient. */
-export async function actionLogProbs(model: CausalLM, samples: TrainSample[], adapter: LoraAdapter | null, microBatchSize: number): Promise<number[][]> {
-  const out: number[][] = new Array(samples.length);
-  for (const rows of microBatches(samples, samples.map((_, i) => i), microBatchSize)) {
-    const { ids, mask, perRow } = logProbRows(samples, rows);
-    perSample(out, rows, perRow, await positionLogProbs(model, ids, mask, perRow.flat(), adapter));
-  }
-  return out;
-}
-
 /**
  * The PPO-clipped loss of one micro-batch, normalised by `tokenCount` (all action tokens of the
  * mini-batch), plus side metrics (summed, not normalised) kept out of the gradient path.
@@ -219,59 +116,161 @@ export interface UpdateThreads {
   onLaneError?: (e: Error) => void;
 }
 
-export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  settings: Partial<UpdateSettings> = {}, opts: UpdateThreads = {}): Promise<UpdateMetrics> {
-  const { lanes, onLaneError } = opts;
-  const s = { ...DEFAULT_UPDATE, ...settings };
-  const started = performance.now();
-  if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
+/**
+ * Micro-batches shared between this thread and the lanes; after a lane fails, everything runs here
+ * (the failed share is redone here too, so the result is the same), and the caller hears why once.
+ */
+class Sharing {
+  private failed = false;
+
+  constructor(readonly lanes: UpdateLanes | null | undefined, private readonly onLaneError?: (e: Error) => void) {}
+
+  /** Whether lanes take part (an adapter is then flattened once for them). */
+  get active(): boolean {
+    return Boolean(this.lanes?.count) && !this.failed;
+  }
+
+  run<J, R>(jobs: J[], local: (j: J) => Promise<R>, remote: (lanes: UpdateLanes, lane: number, j: J) => Promise<R>): Promise<R[]> {
+    const lanes = this.lanes;
+    return shareJobs(jobs, (j) => rowsCost(j as { ids: number[][] }), this.active ? lanes!.count : 0, local,
+      (lane, j) => remote(lanes!, lane, j), (e) => {
+        this.failed = true;
+        this.onLaneError?.(e);
+      });
+  }
+}
+
+/** A job's cost for sharing: its padded [rows, T] cells. */
+const rowsCost = (j: { ids: number[][] }) => j.ids.length * j.ids[0].length;
+
+/** Refuses samples the update cannot learn from, naming the agent. */
+function checkSamples(samples: TrainSample[], policies: Map<string, AgentPolicy>): void {
   for (const x of samples) {
     if (!policies.has(x.agent)) throw new Error(`policyUpdate: sample for unknown agent "${x.agent}"`);
     if (x.action.length === 0 || x.prompt.length === 0) throw new Error(`policyUpdate: a sample of "${x.agent}" has an empty prompt or action`);
     if (!Number.isFinite(x.reward)) throw new Error(`policyUpdate: a sample of "${x.agent}" has a non-finite reward ${x.reward}`);
   }
-  const laneCount = lanes?.count ?? 0;
-  let lanesFailed = false;
-  const laneError = (e: Error) => {
-    lanesFailed = true;
-    onLaneError?.(e);
-  };
-  const share = <J, R>(jobs: J[], cost: (j: J) => number, local: (j: J) => Promise<R>, remote: (lane: number, j: J) => Promise<R>) =>
-    shareJobs(jobs, cost, lanesFailed ? 0 : laneCount, local, remote, laneError);
+}
 
-  // 1. Sampling-policy and reference log-probs, per agent (each agent has its own adapter), every
-  //    micro-batch a job for this thread or a lane.
+/**
+ * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
+ * and the reference (adapter off), no gradient; each micro-batch a job for this thread or a lane.
+ */
+async function samplingLogProbs(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
+  microBatchSize: number, sharing: Sharing): Promise<{ old: number[][]; ref: number[][] }> {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
-  const byAgent = new Map<string, number[]>();
-  samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
   interface LogProbJob { rows: number[]; adapter: LoraAdapter | null; spec: AdapterSpec | null; into: number[][]; ids: number[][]; mask: number[][]; perRow: number[][] }
-  const lpJobs: LogProbJob[] = [];
+  const jobs: LogProbJob[] = [];
   for (const [agent, idx] of byAgent) {
     const adapter = policies.get(agent)!.adapter;
-    const spec = laneCount ? flattenAdapter(adapter) : null;
-    for (const rows of microBatches(samples, idx, s.microBatchSize)) {
+    const spec = sharing.lanes?.count ? flattenAdapter(adapter) : null;
+    for (const rows of microBatches(samples, idx, microBatchSize)) {
       const r = logProbRows(samples, rows);
-      lpJobs.push({ rows, adapter, spec, into: old, ...r }, { rows, adapter: null, spec: null, into: ref, ...r });
+      jobs.push({ rows, adapter, spec, into: old, ...r }, { rows, adapter: null, spec: null, into: ref, ...r });
     }
   }
-  const lpResults = await share(lpJobs, (j) => j.ids.length * j.ids[0].length,
+  const results = await sharing.run(jobs,
     (j) => positionLogProbs(model, j.ids, j.mask, j.perRow.flat(), j.adapter),
-    async (lane, j) => {
-      const r = await lanes!.run(lane, { kind: 'logprobs', adapter: j.spec, ids: j.ids, mask: j.mask, positions: j.perRow.flat() });
+    async (lanes, lane, j) => {
+      const r = await lanes.run(lane, { kind: 'logprobs', adapter: j.spec, ids: j.ids, mask: j.mask, positions: j.perRow.flat() });
       if (r.kind !== 'logprobs') throw new Error('lane answered a log-prob job with gradients');
       return r.logp;
     });
-  lpJobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, lpResults[k]));
-  // 2. Advantages over the whole batch.
+  jobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, results[k]));
+  return { old, ref };
+}
+
+/** One mini-batch's gradient and loss, summed over its micro-batches in order. */
+interface MiniBatchGradient {
+  grads: tf.Tensor[] | null;
+  loss: number;
+  /** Padded tokens the micro-batches ran (for tokens per second). */
+  cells: number;
+}
+
+/**
+ * Stage 3a: the PPO gradient of one mini-batch, its micro-batches shared with the lanes; each
+ * micro-batch's side metrics (entropy, clipped, kl sums) are added to `side` in order.
+ */
+async function miniBatchGradient(model: CausalLM, policy: AgentPolicy, batches: LaneBatch[], clipEps: number, tokenCount: number,
+  sharing: Sharing, side: number[]): Promise<MiniBatchGradient> {
+  const vars = policy.adapter.variables();
+  const spec = sharing.active ? flattenAdapter(policy.adapter) : null;
+  const parts = await sharing.run(batches,
+    async (b) => {
+      const sideOut: tf.Tensor1D[] = [];
+      const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, clipEps, tokenCount, sideOut), vars);
+      const loss = (await value.data())[0];
+      const sums = Array.from(await sideOut[0].data()) as [number, number, number];
+      tf.dispose([value, ...sideOut]);
+      return { loss, grads: vars.map((v) => grads[v.name]), side: sums };
+    },
+    async (lanes, lane, b) => {
+      const r = await lanes.run(lane, { kind: 'gradients', adapter: spec ?? flattenAdapter(policy.adapter), batch: b, clipEps, tokenCount });
+      if (r.kind !== 'gradients') throw new Error('lane answered a gradient job with log-probs');
+      return { loss: r.loss, grads: unflatten(r.grads, vars), side: r.side };
+    });
+  const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0 };
+  for (const [k, part] of parts.entries()) {
+    out.cells += rowsCost(batches[k]);
+    out.loss += part.loss;
+    if (out.grads === null) out.grads = part.grads;
+    else {
+      const prev: tf.Tensor[] = out.grads;
+      out.grads = prev.map((a, j) => tf.add(a, part.grads[j]));
+      prev.forEach((t) => t.dispose());
+      part.grads.forEach((t) => t.dispose());
+    }
+    part.side.forEach((v, j) => (side[j] += v));
+  }
+  return out;
+}
+
+/**
+ * Stage 3b: one AdamW step on the gradient clipped to `maxGradNorm` (global norm), or none when the
+ * loss or the norm is not finite (then the reason). Disposes the gradient. Returns the norm.
+ */
+async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number, maxGradNorm: number): Promise<{ gradNorm: number; skipped?: string }> {
+  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
+  const gradNorm = (await norm.data())[0];
+  norm.dispose();
+  let skipped: string | undefined;
+  if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+    skipped = `non-finite ${Number.isFinite(loss) ? 'gradient norm' : 'loss'} (loss ${loss}, grad norm ${gradNorm}); step skipped, adapter unchanged`;
+  } else {
+    const factor = gradNorm > maxGradNorm ? maxGradNorm / (gradNorm + 1e-6) : 1;
+    const clipped = tf.tidy(() => grads.map((g) => tf.mul(g, factor)));
+    policy.optimizer.apply(clipped);
+    clipped.forEach((t) => t.dispose());
+  }
+  grads.forEach((t) => t.dispose());
+  return { gradNorm, skipped };
+}
+
+/**
+ * The update (see the top comment): check -> stage 1 log-probs -> stage 2 advantages -> stage 3 per
+ * trainable agent, per mini-batch: gradient (3a) and clipped step (3b). Returns per-agent metrics
+ * and each sample's mean advantage (what the trainer records on its action).
+ */
+export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
+  settings: Partial<UpdateSettings> = {}, opts: UpdateThreads = {}): Promise<UpdateMetrics> {
+  const s = { ...DEFAULT_UPDATE, ...settings };
+  const started = performance.now();
+  if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
+  checkSamples(samples, policies);
+  const sharing = new Sharing(opts.lanes, opts.onLaneError);
+  const byAgent = new Map<string, number[]>();
+  samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
+
+  const { old, ref } = await samplingLogProbs(model, policies, samples, byAgent, s.microBatchSize, sharing);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
   );
-  // 3. Per agent: mini-batches of accumulated micro-batch gradients (micro-batches shared with the
-  //    lanes, summed in order), clipped, one AdamW step each.
+
   const agents: Record<string, AgentUpdateMetrics> = {};
-  let tokensProcessed = 0;
+  let cells = 0;
   for (const [agent, idx] of byAgent) {
     const policy = policies.get(agent)!;
     const m: AgentUpdateMetrics = {
@@ -280,8 +279,7 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
     };
     agents[agent] = m;
     if (!policy.trainable) continue;
-    const vars = policy.adapter.variables();
-    let sideTotals = { entropy: 0, clipped: 0, kl: 0, tokens: 0 };
+    const side = [0, 0, 0]; // entropy, clipped, kl sums over the agent's tokens
     for (let epoch = 0; epoch < s.epochs; epoch++) {
       for (const mini of chunks(idx, Math.ceil(idx.length / s.miniBatches))) {
         const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
@@ -289,67 +287,28 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
         const batches = microBatches(samples, mini, s.microBatchSize)
           .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
           .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        const spec = laneCount && !lanesFailed ? flattenAdapter(policy.adapter) : null;
-        const parts = await share(batches, (b) => b.ids.length * b.ids[0].length,
-          async (b) => {
-            const side: tf.Tensor1D[] = [];
-            const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, s.clipEps, tokenCount, side), vars);
-            const loss = (await value.data())[0];
-            const sums = Array.from(await side[0].data()) as [number, number, number];
-            tf.dispose([value, ...side]);
-            return { loss, grads: vars.map((v) => grads[v.name]), side: sums };
-          },
-          async (lane, b) => {
-            const r = await lanes!.run(lane, { kind: 'gradients', adapter: spec ?? flattenAdapter(policy.adapter), batch: b, clipEps: s.clipEps, tokenCount });
-            if (r.kind !== 'gradients') throw new Error('lane answered a gradient job with log-probs');
-            return { loss: r.loss, grads: unflatten(r.grads, vars), side: r.side };
-          });
-        let acc: tf.Tensor[] | null = null;
-        let lossSum = 0;
-        for (const [k, part] of parts.entries()) {
-          tokensProcessed += batches[k].ids.length * batches[k].ids[0].length;
-          lossSum += part.loss;
-          if (acc === null) acc = part.grads;
-          else {
-            const prev: tf.Tensor[] = acc;
-            acc = prev.map((a, j) => tf.add(a, part.grads[j]));
-            prev.forEach((t) => t.dispose());
-            part.grads.forEach((t) => t.dispose());
-          }
-          sideTotals.entropy += part.side[0];
-          sideTotals.clipped += part.side[1];
-          sideTotals.kl += part.side[2];
-        }
-        if (acc === null) continue;
-        const norm = tf.tidy(() => tf.sqrt(tf.addN(acc!.map((g) => tf.sum(tf.square(g))))));
-        const gradNorm = (await norm.data())[0];
-        norm.dispose();
+        const g = await miniBatchGradient(model, policy, batches, s.clipEps, tokenCount, sharing, side);
+        cells += g.cells;
+        if (g.grads === null) continue;
+        const { gradNorm, skipped } = await clippedStep(policy, g.grads, g.loss, s.maxGradNorm);
         m.steps++;
-        if (!Number.isFinite(lossSum) || !Number.isFinite(gradNorm)) {
+        if (skipped) {
           m.skippedSteps++;
-          m.skipReasons.push(`non-finite ${Number.isFinite(lossSum) ? 'gradient norm' : 'loss'} (loss ${lossSum}, grad norm ${gradNorm}); step skipped, adapter unchanged`);
-        } else {
-          const factor = gradNorm > s.maxGradNorm ? s.maxGradNorm / (gradNorm + 1e-6) : 1;
-          const clipped = tf.tidy(() => acc!.map((g) => tf.mul(g, factor)));
-          policy.optimizer.apply(clipped);
-          clipped.forEach((t) => t.dispose());
+          m.skipReasons.push(skipped);
         }
-        acc.forEach((t) => t.dispose());
-        m.loss += lossSum;
+        m.loss += g.loss;
         m.gradNorm += gradNorm;
-        sideTotals.tokens += tokenCount;
+        m.tokens += tokenCount;
       }
     }
     const steps = Math.max(m.steps, 1);
     m.loss /= steps;
     m.gradNorm /= steps;
-    m.tokens = sideTotals.tokens;
-    m.entropy = sideTotals.tokens ? sideTotals.entropy / sideTotals.tokens : 0;
-    m.clipFraction = sideTotals.tokens ? sideTotals.clipped / sideTotals.tokens : 0;
-    m.kl = sideTotals.tokens ? sideTotals.kl / sideTotals.tokens : 0;
-    sideTotals = { entropy: 0, clipped: 0, kl: 0, tokens: 0 };
+    m.entropy = m.tokens ? side[0] / m.tokens : 0;
+    m.clipFraction = m.tokens ? side[1] / m.tokens : 0;
+    m.kl = m.tokens ? side[2] / m.tokens : 0;
   }
   const seconds = (performance.now() - started) / 1000;
   const sampleAdvantages = advantages.map((a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0));
-  return { agents, kl: meanKl, tokensPerSecond: tokensProcessed / Math.max(seconds, 1e-9), seconds, sampleAdvantages };
+  return { agents, kl: meanKl, tokensPerSecond: cells / Math.max(seconds, 1e-9), seconds, sampleAdvantages };
 }
