@@ -72,6 +72,10 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     page.on('pageerror', (e) => console.warn(`[browser pageerror] ${e.message}`));
     page.on('console', (m) => { if (m.type() === 'error') console.warn(`[browser error] ${m.text()}`); });
     await page.goto(url, { waitUntil: 'load' });
+    // This server sends no COOP/COEP: the site's service worker takes control and reloads the page
+    // once to isolate it (as on any plain static host). Let that happen before the page is driven,
+    // or a read or a screenshot can land in the middle of the reload.
+    await page.waitForFunction(() => crossOriginIsolated, undefined, { timeout: 120_000, polling: 250 });
   });
   afterAll(async () => {
     await browser?.close();
