@@ -2,7 +2,8 @@
 // runner that returns forward values, gradients and the tensor-leak count, and a float64 reference
 // computed here in plain JS (independent of tfjs) for sizes where tfjs' cpu backend is too slow.
 //
-// Not for: production code. Used by test/webgpu/logprob.test.ts and test/e2e/checks/logprob.ts.
+// Not for: production code. Used by test/webgpu/logprob.test.ts, test/unit/kernels/logprob-wasm.test.ts
+// and test/e2e/checks/logprob.ts.
 //
 // Example:
 //   const c = makeCase(8, 97, 1);
@@ -90,4 +91,19 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
     if (!(d <= m)) m = d; // NaN propagates
   }
   return m;
+}
+
+/** loss = sum(logp * dy + lse * dyLse) through `pick` (returns [logp, lse]); values and gradient. */
+export async function bothOutputs(c: LogProbCase, dyLse: Float32Array, pick: (l: tf.Tensor2D, t: tf.Tensor1D) => tf.Tensor[]) {
+  const before = tf.memory().numTensors;
+  const logits = tf.tensor2d(c.logits, [c.n, c.vocab]);
+  const targets = tf.tensor1d(c.targets, 'int32');
+  const [lpT, lseT] = pick(logits, targets);
+  const g = tf.grad((x: tf.Tensor) => {
+    const [lp, lse] = pick(x as tf.Tensor2D, targets);
+    return tf.add(tf.sum(tf.mul(lp, c.dy)), tf.sum(tf.mul(lse, dyLse))) as tf.Scalar;
+  })(logits);
+  const out = { logp: await lpT.data(), lse: await lseT.data(), dlogits: await g.data() };
+  tf.dispose([logits, targets, lpT, lseT, g]);
+  return { ...out, leaked: tf.memory().numTensors - before };
 }

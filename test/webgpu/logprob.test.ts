@@ -11,7 +11,7 @@ import { initBackend } from '../../src/core/engine/backend.ts';
 import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsFused, selectedLogProbsPlain } from '../../src/core/engine/kernels/logprob.ts';
 import { planRowChunks, SELECTED_LOGPROB, setLogProbChunkLimits } from '../../src/core/engine/kernels/logprob-webgpu.ts';
 import { registerCustomKernels } from '../../src/core/engine/kernels/register.ts';
-import { makeCase, maxAbsDiff, referenceF64, runLogProb, type LogProbCase, type LogProbRun } from '../helpers/logprob-cases.ts';
+import { bothOutputs, makeCase, maxAbsDiff, referenceF64, runLogProb, type LogProbCase, type LogProbRun } from '../helpers/logprob-cases.ts';
 import { warnIfSkipped, webgpuAvailable } from '../helpers/webgpu.ts';
 
 const gpu = webgpuAvailable();
@@ -26,27 +26,9 @@ const CASES: Record<string, LogProbCase> = {
 };
 const onCpu: Record<string, LogProbRun> = {};
 /** logp and lse gradients through both outputs on cpu, for the dyLse path of the kernel. */
-let bothOutputsCpu: { logp: Float32Array; lse: Float32Array; dlogits: Float32Array };
+let bothOutputsCpu: { logp: ArrayLike<number>; lse: ArrayLike<number>; dlogits: ArrayLike<number> };
 const DY_LSE = Float32Array.from(CASES.v97.dy, (d, i) => 0.5 - d * (i % 3));
 
-/** loss = sum(logp * dy + lse * dyLse) through `pick` (returns [logp, lse]); values and gradient. */
-async function bothOutputs(pick: (l: tf.Tensor2D, t: tf.Tensor1D) => tf.Tensor[]): Promise<typeof bothOutputsCpu> {
-  const c = CASES.v97;
-  const logits = tf.tensor2d(c.logits, [c.n, c.vocab]);
-  const targets = tf.tensor1d(c.targets, 'int32');
-  const [lpT, lseT] = pick(logits, targets);
-  const g = tf.grad((x: tf.Tensor) => {
-    const [lp, lse] = pick(x as tf.Tensor2D, targets);
-    return tf.add(tf.sum(tf.mul(lp, c.dy)), tf.sum(tf.mul(lse, DY_LSE))) as tf.Scalar;
-  })(logits);
-  const out = {
-    logp: (await lpT.data()) as Float32Array,
-    lse: (await lseT.data()) as Float32Array,
-    dlogits: (await g.data()) as Float32Array,
-  };
-  tf.dispose([logits, targets, lpT, lseT, g]);
-  return out;
-}
 
 function expectClose(got: LogProbRun, want: { logp: ArrayLike<number>; dlogits: ArrayLike<number> }, label: string): void {
   const fwd = maxAbsDiff(got.logp, want.logp);
@@ -77,7 +59,7 @@ describe.skipIf(!gpu.ok)('fused selected log-prob kernel on real WebGPU (Dawn + 
     expectClose(onCpu.v97, referenceF64(CASES.v97), 'cpu plain vs float64 JS, V=97');
     const hand = tf.tidy(() => selectedLogProbsPlain(tf.tensor2d([[0, Math.log(3)]]), tf.tensor1d([1], 'int32')));
     expect((await hand.data())[0]).toBeCloseTo(Math.log(3 / 4), 6);
-    bothOutputsCpu = await bothOutputs((l, t) => [selectedLogProbsPlain(l, t), tf.logSumExp(l, -1)]);
+    bothOutputsCpu = await bothOutputs(CASES.v97, DY_LSE, (l, t) => [selectedLogProbsPlain(l, t), tf.logSumExp(l, -1)]);
     tf.dispose(hand);
   });
 
@@ -106,7 +88,7 @@ describe.skipIf(!gpu.ok)('fused selected log-prob kernel on real WebGPU (Dawn + 
   });
 
   it('gradient flows through both outputs (logp and lse)', async () => {
-    const fused = await bothOutputs((l, t) => tf.engine().runKernel(SELECTED_LOGPROB, { logits: l, targets: t }, {}) as tf.Tensor[]);
+    const fused = await bothOutputs(CASES.v97, DY_LSE, (l, t) => tf.engine().runKernel(SELECTED_LOGPROB, { logits: l, targets: t }, {}) as tf.Tensor[]);
     expect(maxAbsDiff(fused.logp, bothOutputsCpu.logp)).toBeLessThan(TOL);
     expect(maxAbsDiff(fused.lse, bothOutputsCpu.lse)).toBeLessThan(TOL);
     expect(maxAbsDiff(fused.dlogits, bothOutputsCpu.dlogits)).toBeLessThan(TOL);

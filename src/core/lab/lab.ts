@@ -21,13 +21,13 @@ import { AdamW } from '../rl/adamw.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/rollout.ts';
-import { RunSession, TRAJECTORIES } from '../loop/session.ts';
+import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../tasks/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, Requests, RunState, WorkerEvent } from './protocol.ts';
-import { Shelf, type LabPlatform } from './shelf.ts';
+import { Shelf, type LabPlatform, type LabStore } from './shelf.ts';
 
 export type { LabPlatform } from './shelf.ts';
 
@@ -40,8 +40,8 @@ export class Lab implements LabApi {
   private state: RunState = 'booting';
   /** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
   private baselineEval = true;
-  /** The open run: its config, the patch it came from, its session and memory plan. */
-  private run: { config: TrainConfig; partial: unknown; runId: string; session: RunSession; plan: RunPlanSummary } | null = null;
+  /** The open run: its config, the patch it came from, what it trains with, its store, session and memory plan. */
+  private run: { config: TrainConfig; partial: unknown; runId: string; parts: RunParts; store: LabStore; session: RunSession; plan: RunPlanSummary } | null = null;
   private partialConfig: unknown = {};
   /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
   private partner: { runId: string; session: RunSession } | null = null;
@@ -57,7 +57,7 @@ export class Lab implements LabApi {
     onDeviceLost((info) => {
       this.lostDevice = true;
       this.pauseController?.abort();
-      const at = this.checkpointIteration();
+      const at = this.run?.session.checkpointed ?? 0;
       this.setState('lost', `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${at})`);
       post({ kind: 'deviceLost', reason: info.reason, message: info.message, checkpointIteration: at });
     });
@@ -70,10 +70,6 @@ export class Lab implements LabApi {
 
   private get busy(): boolean {
     return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing';
-  }
-
-  private checkpointIteration(): number {
-    return this.run?.session.checkpointed ?? 0;
   }
 
   private runIdOf(c: TrainConfig): string {
@@ -96,7 +92,8 @@ export class Lab implements LabApi {
       const lanes = await this.shelf.lanes(c.agentModel);
       const runId = this.runIdOf(c);
       const store = this.platform.store(runId);
-      const session = await RunSession.open(c, { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined }, {
+      const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined };
+      const session = await RunSession.open(c, runParts, {
         store, lanes, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
@@ -119,7 +116,7 @@ export class Lab implements LabApi {
       await store.describe(`${c.rewards.mode}, seed ${c.seed}`, partial, session.trainer.iteration);
       this.post({ kind: 'history', runId, metrics, evals, trajectories: typeof last === 'string' ? JSON.parse(last) : null });
       const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
-      this.run = { config: c, partial, runId, session, plan };
+      this.run = { config: c, partial, runId, parts: runParts, store, session, plan };
       this.partialConfig = partial;
       const iteration = session.trainer.iteration;
       this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan });
@@ -146,10 +143,9 @@ export class Lab implements LabApi {
     const c = resolveTrainConfig(partial);
     const runId = this.runIdOf(c);
     const store = this.platform.store(runId);
-    const deps = run.session.trainer.deps;
     let session: RunSession | null = null;
     const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
-    session = await RunSession.open(c, { agentModel: deps.agentModel, coach: deps.coach, sandbox: deps.sandbox, sql: deps.sql, dataset: deps.dataset }, {
+    session = await RunSession.open(c, run.parts, {
       store, lanes: this.shelf.openLanes(), evaluations: 'alongside', baseline: false,
       emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
     });
@@ -263,7 +259,7 @@ export class Lab implements LabApi {
   async export({ what }: Args<'export'>): Value<'export'> {
     const run = this.run;
     if (!run) throw new Error('no run is open yet');
-    const store = this.platform.store(run.runId);
+    const { store } = run;
     if (what === 'adapters') return { name: `${run.runId}-adapters.zip`, mime: 'application/zip', bytes: zipAdapters(await run.session.adapterFiles()) };
     if (what === 'trajectories') {
       const text = (await store.readFile(TRAJECTORIES)) ?? '';

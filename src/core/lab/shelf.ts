@@ -13,7 +13,7 @@ import { backendLimits, currentBackend } from '../engine/backend.ts';
 import { checkFits } from '../engine/model/fits.ts';
 import { loadModel, type LoadedModel } from '../engine/model/load.ts';
 import type { ModelSource } from '../engine/model/source.ts';
-import type { PickedFile } from '../engine/model/sources.ts';
+import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
 import { cachedCoach, MiscalibratedCoach, type Coach } from '../coach/coach.ts';
 import { buildCoach } from '../coach/coaches.ts';
 import { domainOf } from '../domains/index.ts';
@@ -26,10 +26,13 @@ import type { Sandbox } from '../tools/sandbox.ts';
 import type { ProgressBars } from './progress.ts';
 import type { RunRecord, WorkerEvent } from './protocol.ts';
 
+/** A run's store in the lab, with its entry in the platform's list of runs. */
+export type LabStore = RunStore & { describe(label: string, config: unknown, iteration: number): Promise<void> };
+
 /** What the lab needs from the platform it runs on (the browser: src/worker/trainer-worker.ts). */
 export interface LabPlatform {
-  /** The store run `runId` lives in, with its entry in the list of runs. */
-  store(runId: string): RunStore & { describe(label: string, config: unknown, iteration: number): Promise<void> };
+  /** The store run `runId` lives in. */
+  store(runId: string): LabStore;
   /** Every run this platform holds, newest first. */
   listRuns(): Promise<RunRecord[]>;
   /** A model spec ('models/agent', a hub id or URL, 'picked:<folder>') -> where its files are. */
@@ -74,8 +77,7 @@ export class Shelf {
     const fit = await checkFits(source, { maxBufferSize: backendLimits().maxBufferSize, deviceMemoryGiB: this.platform.deviceMemoryGiB });
     const started = performance.now();
     let loadedBytes = 0;
-    const embedded = spec.startsWith('models/') || spec.startsWith('./');
-    const label = `downloading ${embedded ? spec : source.name}`;
+    const label = `downloading ${isEmbedded(spec) ? spec : source.name}`;
     const loaded = await loadModel(source, {
       tokenizer: 'required',
       onProgress: ({ loaded: l, total }) => {

@@ -94,15 +94,16 @@ export class RunSession {
       ...parts, store, updateLanes: lanes, evalOffload: inline ? lanes?.rollouts : null, deferEvaluations: !inline,
     }, { resume: Boolean(saved) });
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
+    let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
     if (store) {
       await store.truncateMetrics(trainer.iteration);
-      const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
+      records = await store.metrics();
       history.metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
       history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
       if (!saved) await store.writeFile(TRAJECTORIES, '');
     }
     const session = new RunSession(trainer, new EvalQueue(config, trainer.deps, { heldOut: parts.dataset?.eval }), opts, history);
-    const measured = [...history.metrics, ...history.evals.map((e) => ({ iteration: e.iteration, eval: e.result }))].filter((r) => r.eval).map((r) => r.iteration);
+    const measured = records.filter((r) => r.eval).map((r) => r.iteration);
     session.queueMissing(opts.baseline === false ? [0, ...measured] : measured);
     return session;
   }

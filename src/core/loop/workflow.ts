@@ -50,7 +50,8 @@ export class WorkflowError extends Error {
   }
 }
 
-const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
+/** The line every agent's system prompt gives its place in the team with. */
+export const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
 
 /** The MAPPA math chain: Problem Solver -> Code Executor (up to 2 turns) -> Verifier. */
 export const MATH_CHAIN: WorkflowSpec = {

@@ -130,9 +130,9 @@ class Sharing {
     return Boolean(this.lanes?.count) && !this.failed;
   }
 
-  run<J, R>(jobs: J[], local: (j: J) => Promise<R>, remote: (lanes: UpdateLanes, lane: number, j: J) => Promise<R>): Promise<R[]> {
+  run<J extends { ids: number[][] }, R>(jobs: J[], local: (j: J) => Promise<R>, remote: (lanes: UpdateLanes, lane: number, j: J) => Promise<R>): Promise<R[]> {
     const lanes = this.lanes;
-    return shareJobs(jobs, (j) => rowsCost(j as { ids: number[][] }), this.active ? lanes!.count : 0, local,
+    return shareJobs(jobs, rowsCost, this.active ? lanes!.count : 0, local,
       (lane, j) => remote(lanes!, lane, j), (e) => {
         this.failed = true;
         this.onLaneError?.(e);

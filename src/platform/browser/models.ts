@@ -11,7 +11,7 @@
  * Example: const src = sourceFor('HuggingFaceTB/SmolLM2-135M-Instruct', baseUrl);
  */
 import type { ModelSource } from '../../core/engine/model/source.ts';
-import { filesSource, urlSource, type PickedFile } from '../../core/engine/model/sources.ts';
+import { filesSource, isEmbedded, urlSource, type PickedFile } from '../../core/engine/model/sources.ts';
 
 const CACHE_NAME = 'mappa-models-v1';
 
@@ -41,10 +41,6 @@ async function cachingFetch(input: RequestInfo | URL, init?: RequestInit): Promi
 /** Plain files under a folder URL (the site's own models/): `<base>/<file>`. */
 function flatUrlSource(base: string): ModelSource {
   return urlSource(base, { fetch: (input, init) => fetch(String(input).replace('/resolve/main/', '/'), init) });
-}
-
-export function isEmbedded(spec: string): boolean {
-  return spec.startsWith('models/') || spec.startsWith('../../worker/');
 }
 
 /** A model spec -> source. `baseUrl` is the site's root URL (the page's directory). */

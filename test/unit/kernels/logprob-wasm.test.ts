@@ -9,7 +9,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import { fusedLogProbsActive, selectedLogProbs, selectedLogProbsFused, selectedLogProbsPlain } from '../../../src/core/engine/kernels/logprob.ts';
 import { SELECTED_LOGPROB, SELECTED_LOGPROB_GRAD } from '../../../src/core/engine/kernels/logprob-webgpu.ts';
 import { registerCustomKernels } from '../../../src/core/engine/kernels/register.ts';
-import { makeCase, maxAbsDiff, referenceF64, runLogProb, type LogProbCase, type LogProbRun } from '../../helpers/logprob-cases.ts';
+import { bothOutputs, makeCase, maxAbsDiff, referenceF64, runLogProb, type LogProbCase, type LogProbRun } from '../../helpers/logprob-cases.ts';
 
 const TOL = 1e-5;
 const CASES: Record<string, LogProbCase> = {
@@ -48,20 +48,6 @@ function expectClose(got: LogProbRun, want: { logp: ArrayLike<number>; dlogits: 
   expect(got.leaked).toBe(0);
 }
 
-/** loss = sum(logp * dy + lse * dyLse) through `pick` (returns [logp, lse]); values and gradient. */
-async function bothOutputs(c: LogProbCase, dyLse: Float32Array, pick: (l: tf.Tensor2D, t: tf.Tensor1D) => tf.Tensor[]) {
-  const before = tf.memory().numTensors;
-  const logits = tf.tensor2d(c.logits, [c.n, c.vocab]);
-  const targets = tf.tensor1d(c.targets, 'int32');
-  const [lpT, lseT] = pick(logits, targets);
-  const g = tf.grad((x: tf.Tensor) => {
-    const [lp, lse] = pick(x as tf.Tensor2D, targets);
-    return tf.add(tf.sum(tf.mul(lp, c.dy)), tf.sum(tf.mul(lse, dyLse))) as tf.Scalar;
-  })(logits);
-  const out = { logp: await lpT.data(), lse: await lseT.data(), dlogits: await g.data() };
-  tf.dispose([logits, targets, lpT, lseT, g]);
-  return { ...out, leaked: tf.memory().numTensors - before };
-}
 
 describe('fused selected log-prob kernel on wasm', () => {
   beforeAll(async () => {

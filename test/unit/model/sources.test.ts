@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { filesSource, folderSource, memorySource, urlSource } from '../../../src/core/engine/model/sources.ts';
+import { filesSource, folderSource, isEmbedded, memorySource, urlSource } from '../../../src/core/engine/model/sources.ts';
 import { ModelSourceError, type ModelSource } from '../../../src/core/engine/model/source.ts';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { loadWeights } from '../../../src/core/engine/model/weights.ts';
@@ -209,5 +209,12 @@ describe('urlSource against a local hub-layout server', () => {
     for (const [name, t] of viaUrl) expect(Array.from(t.dataSync())).toEqual(Array.from(viaFolder.get(name)!.dataSync()));
     for (const t of [...viaUrl.values(), ...viaFolder.values()]) t.dispose();
     expect(tf.memory().numTensors).toBe(before);
+  });
+});
+
+describe('model specs', () => {
+  it('tells a model shipped with the site from a hub id or URL', () => {
+    expect(['models/agent', './models/judge'].map(isEmbedded)).toEqual([true, true]);
+    expect(['HuggingFaceTB/SmolLM2-135M-Instruct', 'https://example.org/m', '/hub/org/tiny', 'picked:tiny'].map(isEmbedded)).toEqual([false, false, false, false]);
   });
 });

@@ -18,9 +18,8 @@
 import { Rng } from '../../tasks/rng.ts';
 import { generateTabularTasks, parseCsv, tabularHeldOut, toCsv, type TabularKind, type TabularSuiteTask, type TabularTask } from '../../tasks/tabular.ts';
 import type { RolloutTask } from '../../loop/rollout.ts';
-import type { WorkflowSpec } from '../../loop/workflow.ts';
+import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
 
-const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
 const NEXT = 'After you see the output, fix any error with a new block, or reply "Done." if it worked.';
 
 /** The three-agent data team; tools SQL and Python, 2-3 turns each. */

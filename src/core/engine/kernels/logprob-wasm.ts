@@ -39,7 +39,7 @@
  *   // gradient of logp with dy = 1: p = [1/4, 3/4] -> dlogits [[0 - 0.25, 1 - 0.75]] = [[-0.25, 0.25]]
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { SELECTED_LOGPROB, SELECTED_LOGPROB_GRAD } from './logprob-webgpu.ts';
+import { checkGradInputs, checkInputs, SELECTED_LOGPROB, SELECTED_LOGPROB_GRAD } from './logprob-webgpu.ts';
 
 /** What these kernels need from the wasm backend (typed loosely so no wasm types are imported). */
 interface WasmHeapBackend {
@@ -47,23 +47,11 @@ interface WasmHeapBackend {
   typedArrayFromHeap(t: tf.TensorInfo): tf.TypedArray;
 }
 
-function checkInputs(logits: tf.TensorInfo, targets: tf.TensorInfo, kernel: string): [number, number] {
-  if (logits.shape.length !== 2 || logits.dtype !== 'float32') {
-    throw new Error(`${kernel} (wasm): logits must be float32 [N, V], got ${logits.dtype} [${logits.shape}]`);
-  }
-  const [n, v] = logits.shape;
-  if (targets.dtype !== 'int32' || targets.shape.length !== 1 || targets.shape[0] !== n) {
-    throw new Error(`${kernel} (wasm): targets must be int32 [${n}], got ${targets.dtype} [${targets.shape}]; cast with tf.cast(t, 'int32')`);
-  }
-  if (v < 1) throw new Error(`${kernel} (wasm): logits [${n}, ${v}] has an empty vocabulary axis`);
-  return [n, v];
-}
-
 function forwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object }): tf.TensorInfo[] {
   const be = args.backend as WasmHeapBackend;
   const logits = args.inputs.logits!;
   const targets = args.inputs.targets!;
-  const [n, vocab] = checkInputs(logits, targets, SELECTED_LOGPROB);
+  const [n, vocab] = checkInputs(logits, targets, `${SELECTED_LOGPROB} (wasm)`);
   const logpInfo = be.makeOutput([n], 'float32'); // [N]
   const lseInfo = be.makeOutput([n], 'float32'); // [N]
   if (n === 0) return [logpInfo, lseInfo];
@@ -96,12 +84,7 @@ function forwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object })
 function backwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object }): tf.TensorInfo {
   const be = args.backend as WasmHeapBackend;
   const { logits, targets, lse, dyLogp, dyLse } = args.inputs as Record<string, tf.TensorInfo>;
-  const [n, vocab] = checkInputs(logits, targets, SELECTED_LOGPROB_GRAD);
-  for (const [name, info] of Object.entries({ lse, dyLogp, dyLse })) {
-    if (info.dtype !== 'float32' || info.shape.length !== 1 || info.shape[0] !== n) {
-      throw new Error(`${SELECTED_LOGPROB_GRAD} (wasm): ${name} must be float32 [${n}], got ${info.dtype} [${info.shape}]`);
-    }
-  }
+  const [n, vocab] = checkGradInputs(args.inputs, `${SELECTED_LOGPROB_GRAD} (wasm)`);
   const outInfo = be.makeOutput([n, vocab], 'float32'); // [N, V]
   if (n === 0) return outInfo;
   // Views only now: the [N, V] allocation above may have grown (and detached) the heap.

@@ -279,7 +279,8 @@ function dispatchChunks(
   uniforms.destroy(); // freed by WebGPU once the submitted work is done
 }
 
-function checkInputs(logits: tf.TensorInfo, targets: tf.TensorInfo, kernel: string): [number, number] {
+/** The forward's inputs, checked for every backend's kernel (`kernel` labels the error); returns [N, V]. */
+export function checkInputs(logits: tf.TensorInfo, targets: tf.TensorInfo, kernel: string): [number, number] {
   if (logits.shape.length !== 2 || logits.dtype !== 'float32') {
     throw new Error(`${kernel}: logits must be float32 [N, V], got ${logits.dtype} [${logits.shape}]`);
   }
@@ -289,6 +290,18 @@ function checkInputs(logits: tf.TensorInfo, targets: tf.TensorInfo, kernel: stri
   }
   if (v < 1) throw new Error(`${kernel}: logits [${n}, ${v}] has an empty vocabulary axis`);
   return [n, v];
+}
+
+/** The backward's inputs (logits, targets, lse, dyLogp, dyLse), checked for every backend's kernel; returns [N, V]. */
+export function checkGradInputs(inputs: tf.NamedTensorInfoMap, kernel: string): [number, number] {
+  const { logits, targets, lse, dyLogp, dyLse } = inputs as Record<string, tf.TensorInfo>;
+  const [n, vocab] = checkInputs(logits, targets, kernel);
+  for (const [name, t] of Object.entries({ lse, dyLogp, dyLse })) {
+    if (t.dtype !== 'float32' || t.shape.length !== 1 || t.shape[0] !== n) {
+      throw new Error(`${kernel}: ${name} must be float32 [${n}], got ${t.dtype} [${t.shape}]`);
+    }
+  }
+  return [n, vocab];
 }
 
 /** Whole-buffer binding of a small [N] tensor. */
@@ -317,12 +330,7 @@ function forwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object })
 function backwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object }): tf.TensorInfo {
   const be = args.backend as WebGPUBackendInternals;
   const { logits, targets, lse, dyLogp, dyLse } = args.inputs as Record<string, tf.TensorInfo>;
-  const [n, vocab] = checkInputs(logits, targets, SELECTED_LOGPROB_GRAD);
-  for (const [name, t] of Object.entries({ lse, dyLogp, dyLse })) {
-    if (t.dtype !== 'float32' || t.shape.length !== 1 || t.shape[0] !== n) {
-      throw new Error(`${SELECTED_LOGPROB_GRAD}: ${name} must be float32 [${n}], got ${t.dtype} [${t.shape}]`);
-    }
-  }
+  const [n, vocab] = checkGradInputs(args.inputs, SELECTED_LOGPROB_GRAD);
   if (n === 0) return be.makeTensorInfo([0, vocab], 'float32', new Float32Array(0));
   const columnGroups = Math.ceil(vocab / WORKGROUP);
   if (columnGroups > be.device.limits.maxComputeWorkgroupsPerDimension) {

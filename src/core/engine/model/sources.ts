@@ -379,3 +379,8 @@ export function memorySource(files: Record<string, Uint8Array | string>, name = 
   };
   return source;
 }
+
+/** Whether a model spec names a model shipped with the site ('models/agent', './models/judge'), not a hub id or URL. */
+export function isEmbedded(spec: string): boolean {
+  return spec.startsWith('models/') || spec.startsWith('./');
+}
