@@ -1,6 +1,8 @@
 /**
  * The experiment in the URL (TensorFlow Playground style): `?config=<json>` holds the changes
- * from the default configuration (seed included), `?backend=webgpu|wasm|cpu` forces a backend and
+ * from the default configuration (seed included), `?backend=webgpu|wasm|cpu` forces a backend,
+ * `?limits=default` asks the GPU for WebGPU's default limits (128 MiB bindings: what the most limited
+ * browser GPU gives; see backend.ts) and
  * `?coach=webllm:<model id>` picks a WebLLM coach. Opening the same link opens the same run (its
  * id is derived from the whole resolved config), so a link reproduces an experiment.
  *
@@ -9,12 +11,14 @@
  * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
  *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
  */
-import type { BackendName } from '../core/engine/backend.ts';
+import type { BackendName, WebGPULimits } from '../core/engine/backend.ts';
 
 export type Patch = Record<string, unknown>;
 
 export interface UrlState {
   backend?: BackendName;
+  /** ?limits=default: the WebGPU device gets the default limits instead of the adapter's best. */
+  webgpuLimits?: WebGPULimits;
   config: Patch;
   webllm?: string;
   /** ?baseline=0 skips the untrained team's evaluation (it is slow on software WebGPU). */
@@ -29,6 +33,7 @@ export function readUrl(href: string): UrlState {
   const b = q.get('backend');
   if (b === 'webgpu' || b === 'wasm' || b === 'cpu') out.backend = b;
   if (q.get('baseline') === '0') out.baseline = false;
+  if (q.get('limits') === 'default') out.webgpuLimits = 'default';
   const coach = q.get('coach');
   if (coach?.startsWith('webllm:')) out.webllm = coach.slice('webllm:'.length);
   const raw = q.get('config');

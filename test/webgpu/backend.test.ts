@@ -100,6 +100,19 @@ describe.skipIf(!gpu.ok)('backend selection on real WebGPU (Dawn + SwiftShader)'
     expect(currentBackend()?.name).toBe('webgpu');
   });
 
+  it("webgpuLimits 'default' asks for WebGPU's default limits (128 MiB bindings, 256 MiB buffers), 'adapter' for the adapter's again", async () => {
+    const adapterLimits = backendLimits();
+    await initBackend({ force: 'cpu' });
+    const info = await initBackend({ force: 'webgpu', webgpuLimits: 'default' });
+    expect(info.adapter?.limits).toEqual({ maxStorageBufferBindingSize: 128 * 2 ** 20, maxBufferSize: 256 * 2 ** 20 });
+    const again = await matmulAndSoftmax();
+    expect(maxAbsDiff(again.mm, onGpu.mm)).toBeLessThan(1e-5);
+    await initBackend({ force: 'cpu' });
+    await initBackend({ force: 'webgpu', webgpuLimits: 'adapter' });
+    expect(backendLimits()).toEqual(adapterLimits);
+    console.log(`[backend] adapter limits: ${JSON.stringify(adapterLimits)}`);
+  });
+
   it('after a device loss, restartWebGPU gives a new device that computes the same results', async () => {
     const lost = new Promise<{ reason: string }>((resolve) => {
       const off = onDeviceLost((info) => {

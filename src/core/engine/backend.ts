@@ -17,6 +17,7 @@
 //   console.log(describeBackend(info));            // "webgpu: google swiftshader (SwiftShader ...)"
 //   const { maxStorageBufferBindingSize } = backendLimits();
 //   await initBackend({ force: 'cpu' });           // switch; same call again is a no-op
+//   await initBackend({ force: 'webgpu', webgpuLimits: 'default' }); // as a 128 MiB-binding GPU would run
 
 import { registerCustomKernels } from './kernels/register.ts';
 import * as tf from '@tensorflow/tfjs-core';
@@ -63,7 +64,16 @@ const AUTO_ORDER: BackendName[] = ['webgpu', 'wasm', 'cpu'];
 /** cpu/wasm have no per-buffer limit beyond memory; report 2 GiB (wasm32 heap, typed arrays). */
 const NO_GPU_LIMIT = 2 ** 31 - 1;
 
+/**
+ * Which limits the WebGPU device is asked for. 'adapter' (tfjs' own choice): the adapter's best,
+ * e.g. 1 GiB storage bindings on SwiftShader in Chromium, 2-4 GiB on desktop GPUs. 'default':
+ * none requested, so WebGPU's defaults (128 MiB bindings, 256 MiB buffers), which every WebGPU
+ * device supports: a run that works so works on the most limited GPU a browser gives.
+ */
+export type WebGPULimits = 'adapter' | 'default';
+
 let current: BackendInfo | null = null;
+let webgpuLimits: WebGPULimits = 'adapter';
 let queue: Promise<unknown> = Promise.resolve();
 let wasmPathsSet = false;
 const lostListeners = new Set<(info: DeviceLostInfo) => void>();
@@ -79,8 +89,11 @@ interface WebGPUBackendLike {
  * a no-op. Without `force` the best available one is used (so it also switches back from a forced
  * cpu) and `notice` says why better ones failed. With `force` it throws if that one cannot start.
  */
-export function initBackend(opts: { force?: BackendName } = {}): Promise<BackendInfo> {
-  const run = queue.then(() => choose(opts.force));
+export function initBackend(opts: { force?: BackendName; webgpuLimits?: WebGPULimits } = {}): Promise<BackendInfo> {
+  const run = queue.then(() => {
+    if (opts.webgpuLimits) webgpuLimits = opts.webgpuLimits;
+    return choose(opts.force);
+  });
   queue = run.catch(() => undefined);
   return run;
 }
@@ -204,7 +217,14 @@ async function activateWebGPU(): Promise<BackendInfo> {
   }
   // tfjs-backend-webgpu registers its factory only if navigator.gpu exists when it is evaluated,
   // which is why it is imported here, after the checks above, and never statically.
-  await import('@tensorflow/tfjs-backend-webgpu');
+  const webgpu = await import('@tensorflow/tfjs-backend-webgpu');
+  tfjsWebGPUFactory ??= tf.findBackendFactory('webgpu');
+  // tfjs' factory asks for the adapter's limits; ours asks for none (WebGPU's defaults).
+  const wanted = webgpuLimits === 'default' ? defaultLimitsFactory(webgpu.WebGPUBackend) : tfjsWebGPUFactory;
+  if (wanted && tf.findBackendFactory('webgpu') !== wanted) {
+    tf.removeBackend('webgpu');
+    tf.registerBackend('webgpu', wanted, 3);
+  }
   if (!tf.findBackendFactory('webgpu')) {
     throw new Error('webgpu requested but @tensorflow/tfjs-backend-webgpu did not register: it was ' +
       'imported somewhere before navigator.gpu existed; import it only through src/core/engine/backend.ts');
@@ -213,6 +233,21 @@ async function activateWebGPU(): Promise<BackendInfo> {
   const device = (tf.backend() as unknown as WebGPUBackendLike).device;
   watchDeviceLoss(device);
   return { name: 'webgpu', adapter: await summarizeAdapter(device) };
+}
+
+type BackendFactory = NonNullable<ReturnType<typeof tf.findBackendFactory>>;
+/** tfjs-backend-webgpu's own factory, kept when ours replaces it. */
+let tfjsWebGPUFactory: BackendFactory | null = null;
+let ourFactory: BackendFactory | null = null;
+
+/** A webgpu factory whose device is requested with no limits, so it gets WebGPU's defaults. */
+function defaultLimitsFactory(Backend: new (device: GPUDevice, info?: GPUAdapterInfo) => tf.KernelBackend): BackendFactory {
+  ourFactory ??= async () => {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) throw new Error('no WebGPU adapter');
+    return new Backend(await adapter.requestDevice(), (adapter as GPUAdapter & { info?: GPUAdapterInfo }).info);
+  };
+  return ourFactory;
 }
 
 async function summarizeAdapter(device: GPUDevice): Promise<AdapterSummary> {

@@ -204,12 +204,12 @@ export class Lab implements LabApi {
   }
 
   // ---- requests (protocol.ts) -------------------------------------------------------------------
-  async init({ backend, baseUrl, baseline }: Args<'init'>): Value<'init'> {
+  async init({ backend, webgpuLimits, baseUrl, baseline }: Args<'init'>): Value<'init'> {
     this.shelf.baseUrl = baseUrl;
     this.baselineEval = baseline ?? true;
     let info;
     try {
-      info = await initBackend(backend ? { force: backend } : {});
+      info = await initBackend(backend ? { force: backend, webgpuLimits } : { webgpuLimits });
     } catch (e) {
       if (!backend) throw e;
       // A link that asks for a backend this browser lacks still opens, on the best one it has.

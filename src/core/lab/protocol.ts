@@ -12,7 +12,7 @@
  */
 import type { RunPlanSummary } from '../loop/run-plan.ts';
 import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
-import type { BackendInfo, BackendName } from '../engine/backend.ts';
+import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/train.ts';
 import type { TrainConfig } from '../loop/config.ts';
 
@@ -59,7 +59,7 @@ export type ExportKind = 'adapters' | 'trajectories' | 'metrics';
 
 export interface Requests {
   /** Start the backend (forced or automatic) and remember where the site lives. */
-  init: { args: { backend?: BackendName; baseUrl: string; baseline?: boolean }; value: BackendInfo };
+  init: { args: { backend?: BackendName; webgpuLimits?: WebGPULimits; baseUrl: string; baseline?: boolean }; value: BackendInfo };
   /** Validate a partial config (as the CLI does) and open its run: resumes when the browser holds it. */
   configure: { args: { config: unknown }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
   start: { args: Record<string, never>; value: null };

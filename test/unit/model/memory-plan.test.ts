@@ -51,7 +51,7 @@ describe('memory plan, worked by hand', () => {
     expect(p.updateOther).toBe(640);
     expect(p.updatePeak).toBe(3424 + 896 + 14_760 + 3840 + 640); // 23,560
     expect(p.peak).toBe(23_560);
-    expect(p.largest).toEqual({ what: 'embedding (tied output projection)', shape: [32, 8], bytes: 1024 });
+    expect(p.largest).toEqual({ what: 'embedding (tied output projection)', shape: [32, 8], bytes: 1024, splitByRows: true });
   });
 
   it('plans the same run on wasm (tape copies) and webgpu (fused log-prob)', () => {
@@ -75,7 +75,8 @@ describe('memory plan, worked by hand', () => {
     const v = fitsLimits(p, { memory: 20_000, maxStorageBufferBindingSize: 512, maxBufferSize: 2048 });
     expect(v.fits).toBe(false);
     expect(v.problems[0]).toMatch(/peak 0 MiB \(the update\) exceeds .* lower the micro-batch \(now 1\)/);
-    expect(v.problems[1]).toMatch(/embedding \(tied output projection\) \[32, 8\] .* storage binding limit/);
+    // The 1024-byte embedding is over the 512-byte binding too, but the loader holds it in row blocks.
+    expect(v.problems.join('\n')).not.toMatch(/embedding/);
     expect(() => planMemory(tiny, { ...run, targets: [...run.targets], rows: 0 })).toThrow(/rows must be a positive whole number, got 0/);
   });
 

@@ -20,6 +20,8 @@ describe('url-config', () => {
     expect(back).toEqual({ backend: 'webgpu', webllm: 'm-q4f32_1-MLC', config: { seed: 3, rewards: { mode: 'outcome' } } });
     expect(new URL(href).searchParams.get('x')).toBe('1');
     expect(readUrl('http://h/?baseline=0').baseline).toBe(false);
+    expect(readUrl('http://h/?backend=webgpu&limits=default')).toMatchObject({ backend: 'webgpu', webgpuLimits: 'default' });
+    expect(readUrl('http://h/?limits=huge').webgpuLimits).toBeUndefined();
   });
   it('reports an unreadable ?config= instead of throwing', () => {
     const s = readUrl('http://h/?config=%7Bnot-json');

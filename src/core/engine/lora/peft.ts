@@ -136,7 +136,7 @@ export async function importPeft(source: ModelSource, modelConfig: ModelConfig, 
 /** Weights with the adapter folded in (W + scale * B A), as new tensors; the base is untouched. */
 export function mergeAdapter(model: CausalLM, adapter: LoraAdapter): Map<string, tf.Tensor> {
   const merged = new Map<string, tf.Tensor>();
-  for (const name of model.weights.keys()) merged.set(name, model.hfWeight(name)); // HF layout, owned copies
+  for (const name of model.hfNames()) merged.set(name, model.hfWeight(name)); // HF layout, owned copies
   for (const [k, p] of adapter.pairs) {
     const [layer, proj] = k.split('.') as [string, Projection];
     const wname = `model.layers.${layer}.${MLP.has(proj) ? 'mlp' : 'self_attn'}.${proj}.weight`;

@@ -1,17 +1,20 @@
 /**
  * Before a model loads: its config.json alone says whether it can. Refuses an unsupported
  * architecture (parseConfig says which), a tensor larger than one GPU buffer, or weights (float32 in
- * memory) above half the device's memory, each with what to do instead.
+ * memory) above half the device's memory, each with what to do instead. The vocabulary tables
+ * (embedding, lm_head) are exempt from the per-buffer limit: the loader splits them (vocab-table.ts).
  *
  * For: the lab (lab/lab.ts) before it downloads a model. Not for: the run's whole memory plan
  * (memory-plan.ts, loop/run-plan.ts) or loading (load.ts).
  *
- * Example: SmolLM2-135M's largest tensor is its [49152, 576] embedding, 49152 * 576 * 4 bytes = 108 MiB:
- *          await checkFits(source, { maxBufferSize: 64 * 2 ** 20 })
- *          // throws "… its tensor model.embed_tokens.weight needs 108 MiB but the adapter allows 64 MiB per buffer …"
+ * Example: SmolLM2-135M's largest tensor that is not a vocabulary table is an MLP weight, [1536, 576],
+ *          1536 * 576 * 4 bytes = 3.4 MiB:
+ *          await checkFits(source, { maxBufferSize: 2 * 2 ** 20 })
+ *          // throws "… its tensor model.layers.0.mlp.gate_proj.weight needs 3 MiB but the adapter allows 2 MiB per buffer …"
  */
 import { expectedWeights, parseConfig } from './config.ts';
 import type { ModelSource } from './source.ts';
+import { VOCAB_TABLES } from './vocab-table.ts';
 
 export interface FitLimits {
   /** Largest single GPU buffer (bytes). */
@@ -33,6 +36,7 @@ export async function checkFits(source: ModelSource, limits: FitLimits): Promise
   for (const [name, shape] of expectedWeights(config)) {
     const n = shape.reduce((a, b) => a * b, 1);
     parameters += n;
+    if ((VOCAB_TABLES as readonly string[]).includes(name)) continue; // held in row blocks when large
     if (n > largest) [largest, largestName] = [n, name];
   }
   const bytes = parameters * 4; // weights are held as float32

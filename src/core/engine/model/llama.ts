@@ -18,6 +18,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.ts';
 import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
+import { blocksOf, RowBlocks, tableName } from './vocab-table.ts';
 
 export const PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type Projection = (typeof PROJECTIONS)[number];
@@ -84,6 +85,9 @@ export class CausalLM {
   readonly inOut = new Set<string>();
   /** The tied output projection as [H, V], when one was made (wasm, small enough). */
   private tiedHead: tf.Tensor2D | null = null;
+  /** The embedding / untied lm_head when the loader split them into row blocks (vocab-table.ts). */
+  private readonly embedBlocks: RowBlocks | null;
+  private readonly headBlocks: RowBlocks | null;
   private readonly invFreq: Float64Array;
 
   /**
@@ -98,6 +102,12 @@ export class CausalLM {
     this.config = config;
     this.weights = weights;
     this.invFreq = inverseFrequencies(config);
+    const split = (name: string) => {
+      const blocks = blocksOf(weights, name);
+      return blocks.length ? new RowBlocks(blocks) : null;
+    };
+    this.embedBlocks = split('model.embed_tokens.weight');
+    this.headBlocks = split('lm_head.weight');
     if (tf.getBackend() !== 'wasm') return;
     for (const [name, t] of weights) {
       if (t instanceof tf.Variable || t.rank !== 2 || !(name.endsWith('_proj.weight') || name === 'lm_head.weight')) continue;
@@ -118,10 +128,21 @@ export class CausalLM {
     return t;
   }
 
-  /** A new tensor holding weight `name` in Hugging Face layout (the caller disposes it). */
+  /**
+   * A new tensor holding weight `name` in Hugging Face layout (the caller disposes it). A table held
+   * as row blocks is joined into one tensor, which a device that needed the split cannot hold:
+   * on such a device read the blocks one by one instead.
+   */
   hfWeight(name: string): tf.Tensor {
+    const blocks = blocksOf(this.weights, name);
+    if (blocks.length) return tf.concat(blocks, 0);
     const t = this.w(name);
     return this.inOut.has(name) ? tf.transpose(t) : tf.clone(t);
+  }
+
+  /** The Hugging Face names of the weights held (a table held as row blocks named once). */
+  hfNames(): string[] {
+    return [...new Set([...this.weights.keys()].map(tableName))];
   }
 
   /** Number of parameters held (a tied embedding counted once). */
@@ -148,6 +169,8 @@ export class CausalLM {
 
   /** Final hidden rows [N, H] -> logits [N, V] through the output projection (lm_head or the tied embedding). */
   project(hidden: tf.Tensor2D): tf.Tensor2D {
+    if (this.headBlocks) return this.headBlocks.project(hidden);
+    if (this.embedBlocks && !this.weights.has('lm_head.weight')) return this.embedBlocks.project(hidden);
     if (this.tiedHead) return tf.matMul(hidden, this.tiedHead);
     return this.matMulWeight(hidden, this.weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight');
   }
@@ -198,8 +221,9 @@ export class CausalLM {
     const out = tf.tidy(() => {
       const { cos, sin } = ropeTables(this.invFreq, positions, batch, steps);
       const attnBias = tf.tensor4d(bias, [batch, 1, steps, total]);
-      const idTensor = tf.tensor2d(ids.flat(), [batch, steps], 'int32');
-      let h = tf.gather(this.w('model.embed_tokens.weight'), idTensor) as tf.Tensor3D; // [B, T, H]
+      let h = (this.embedBlocks
+        ? tf.reshape(this.embedBlocks.lookup(ids.flat()), [batch, steps, c.hiddenSize])
+        : tf.gather(this.w('model.embed_tokens.weight'), tf.tensor2d(ids.flat(), [batch, steps], 'int32'))) as tf.Tensor3D; // [B, T, H]
       const newLayers: { k: tf.Tensor4D; v: tf.Tensor4D }[] = [];
       for (let i = 0; i < c.numLayers; i++) {
         const pastKV = past?.layers[i] ?? null;

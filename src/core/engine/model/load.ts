@@ -6,6 +6,7 @@
  * For: `loadModel(source)` from any ModelSource. Not for: choosing the backend (backend.ts).
  * Example: const { model, tokenizer } = await loadModel(folderSource('models/agent'));
  */
+import { backendLimits } from '../backend.ts';
 import { parseConfig, type ModelConfig } from './config.ts';
 import { CausalLM } from './llama.ts';
 import type { ModelSource, ProgressCallback } from './source.ts';
@@ -33,6 +34,11 @@ export interface LoadOptions {
   onProgress?: ProgressCallback;
   /** 'auto' (default) loads tokenizer.json when present; 'required' fails without it; 'skip' never reads it. */
   tokenizer?: 'auto' | 'required' | 'skip';
+  /**
+   * Largest single tensor in bytes; a vocabulary table over it is split into row blocks. Default:
+   * what the active backend can bind and allocate (webgpu: the device's limits; wasm/cpu: 2 GiB).
+   */
+  maxTensorBytes?: number;
 }
 
 function parseGenerationConfig(raw: Record<string, unknown>): GenerationDefaults {
@@ -58,7 +64,9 @@ export async function loadModel(source: ModelSource, opts: LoadOptions = {}): Pr
   const generation = (await source.has('generation_config.json'))
     ? parseGenerationConfig(await source.readJson<Record<string, unknown>>('generation_config.json'))
     : {};
-  const weights = await loadWeights(source, config, { onProgress: opts.onProgress });
+  const limits = backendLimits();
+  const maxTensorBytes = opts.maxTensorBytes ?? Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const weights = await loadWeights(source, config, { onProgress: opts.onProgress, maxTensorBytes });
   return { model: new CausalLM(config, weights), config, tokenizer, generation, source };
 }
 

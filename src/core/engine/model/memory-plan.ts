@@ -93,6 +93,8 @@ export interface BufferSize {
   /** Shape of the tensor, e.g. [49152, 576]. */
   shape: number[];
   bytes: number;
+  /** The loader holds it as row blocks, each under the device's limits (vocab-table.ts). */
+  splitByRows?: boolean;
 }
 
 export interface MemoryPlan {
@@ -269,8 +271,8 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
 
   const chunkRows = Math.max(1, Math.min(logitRows, Math.floor(s.maxLogitBytes / (V * F32))));
   const buffers: BufferSize[] = [
-    { what: c.tieWordEmbeddings ? 'embedding (tied output projection)' : 'embedding', shape: [V, d], bytes: embedBytes },
-    ...(c.tieWordEmbeddings ? [] : [{ what: 'lm_head', shape: [V, d], bytes: embedBytes }]),
+    { what: c.tieWordEmbeddings ? 'embedding (tied output projection)' : 'embedding', shape: [V, d], bytes: embedBytes, splitByRows: true },
+    ...(c.tieWordEmbeddings ? [] : [{ what: 'lm_head', shape: [V, d], bytes: embedBytes, splitByRows: true }]),
     ...(tiedCopy ? [{ what: 'wasm output-projection copy', shape: [d, V], bytes: tiedCopy }] : []),
     { what: 'update logits block', shape: [chunkRows, V], bytes: chunkRows * V * F32 },
     { what: 'update attention scores', shape: [m, c.numHeads, T, T], bytes: m * c.numHeads * T * T * F32 },
@@ -302,7 +304,8 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
 /**
  * Whether a plan fits the limits, and what to change when it does not. Buffers the engine splits
- * itself (the update's logits, chunked by maxLogitBytes) are checked as split.
+ * itself are checked as split: the update's logits (chunked by maxLogitBytes) and the vocabulary
+ * tables (row blocks of at most one binding, vocab-table.ts).
  * Example: fitsLimits(plan, {memory: 4 * 2 ** 30}) -> {fits: true, problems: []}.
  */
 export function fitsLimits(plan: MemoryPlan, limits: DeviceLimits): FitVerdict {
@@ -317,6 +320,7 @@ export function fitsLimits(plan: MemoryPlan, limits: DeviceLimits): FitVerdict {
   const binding = limits.maxStorageBufferBindingSize;
   const maxBuffer = limits.maxBufferSize;
   for (const b of plan.buffers) {
+    if (b.splitByRows) continue; // any limit above one row's bytes holds it in blocks
     if (binding !== undefined && b.bytes > binding) {
       problems.push(`${b.what} [${b.shape.join(', ')}] is ${mib(b.bytes)}, over the ${mib(binding)} storage binding limit` +
         (maxBuffer !== undefined && b.bytes > maxBuffer ? ` and the ${mib(maxBuffer)} buffer limit` : '') +

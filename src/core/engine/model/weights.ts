@@ -13,12 +13,14 @@
  * Memory: each tensor is built (tf.tensor, float32) as soon as its bytes arrived, so at most the
  * finished tensors plus the one being filled are alive, never a second copy of the model.
  * A tied `lm_head.weight` (tie_word_embeddings=true) and rotary `inv_freq` buffers are skipped
- * without being allocated. On any error the tensors built so far are disposed.
+ * without being allocated. On any error the tensors built so far are disposed. A vocabulary table
+ * larger than `maxTensorBytes` is held as row blocks (vocab-table.ts), each one binding's worth.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { expectedWeights, type ModelConfig } from './config.ts';
 import { readSafetensors, type SafetensorsEntry } from './safetensors.ts';
 import type { ModelSource, ProgressCallback } from './source.ts';
+import { blockName, splitTable, VOCAB_TABLES } from './vocab-table.ts';
 
 export const SINGLE_FILE = 'model.safetensors';
 export const INDEX_FILE = 'model.safetensors.index.json';
@@ -35,6 +37,12 @@ export interface LoadWeightsOptions {
   onProgress?: ProgressCallback;
   /** Stop between tensors (the built ones are disposed). */
   signal?: AbortSignal;
+  /**
+   * Largest single tensor, in bytes (default: no limit). A vocabulary table over it (embedding,
+   * untied lm_head) is held as row blocks under `<name>#<k>` (vocab-table.ts); loadModel passes the
+   * backend's binding limit here.
+   */
+  maxTensorBytes?: number;
 }
 
 /** Tensors a checkpoint may carry that the model does not use. */
@@ -146,7 +154,12 @@ async function loadFile(
       continue;
     }
     const { name, shape, data } = item.tensor;
-    into.set(name, tf.tensor(data, shape, 'float32'));
+    const limit = opts.maxTensorBytes ?? Infinity;
+    if (data.length * 4 > limit && (VOCAB_TABLES as readonly string[]).includes(name)) {
+      splitTable(data, shape[0], shape[1], limit).forEach((block, k) => into.set(blockName(name, k), block));
+    } else {
+      into.set(name, tf.tensor(data, shape, 'float32'));
+    }
   }
 }
 
@@ -176,7 +189,7 @@ export async function loadWeights(source: ModelSource, config: ModelConfig, opts
           '(pytorch_model.bin, GGUF and ONNX files are not supported).',
       );
     }
-    const absent = [...expected.keys()].filter((n) => !built.has(n));
+    const absent = [...expected.keys()].filter((n) => !built.has(n) && !built.has(blockName(n, 0)));
     if (absent.length) throw missingError(absent, config, source.name);
     return built;
   } catch (e) {
