@@ -23,6 +23,7 @@ import { mathHeldOut } from '../src/core/domains/math/tasks.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
+import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
 import { dataJudgeItems } from '../scripts/pretrain/data-transcripts.ts';
 import { judgeExamples } from '../scripts/pretrain/transcripts.ts';
@@ -73,14 +74,14 @@ export async function main(argv: string[]): Promise<void> {
   const tok = judge.tokenizer;
   if (!tok) throw new Error(`bench judge: ${o.judge} has no tokenizer.json; the judge needs its tokenizer`);
   const sandbox = createSandbox();
-  const sql = createSqlTool();
+  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
   const started = performance.now();
   try {
     const math = mathHeldOut().filter((_, i) => i % o.mathEvery === 0);
     log(`math team greedy on ${math.length} held-out problems`);
-    const mathRun = await teamAccuracy(agent, math, sandbox, { temperature: 0, seed: 0 });
+    const mathRun = await teamAccuracy(agent, math, tools, { temperature: 0, seed: 0 });
     log(`data team greedy on the held-out tables`);
-    const dataRun = await dataTeamAccuracy(agent, dataHeldOut(['classification', 'regression', 'table-question']), { sandbox, sql }, { temperature: 0, seed: 0, batch: 10 });
+    const dataRun = await dataTeamAccuracy(agent, dataHeldOut(['classification', 'regression', 'table-question']), tools, { temperature: 0, seed: 0, batch: 10 });
     const sets = {
       math: mathRun.trajectories.flatMap((t) => judgeExamples(t, tok)),
       data: dataRun.trajectories.flatMap((t) => dataJudgeItems(t, tok)),
@@ -100,7 +101,6 @@ export async function main(argv: string[]): Promise<void> {
   } finally {
     agent.model.dispose();
     judge.model.dispose();
-    await sandbox.dispose();
-    await sql.dispose();
+    await disposeTools(tools);
   }
 }

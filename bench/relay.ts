@@ -149,7 +149,7 @@ async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOption
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
     const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
-    await runOne(config, { agentModel: model, coach, sandbox: null }, baseline, dir,
+    await runOne(config, { agentModel: model, coach, tools: {} }, baseline, dir,
       (it, e) => log(`  iter ${it}: step ${(100 * (e.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.sampled).toFixed(1)} %`));
   } else log(`N=${n} ${v.label} seed ${seed}: finished run found in ${dir}, reused`);
   return readRelayRun(dir, v.label, n, v.mode, seed);
@@ -214,7 +214,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
     const config = resolveTrainConfig(relayConfig(n));
     const plain = new EngineAgents(model, new Map());
     log(`N=${n}: evaluating the untrained team once (the same for every seed and reward)`);
-    const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), { sandbox: null });
+    const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), {});
     const runs: Record<Mode, RelayRun[]> = { process: [], outcome: [] };
     for (const seed of o.seeds) {
       for (const mode of ['process', 'outcome'] as const) runs[mode].push(await relayRun(n, { label: mode, mode, patch: {} }, seed, o, model, baseline));
@@ -268,7 +268,7 @@ async function coachReport(o: RelayBenchOptions, model: LoadedModel, backend: st
   const n = 4;
   const config = resolveTrainConfig(relayConfig(n));
   const plain = new EngineAgents(model, new Map());
-  const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), { sandbox: null });
+  const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), {});
   const coach = (m: Record<string, unknown> | null) => ({ coach: { ...config.coach, miscalibration: m } });
   const variants: Variant[] = [
     { label: 'process', mode: 'process', patch: {} },

@@ -36,7 +36,7 @@ import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts
 import { evaluateTeam, type EvalResult } from '../src/core/loop/train.ts';
 import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
-import type { Sandbox } from '../src/core/tools/sandbox.ts';
+import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { alignPerTask, readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
 import { FileStore } from '../src/platform/node/file-store.ts';
@@ -129,13 +129,14 @@ export function quickConfig(iterations = 2): TrainConfig {
 
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-export interface Parts { agentModel: LoadedModel; coach: Coach; sandbox: Sandbox | null }
+export interface Parts { agentModel: LoadedModel; coach: Coach; tools: ToolRunners }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
   if (o.quick) {
     const { tinyTeamModel } = await import('../test/helpers/tiny-team.ts');
-    const needsTools = config.workflow.agents.some((a) => a.tools.length > 0);
-    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(ruleCoach()), sandbox: needsTools ? createSandbox() : null };
+    const tools: ToolRunners = {};
+    if (config.workflow.agents.some((a) => a.tools.length > 0)) tools.python = tools.javascript = createSandbox();
+    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(ruleCoach()), tools };
   }
   for (const spec of [config.agentModel, ...(config.coach.kind === 'model' ? [config.coach.model] : [])]) {
     if (!/^https?:\/\//.test(spec) && !existsSync(spec)) {
@@ -306,7 +307,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     else {
       log('evaluating the untrained team once (the same for every seed and mode)');
       const plain = new EngineAgents(parts.agentModel, new Map());
-      baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts);
+      baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts.tools);
     }
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
     const target = o.target ?? Math.min(1, baseline[o.metric] + 0.1);
@@ -328,7 +329,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     }
     return formatRolloutsReport(rows, o, target, base, backend);
   } finally {
-    await parts.sandbox?.dispose();
+    await disposeTools(parts.tools);
     parts.agentModel.model.dispose();
   }
 }

@@ -40,6 +40,7 @@ import { Rng } from '../src/core/tasks/rng.ts';
 import { TextTokenizer } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { formatObservation } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
+import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './pretrain/bpe.ts';
 import { dataTeamAccuracy, judgeAgreement, solverReadsNumbers, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { CausalLM } from '../src/core/engine/model/llama.ts';
@@ -132,11 +133,12 @@ async function main(): Promise<void> {
   const stage1Transcripts: Transcript[] = [];
   if (!flags.agent && !flags.init) for (const t of tasks.slice(0, flags['agent-tasks'])) stage1Transcripts.push(await playTeam(stage1Team, t, { rng: stage1Rng, runTool }));
   const sql = createSqlTool();
+  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql };
   const dataTasks = [
     ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.85), kinds: ['classification', 'regression'] }),
     ...generateTabularTasks({ seed: `pretrain-${flags.seed}`, count: Math.round(flags['data-tasks'] * 0.15), kinds: ['table-question'] }),
   ].map(dataRolloutTask);
-  const dataRuns = await playDataTeam(dataTasks, { rng: new Rng(`pretrain-data-transcripts/${flags.seed}`), sandbox, sql });
+  const dataRuns = await playDataTeam(dataTasks, { rng: new Rng(`pretrain-data-transcripts/${flags.seed}`), tools });
   const dataScripted = dataRuns.filter((r) => r.trajectory.correct).length / Math.max(1, dataRuns.length);
   log(`${dataRuns.length} data-team transcripts, scripted success ${(dataScripted * 100).toFixed(1)}%`);
 
@@ -290,10 +292,10 @@ async function main(): Promise<void> {
     const agent = await loadModel(folderSource(agentDir));
     const show = (name: string, a: TeamAccuracy) =>
       log(`${name}: ${(a.accuracy * 100).toFixed(1)}% ${JSON.stringify(a.byLevel)} format ${JSON.stringify(a.onFormat)}${a.metrics ? ' metrics ' + JSON.stringify(a.metrics) : ''} (${a.seconds.toFixed(0)} s)`);
-    show('math team greedy', (greedy = await teamAccuracy(agent, heldOut, sandbox, { temperature: 0, seed: flags.seed })));
-    show('math team T=1.0', (sampled = await teamAccuracy(agent, heldOut, sandbox, { temperature: 1, seed: flags.seed })));
-    show('data team greedy', (dataGreedy = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: 0, seed: flags.seed, batch: 10 })));
-    show(`data team T=${DATA_TEAM_SETTINGS.temperature}`, (dataSampled = await dataTeamAccuracy(agent, dataHeld, { sandbox, sql }, { temperature: DATA_TEAM_SETTINGS.temperature, seed: flags.seed, batch: 10 })));
+    show('math team greedy', (greedy = await teamAccuracy(agent, heldOut, tools, { temperature: 0, seed: flags.seed })));
+    show('math team T=1.0', (sampled = await teamAccuracy(agent, heldOut, tools, { temperature: 1, seed: flags.seed })));
+    show('data team greedy', (dataGreedy = await dataTeamAccuracy(agent, dataHeld, tools, { temperature: 0, seed: flags.seed, batch: 10 })));
+    show(`data team T=${DATA_TEAM_SETTINGS.temperature}`, (dataSampled = await dataTeamAccuracy(agent, dataHeld, tools, { temperature: DATA_TEAM_SETTINGS.temperature, seed: flags.seed, batch: 10 })));
     agent.model.dispose();
 
     // The judge against the labeller: on scripted held-out work, and on the base team's own held-out work.
@@ -301,7 +303,7 @@ async function main(): Promise<void> {
     const heldRng = new Rng(`pretrain-heldout-transcripts/${flags.seed}`);
     const scripted: Transcript[] = [];
     for (const t of heldOut.filter((_, i) => i % 4 === 0)) scripted.push(await playTeam(team, t, { rng: heldRng, runTool }));
-    const dataScriptedHeld = await playDataTeam(dataHeld, { rng: heldRng, sandbox, sql });
+    const dataScriptedHeld = await playDataTeam(dataHeld, { rng: heldRng, tools });
     const sets: Record<string, JudgeItem[]> = {
       mathScripted: scripted.flatMap((t) => judgeExamples(asTrajectory(t), tok)),
       mathTeam: greedy.trajectories.filter((_, i) => i % 4 === 0).flatMap((t) => judgeExamples(t, tok)),
@@ -314,8 +316,7 @@ async function main(): Promise<void> {
     }
     judgeModel.model.dispose();
   }
-  await sandbox.dispose();
-  await sql.dispose();
+  await disposeTools(tools);
 
   const summary: RunSummary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), config: configJson,

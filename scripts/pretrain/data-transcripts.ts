@@ -19,7 +19,7 @@
  *   Analyst        hard 0/1 labels instead of probabilities, a LIMIT that drops test ids, no \boxed{}
  *   Table questions: the wrong aggregate (Modeler), the Analyst boxing another number.
  * Example:
- *   const [t] = await playDataTeam(dataTrainTasks(0, 8), { rng, sandbox, sql });
+ *   const [t] = await playDataTeam(dataTrainTasks(0, 8), { rng, tools: { sql, python: sandbox } });
  *   t.trajectory.actions.map((a) => `${a.agentId}#${a.turn}`)  // ['data_engineer#1', 'data_engineer#2', 'modeler#1', ...]
  */
 import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/loop/agents.ts';
@@ -30,7 +30,7 @@ import { agentContext } from '../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../src/core/loop/rollout.ts';
 import type { ActionContext } from '../../src/core/coach/coach-format.ts';
 import type { Rng } from '../../src/core/tasks/rng.ts';
-import type { Sandbox } from '../../src/core/tools/sandbox.ts';
+import type { ToolRunners } from '../../src/core/tools/runners.ts';
 import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
 import { judgeItem, type JudgeItem } from './transcripts.ts';
 
@@ -160,12 +160,12 @@ export interface DataTranscript {
 }
 
 /** Play the scripted data team on each task (one rollout per task, each with its own workspace). */
-export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; sandbox: Sandbox | null; sql: Sandbox; rates?: DataFlawRates }): Promise<DataTranscript[]> {
+export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; tools: ToolRunners; rates?: DataFlawRates }): Promise<DataTranscript[]> {
   const out: DataTranscript[] = [];
   for (const task of tasks) {
     const plan = dataPlan(task, opts.rng, opts.rates);
     const [trajectory] = await runRollouts(DATA_TEAM, [task], {
-      agents: new ScriptedAgents(plan), sandbox: opts.sandbox, sql: opts.sql, samplesPerTask: 1, temperature: 0, seed: 0,
+      agents: new ScriptedAgents(plan), tools: opts.tools, samplesPerTask: 1, temperature: 0, seed: 0,
       toolTimeoutMs: 5000, outcome: dataOutcome,
     });
     out.push({ trajectory, flaws: plan.flaws });

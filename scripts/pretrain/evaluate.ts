@@ -6,7 +6,7 @@
  * For: scripts/pretrain.ts. Not for: RL evaluation during training (the trainer's own metrics).
  *
  * Example:
- *   const acc = await teamAccuracy(loadedAgent, mathHeldOut(), sandbox, { temperature: 0, seed: 0 });
+ *   const acc = await teamAccuracy(loadedAgent, mathHeldOut(), { python: sandbox }, { temperature: 0, seed: 0 });
  *   acc.accuracy   // share of the 200 held-out problems whose boxed answer is right
  */
 import { EngineAgents } from '../../src/core/loop/agents.ts';
@@ -22,7 +22,7 @@ import { domainOf, meanMetrics } from '../../src/core/domains/index.ts';
 import { generate, promptBatches } from '../../src/core/engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../../src/core/engine/model/load.ts';
 import type { MathTask } from '../../src/core/domains/math/tasks.ts';
-import type { Sandbox } from '../../src/core/tools/sandbox.ts';
+import type { ToolRunners } from '../../src/core/tools/runners.ts';
 import type { ActionContext } from '../../src/core/coach/coach-format.ts';
 
 export interface TeamAccuracy {
@@ -51,18 +51,18 @@ export const ROLE_FORMAT: Record<string, (text: string, turn: number) => boolean
 };
 
 /** The data team's held-out success rate (submission metrics through dataOutcome), same report shape. */
-export async function dataTeamAccuracy(agent: LoadedModel, tasks: RolloutTask[], tools: { sandbox: Sandbox; sql: Sandbox }, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
-  return teamAccuracy(agent, tasks as MathTask[], tools.sandbox, { ...opts, workflow: DATA_TEAM, sql: tools.sql });
+export async function dataTeamAccuracy(agent: LoadedModel, tasks: RolloutTask[], tools: ToolRunners, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
+  return teamAccuracy(agent, tasks as MathTask[], tools, { ...opts, workflow: DATA_TEAM });
 }
 
-export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], sandbox: Sandbox,
-  opts: { temperature: number; seed: number; batch?: number; workflow?: WorkflowSpec; sql?: Sandbox }): Promise<TeamAccuracy> {
+export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], tools: ToolRunners,
+  opts: { temperature: number; seed: number; batch?: number; workflow?: WorkflowSpec }): Promise<TeamAccuracy> {
   const start = performance.now();
   const agents = new EngineAgents(agent, new Map(), opts.batch ?? 40);
   const workflow = opts.workflow ?? MATH_CHAIN;
   const data = workflow.domain === 'data';
-  const trajectories = await runRollouts(workflow, tasks, { agents, sandbox, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed,
-    sql: opts.sql, outcome: data ? dataOutcome : undefined, toolTimeoutMs: data ? 5000 : undefined });
+  const trajectories = await runRollouts(workflow, tasks, { agents, tools, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed,
+    outcome: data ? dataOutcome : undefined, toolTimeoutMs: data ? 5000 : undefined });
   const byLevel: Record<number, number> = {};
   for (const level of [1, 2, 3, 4, 5]) {
     const ts = trajectories.filter((t) => (t.task as MathTask).level === level);

@@ -22,6 +22,7 @@ import { flattenAdapter } from '../core/rl/lanes.ts';
 import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
 import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
+import { disposeTools } from '../core/tools/runners.ts';
 
 const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--trajectories FILE] [--backend cpu|wasm|webgpu]\n' +
   '       [--threads N]   (2 or more on wasm, the default on a multi-core machine: the sampled pass runs on a worker; same result)\n';
@@ -47,7 +48,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   let result;
   try {
     const specs = new Map([...adapters].map(([id, a]) => [id, a ? flattenAdapter(a) : null]));
-    result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts, {
+    result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.tools, {
       heldOut, onTrajectories: keep,
       offloadSampled: worker ? (tasks, t, seed) => worker.rollouts(config, specs, tasks, t, seed) : undefined,
       onOffloadError: (e) => process.stderr.write(`warning: the evaluation thread failed (${e.message}); its pass ran on the main thread\n`),
@@ -64,6 +65,5 @@ export async function evalCommand(argv: string[]): Promise<void> {
     ...result, greedyInterval: [greedy.low, greedy.high], sampledInterval: [sampled.low, sampled.high], temperature: config.evalTemperature,
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),
   }) + '\n');
-  await parts.sandbox?.dispose();
-  await parts.sql?.dispose();
+  await disposeTools(parts.tools);
 }

@@ -1,13 +1,13 @@
 /**
  * What `train` and `eval` share: the config from a file plus flags, the agent model, the coach and
- * the sandbox, each with a clear error when something is missing.
+ * the tools, each with a clear error when something is missing.
  */
 import { readFile } from 'node:fs/promises';
 import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
 import type { Coach } from '../core/coach/coach.ts';
 import type { LoadedModel } from '../core/engine/model/load.ts';
-import type { Sandbox } from '../core/tools/sandbox.ts';
+import type { ToolRunners } from '../core/tools/runners.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { domainOf } from '../core/domains/index.ts';
@@ -62,8 +62,7 @@ export async function readConfig(file: string | undefined, overrides: Record<str
 export interface RunParts {
   agentModel: LoadedModel;
   coach: Coach;
-  sandbox: Sandbox | null;
-  sql: Sandbox | null;
+  tools: ToolRunners;
 }
 
 export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise<RunParts> {
@@ -72,10 +71,8 @@ export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise
     ? await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach)
     : ({ name: 'none', scoreBatch: async () => [] } as Coach);
   const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
-  return {
-    agentModel,
-    coach,
-    sandbox: uses('python') || uses('javascript') ? createSandbox() : null,
-    sql: uses('sql') ? createSqlTool() : null,
-  };
+  const tools: ToolRunners = {};
+  if (uses('python') || uses('javascript')) tools.python = tools.javascript = createSandbox();
+  if (uses('sql')) tools.sql = createSqlTool();
+  return { agentModel, coach, tools };
 }

@@ -21,6 +21,7 @@ import { CausalLM } from '../core/engine/model/llama.ts';
 import { LaneServer } from '../core/rl/lanes.ts';
 import { LanePool, serveLaneJobs, type LanePort } from '../core/rl/lane-pool.ts';
 import { ppoLoss } from '../core/rl/update.ts';
+import { disposeTools } from '../core/tools/runners.ts';
 import { setUpRun, type RunParts } from './run-setup.ts';
 import { tsWorkerBoot } from './ts-worker.ts';
 
@@ -68,8 +69,7 @@ let team: { key: string; parts: RunParts } | null = null;
 async function replicaParts(config: TrainConfig): Promise<RunParts> {
   const key = JSON.stringify([config.agentModel, config.workflow]);
   if (team?.key !== key) {
-    await team?.parts.sandbox?.dispose();
-    await team?.parts.sql?.dispose();
+    if (team) await disposeTools(team.parts.tools);
     team = { key, parts: await setUpRun(config, false) };
   }
   return team.parts;

@@ -14,6 +14,7 @@ import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } fro
 import { FileStore } from '../platform/node/file-store.ts';
 import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
+import { disposeTools } from '../core/tools/runners.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
@@ -98,8 +99,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
     await store.writeFile('summary.json', JSON.stringify(summary, null, 2) + '\n');
     if (process.stderr.isTTY) process.stderr.write('\n');
     process.stdout.write(JSON.stringify(summary) + '\n');
-    await parts.sandbox?.dispose();
-    await parts.sql?.dispose();
+    await disposeTools(parts.tools);
     session.dispose();
   } finally {
     await workers?.close(); // worker threads would keep the process alive after an error

@@ -15,6 +15,7 @@ import { serveLaneJobs } from '../core/rl/lane-pool.ts';
 import { ppoLoss } from '../core/rl/update.ts';
 import { resultTransfer, teamJobHandler, type ReplicaParts, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
+import type { ToolRunners } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
@@ -39,9 +40,10 @@ async function boot(b: LaneBoot): Promise<TeamResult> {
 /** The tools an evaluation pass needs, started on first use (Pyodide only if an agent runs Python). */
 async function parts(config: TrainConfig): Promise<ReplicaParts> {
   const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
-  if ((uses('python') || uses('javascript')) && !sandbox) sandbox = createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href });
-  if (uses('sql') && !sql) sql = createSqlTool();
-  return { agentModel: replica!.model, sandbox, sql };
+  const tools: ToolRunners = {};
+  if (uses('python') || uses('javascript')) tools.python = tools.javascript = sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href });
+  if (uses('sql')) tools.sql = sql ??= createSqlTool();
+  return { agentModel: replica!.model, tools };
 }
 
 const team = teamJobHandler((job) => replica!.server.handle(job), parts);

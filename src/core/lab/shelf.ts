@@ -6,7 +6,7 @@
  * For: lab.ts (one Shelf per lab). Not for: the run itself (core/loop/session.ts).
  *
  * Example: const shelf = new Shelf(platform, bars, post); shelf.baseUrl = 'http://127.0.0.1:4173/';
- *          const parts = await shelf.parts(config);     // { agentModel, coach, sandbox, sql }
+ *          const parts = await shelf.parts(config);     // { agentModel, coach, tools: { python, javascript, sql } }
  *          const lanes = await shelf.lanes(config.agentModel);   // one per extra core on wasm, else null
  */
 import { backendLimits, currentBackend } from '../engine/backend.ts';
@@ -22,6 +22,7 @@ import type { TrainConfig } from '../loop/config.ts';
 import type { TeamLanes } from '../loop/remote-rollouts.ts';
 import type { RunParts } from '../loop/session.ts';
 import { createSqlTool } from '../tools/sql.ts';
+import type { ToolRunners } from '../tools/runners.ts';
 import type { Sandbox } from '../tools/sandbox.ts';
 import type { ProgressBars } from './progress.ts';
 import type { RunRecord, WorkerEvent } from './protocol.ts';
@@ -140,9 +141,10 @@ export class Shelf {
     const agentModel = await this.model(c.agentModel);
     const coach = await this.coach(c);
     const uses = (tool: string) => c.workflow.agents.some((a) => a.tools.includes(tool as never));
-    const sandbox = uses('python') || uses('javascript') ? this.sandbox() : null;
-    if (uses('sql')) this.sql ??= createSqlTool();
-    return { agentModel, coach, sandbox, sql: uses('sql') ? this.sql : null };
+    const tools: ToolRunners = {};
+    if (uses('python') || uses('javascript')) tools.python = tools.javascript = this.sandbox();
+    if (uses('sql')) tools.sql = this.sql ??= createSqlTool();
+    return { agentModel, coach, tools };
   }
 
   /** The lanes already running, if any. */

@@ -10,13 +10,13 @@
  * Not for: the transport (rl/lane-pool.ts) or starting and loading the replicas (each shell does).
  *
  * Example: await runRolloutJob({ kind: 'rollouts', config, adapters: [['solver', spec], ['executor', null]],
- *            tasks, temperature: 0.6, seed: 1_000_003 }, { agentModel, sandbox, sql })   // -> Trajectory[]
+ *            tasks, temperature: 0.6, seed: 1_000_003 }, { agentModel, tools })   // -> Trajectory[]
  */
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
 import type { LanePool } from '../rl/lane-pool.ts';
 import { assignSpec, type AdapterSpec, type LaneJob, type LaneResult, type UpdateLanes } from '../rl/lanes.ts';
-import type { Sandbox } from '../tools/sandbox.ts';
+import type { ToolRunners } from '../tools/runners.ts';
 import { EngineAgents } from './agents.ts';
 import type { TrainConfig } from './config.ts';
 import { domainOf } from '../domains/index.ts';
@@ -35,8 +35,7 @@ export interface RolloutJob {
 /** The replica's parts a rollout job needs: the model (with tokenizer) and the workflow's tools. */
 export interface ReplicaParts {
   agentModel: LoadedModel;
-  sandbox: Sandbox | null;
-  sql?: Sandbox | null;
+  tools: ToolRunners;
 }
 
 export async function runRolloutJob(job: RolloutJob, parts: ReplicaParts): Promise<Trajectory[]> {
@@ -46,7 +45,7 @@ export async function runRolloutJob(job: RolloutJob, parts: ReplicaParts): Promi
   }
   try {
     return await runRollouts(job.config.workflow, job.tasks, {
-      agents: new EngineAgents(parts.agentModel, adapters), sandbox: parts.sandbox, sql: parts.sql,
+      agents: new EngineAgents(parts.agentModel, adapters), tools: parts.tools,
       outcome: domainOf(job.config.workflow).outcome, samplesPerTask: 1,
       temperature: job.temperature, seed: job.seed, toolTimeoutMs: job.config.toolTimeoutMs,
     });

@@ -7,14 +7,16 @@
  *
  * All trajectories advance in lockstep, one agent stage at a time, so each stage is one batched
  * generation per agent: P tasks x n samples solver turns, then executor turns, and so on.
- * Each turn's fenced code blocks are run in the sandbox and the observation is appended to the
- * conversation before the next turn (MAPPA section 1).
- * Example: const trajs = await runRollouts(MATH_CHAIN, tasks, {agents, sandbox, samplesPerTask: 2,
- *            temperature: 1, seed: 0});  trajs[0].actions.map(a => a.agentId) -> solver, executor, ...
+ * Each turn's fenced code blocks are run on the tool for their language (opts.tools) and the
+ * observation is appended to the conversation before the next turn (MAPPA section 1).
+ * Example: const sandbox = createSandbox();
+ *          const trajs = await runRollouts(MATH_CHAIN, tasks, {agents, tools: {python: sandbox, javascript: sandbox},
+ *            samplesPerTask: 2, temperature: 1, seed: 0});  trajs[0].actions.map(a => a.agentId) -> solver, executor, ...
  */
 import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
-import { formatObservation, type Sandbox } from '../tools/sandbox.ts';
+import type { ToolRunners } from '../tools/runners.ts';
+import { formatObservation } from '../tools/sandbox.ts';
 import { Workspace, type WorkspaceEntry } from '../tools/workspace.ts';
 import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
 import type { AgentBackend, GenerationResult } from './agents.ts';
@@ -71,13 +73,15 @@ export interface TrajectoryOutcome {
 
 export interface RolloutOptions {
   agents: AgentBackend | Map<string, AgentBackend>;
-  sandbox: Sandbox | null;
+  /**
+   * Runs each code block of an agent whose tools include its language: python and javascript on the
+   * code sandbox, sql on the SQL tool (tools/sql.ts). A block whose language has none is not run.
+   */
+  tools: ToolRunners;
   samplesPerTask: number;
   temperature: number;
   seed: number;
   toolTimeoutMs?: number;
-  /** Runs ```sql blocks of agents whose tools include 'sql' (tools/sql.ts). */
-  sql?: Sandbox | null;
   /** Decides success (and metrics) instead of comparing the boxed answer with task.answer (data team). */
   outcome?: (t: Trajectory, workspace: Workspace) => TrajectoryOutcome;
   /** Progress: stage finished (agent id and turn). */
@@ -137,12 +141,11 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
         const res = results[j];
         const action: Action = { ...res, agentId: agent.id, role: agent.role, turn, messages: conversations[r], codeBlocks: 0 };
         texts[r].push(res.text);
-        const runnerFor = (language: string) => (language === 'sql' ? opts.sql : opts.sandbox);
-        const blocks = agent.tools.length ? extractCodeBlocks(res.text, agent.tools).filter((b) => runnerFor(b.language)) : [];
+        const blocks = agent.tools.length ? extractCodeBlocks(res.text, agent.tools).filter((b) => opts.tools[b.language]) : [];
         if (blocks.length) {
           const observations: string[] = [];
           for (const b of blocks) {
-            const run = await runnerFor(b.language)!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
+            const run = await opts.tools[b.language]!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
             observations.push(formatObservation(run));
           }
           action.observation = observations.join('\n');

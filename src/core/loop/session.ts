@@ -18,7 +18,7 @@
  * For: src/cli/train.ts and src/core/lab/lab.ts (the page's worker); each drives a run through this.
  * Not for: building the model, coach or lanes (the caller passes them) or drawing anything.
  *
- * Example: const s = await RunSession.open(config, { agentModel, coach, sandbox }, { store, evaluations: 'inline', emit });
+ * Example: const s = await RunSession.open(config, { agentModel, coach, tools }, { store, evaluations: 'inline', emit });
  *          s.trainer.on((e) => ...);                 // phases, iterations, trajectories
  *          await s.run({ signal });                  // -> 'paused' | 'done' | 'stepped'
  *          await s.saveIfBehind();                   // a checkpoint at the iteration it stopped on

@@ -10,7 +10,7 @@
  * For: `Trainer`, one iteration at a time (`step`); a whole run, with its evaluations, resume and
  * pause, is session.ts's RunSession, which the CLI and the page's lab both drive.
  * Not for: printing or drawing — listeners get events, nothing flows back up.
- * Example: const t = await Trainer.create(config, {agentModel, coach, sandbox, store});
+ * Example: const t = await Trainer.create(config, {agentModel, coach, tools: {python: sandbox, javascript: sandbox}, store});
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
@@ -19,7 +19,7 @@ import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { GenerationProgress } from '../engine/model/generate.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
-import type { Sandbox } from '../tools/sandbox.ts';
+import type { ToolRunners } from '../tools/runners.ts';
 import { EngineAgents, type AgentBackend } from './agents.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
 import type { Coach } from '../coach/coach.ts';
@@ -84,9 +84,8 @@ export type TrainEvent =
 export interface TrainerDeps {
   agentModel: LoadedModel;
   coach: Coach;
-  sandbox: Sandbox | null;
-  /** The SQL tool, for workflows whose agents use it (data team). */
-  sql?: Sandbox | null;
+  /** What the agents' code blocks run on, by language (the SQL tool for workflows that use it: data team). */
+  tools: ToolRunners;
   store?: CheckpointStore | null;
   /** Frozen agents on another engine (e.g. WebLLM), by agent id. */
   external?: Map<string, AgentBackend>;
@@ -138,12 +137,12 @@ function mean(xs: number[]): number {
 export const EVAL_SEED = 1_000_003;
 
 /** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
-export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: { sandbox: Sandbox | null; sql?: Sandbox | null },
+export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: ToolRunners,
   opts: EvalOptions = {}): Promise<EvalResult> {
   const domain = domainOf(config.workflow);
   const tasks = opts.heldOut?.length ? opts.heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
   const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
-    agents: backends, sandbox: tools.sandbox, sql: tools.sql, outcome: domain.outcome, samplesPerTask: 1, temperature,
+    agents: backends, tools, outcome: domain.outcome, samplesPerTask: 1, temperature,
     seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => opts.onStage?.(s.rows),
   });
   const elsewhere = opts.offloadSampled?.(tasks, config.evalTemperature, EVAL_SEED).catch((e: Error) => {
@@ -252,7 +251,7 @@ export class Trainer {
   async evaluate(): Promise<EvalResult> {
     const offload = this.deps.evalOffload;
     const engineOnly = !this.config.workflow.agents.some((a) => this.deps.external?.has(a.id));
-    return evaluateTeam(this.config, this.backends(), this.deps, {
+    return evaluateTeam(this.config, this.backends(), this.deps.tools, {
       onStage: () => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', status: 'start' }),
       heldOut: this.deps.dataset?.eval,
       offloadSampled: offload && this.offloadUsable && engineOnly
@@ -304,7 +303,7 @@ export class Trainer {
     const level = this.curriculum.state.level; // the level these prompts come from (record() may change it)
     const picked = this.curriculum.pick(c.promptsPerIteration);
     const trajs = await timed('rollout', () => runRollouts(c.workflow, picked.tasks, {
-      agents: this.backends(signal), sandbox: this.deps.sandbox, sql: this.deps.sql, outcome: domain.outcome,
+      agents: this.backends(signal), tools: this.deps.tools, outcome: domain.outcome,
       samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);

@@ -87,7 +87,7 @@ describe('the data team', () => {
 
   it('a competent (scripted) team succeeds through the real rollout, and the rule coach agrees', async () => {
     const tasks = [...dataHeldOut(['classification']).slice(0, 1), ...dataHeldOut(['regression']).slice(0, 1), ...dataHeldOut(['table-question']).slice(0, 1)];
-    const trajs = (await playDataTeam(tasks, { rng: new Rng(0), sandbox: null, sql, rates: NO_DATA_FLAWS })).map((r) => r.trajectory);
+    const trajs = (await playDataTeam(tasks, { rng: new Rng(0), tools: { sql }, rates: NO_DATA_FLAWS })).map((r) => r.trajectory);
     for (const t of trajs) {
       expect(t.correct, `${t.task.id}: ${t.report}`).toBe(true);
       expect(t.actions.map((a) => `${a.agentId}/${a.turn}`)).toEqual(['data_engineer/1', 'data_engineer/2', 'modeler/1', 'modeler/2', 'analyst/1', ...(t.task.id.includes('question') ? [] : ['analyst/2'])]);
@@ -103,7 +103,7 @@ describe('the data team', () => {
 
   it('scripted flaws (the pretraining data) reach the rule coach as blame on the agent that made them', async () => {
     const task = dataHeldOut(['classification'])[0];
-    const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), sandbox: null, sql, rates: { ...NO_DATA_FLAWS, ...rates } }))[0];
+    const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), tools: { sql }, rates: { ...NO_DATA_FLAWS, ...rates } }))[0];
     const scores = async (t: Trajectory) => {
       const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (x, id) => dataFacts(x, id));
       return [...coached[0].agentScores.values()].map((r) => r.score);
@@ -133,7 +133,7 @@ describe('the data team', () => {
     const small: WorkflowSpec = { ...DATA_TEAM, agents: DATA_TEAM.agents.map((a) => ({ ...a, maxTokens: 12 })) };
     const tasks = dataHeldOut(['classification']).slice(0, 1);
     const trajs = await runRollouts(small, tasks, {
-      agents: new EngineAgents(model, new Map()), sandbox: null, sql, samplesPerTask: 2, temperature: 1, seed: 3, outcome: dataOutcome,
+      agents: new EngineAgents(model, new Map()), tools: { sql }, samplesPerTask: 2, temperature: 1, seed: 3, outcome: dataOutcome,
     });
     expect(trajs).toHaveLength(2);
     const { coached, stats } = await coachTrajectories(small, trajs, dataRuleCoach(), { ...DEFAULT_REWARDS, shaping: true }, (t, id) => dataFacts(t, id));

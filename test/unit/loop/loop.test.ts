@@ -10,14 +10,14 @@ import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { ConfigFileError, resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 import { Trainer, type IterationMetrics } from '../../../src/core/loop/train.ts';
-import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { disposeTools, type ToolRunners } from '../../../src/core/tools/runners.ts';
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 
 describe('the MAPPA loop', () => {
   let model: LoadedModel;
-  let sandbox: Sandbox;
+  let tools: ToolRunners;
   const config = resolveTrainConfig({
     iterations: 3, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 2, checkpointEvery: 1,
     lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 4 }, curriculum: { startLevel: 1 },
@@ -35,21 +35,22 @@ describe('the MAPPA loop', () => {
   beforeAll(async () => {
     await initBackend({ force: 'cpu' });
     model = await tinyTeamModel(1);
-    sandbox = createSandbox();
+    const sandbox = createSandbox();
+    tools = { python: sandbox, javascript: sandbox };
   });
   afterAll(async () => {
     model.model.dispose();
-    await sandbox.dispose();
+    await disposeTools(tools);
   });
 
   it('leaves samples longer than the model\'s context out of the update, and counts them', async () => {
     // A context of 1 position: every action (prompt + tokens) is longer, so nothing is trained.
     const short = { ...model, config: { ...model.config, maxPositionEmbeddings: 1 } } as LoadedModel;
-    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: testCoach(), sandbox });
+    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: testCoach(), tools });
     const m = await trainer.step();
     expect(m.perAgent.solver.samples).toBe(0);
     // The same seed with the real context: same rollouts, every sample of the trainable agents kept.
-    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: testCoach(), sandbox })).step();
+    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: testCoach(), tools })).step();
     expect(full.filters.droppedOverContext).toBe(0);
     expect(full.perAgent.solver.samples).toBe(4);
     expect(m.filters.droppedOverContext).toBe(full.perAgent.solver.samples + full.perAgent.executor.samples);
@@ -57,7 +58,7 @@ describe('the MAPPA loop', () => {
 
   it('runs iterations end to end and reports every metric; frozen agents stay frozen', async () => {
     const store = new MemoryStore();
-    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store });
     const events: string[] = [];
     let shown: Trajectory[] = [];
     trainer.on((e) => {
@@ -98,15 +99,15 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('resume after a kill continues exactly as an uninterrupted run', async () => {
-    const full = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store: new MemoryStore() });
+    const full = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store: new MemoryStore() });
     const uninterrupted = await runAll(full);
     full.dispose();
 
     const store = new MemoryStore();
-    const first = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store });
+    const first = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store });
     await first.step(); // checkpointEvery 1: saved after iteration 1
     first.dispose(); // "killed"
-    const resumed = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox, store }, { resume: true });
+    const resumed = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store }, { resume: true });
     expect(resumed.iteration).toBe(1);
     const rest = await runAll(resumed);
     expect(rest.map(stable)).toEqual(uninterrupted.map(stable));
@@ -114,7 +115,7 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('leaks no tensors across an iteration', async () => {
-    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), sandbox });
+    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools });
     await trainer.step();
     const before = tf.memory().numTensors;
     await trainer.step();

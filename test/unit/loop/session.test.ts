@@ -16,14 +16,14 @@ import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
 import { LaneServer } from '../../../src/core/rl/lanes.ts';
 import { ppoLoss } from '../../../src/core/rl/update.ts';
-import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import { disposeTools, type ToolRunners } from '../../../src/core/tools/runners.ts';
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
 
 describe('RunSession: learning first, measuring alongside', () => {
   let model: LoadedModel;
-  let sandbox: Sandbox;
+  let tools: ToolRunners;
   const config = resolveTrainConfig({
     iterations: 2, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 10, checkpointEvery: 1,
     lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 2 }, curriculum: { startLevel: 1 },
@@ -37,10 +37,10 @@ describe('RunSession: learning first, measuring alongside', () => {
       ],
     },
   });
-  const parts = () => ({ agentModel: model, sandbox, sql: null });
+  const parts = () => ({ agentModel: model, tools });
   const session = async (store: MemoryStore, lanes: TeamLanes | null = null, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
     const events: SessionEvent[] = [];
-    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), sandbox }, {
+    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), tools }, {
       store, lanes, evaluations: opts.evaluations ?? 'alongside', baseline: opts.baseline, emit: (e) => events.push(e),
     });
     return { s, trainer: s.trainer, events };
@@ -49,11 +49,12 @@ describe('RunSession: learning first, measuring alongside', () => {
   beforeAll(async () => {
     await initBackend({ force: 'wasm' });
     model = await tinyTeamModel(2);
-    sandbox = createSandbox();
+    const sandbox = createSandbox();
+    tools = { python: sandbox, javascript: sandbox };
   });
   afterAll(async () => {
     model.model.dispose();
-    await sandbox.dispose();
+    await disposeTools(tools);
   });
 
   it('trains before the baseline is measured; evaluations arrive as running estimates, then as records', async () => {
@@ -125,7 +126,7 @@ describe('RunSession: learning first, measuring alongside', () => {
     const { s } = await session(store, null, { evaluations: 'inline' });
     expect(await s.run()).toBe('done');
     const base = new EngineAgents(model, new Map());
-    const reference = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), { sandbox });
+    const reference = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), tools);
     const records = store.records as { iteration: number; eval?: unknown; perAgent?: unknown }[];
     expect(records.map((r) => [r.iteration, Boolean(r.perAgent), Boolean(r.eval)])).toEqual([[0, false, true], [1, true, false], [2, true, true]]);
     expect(records[0].eval).toEqual(reference);

@@ -19,6 +19,7 @@ import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
+import type { ToolRunners } from '../../../src/core/tools/runners.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'README.md'];
@@ -32,6 +33,7 @@ const stubSandbox: Sandbox = {
   run: async () => ({ ok: true, stdout: '12\n', stderr: '', durationMs: 0 }),
   dispose: async () => {},
 };
+const stubTools: ToolRunners = { python: stubSandbox, javascript: stubSandbox };
 
 describe.skipIf(!shipped)('shipped models', () => {
   const loaded: Record<string, LoadedModel> = {};
@@ -62,7 +64,7 @@ describe.skipIf(!shipped)('shipped models', () => {
 
   it('agent answers on-format in every math role (greedy, held-out problem)', async () => {
     const task = mathHeldOut(1)[0];
-    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0 });
     const roles = traj.actions.map((a) => `${a.agentId}#${a.turn}`);
     expect(roles).toEqual(['solver#1', 'executor#1', 'executor#2', 'verifier#1']);
     for (const a of traj.actions) expect(ROLE_FORMAT[a.agentId](a.text, a.turn), `${a.agentId} turn ${a.turn}: ${JSON.stringify(a.text)}`).toBe(true);
@@ -73,7 +75,7 @@ describe.skipIf(!shipped)('shipped models', () => {
     const sql = createSqlTool();
     try {
       const task = dataHeldOut(['classification'])[0];
-      const [traj] = await runRollouts(DATA_TEAM, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, sql, samplesPerTask: 1, temperature: 0, seed: 0, outcome: dataOutcome });
+      const [traj] = await runRollouts(DATA_TEAM, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: { ...stubTools, sql }, samplesPerTask: 1, temperature: 0, seed: 0, outcome: dataOutcome });
       for (const id of ['data_engineer', 'modeler', 'analyst']) {
         const first = traj.actions.find((a) => a.agentId === id && a.turn === 1);
         expect(first, `${id} acted`).toBeDefined();
@@ -86,7 +88,7 @@ describe.skipIf(!shipped)('shipped models', () => {
 
   it('judge answers in the coach format on a real team trajectory (with the one format-repair retry)', async () => {
     const task = mathHeldOut(2)[0];
-    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), sandbox: stubSandbox, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0 });
     const coach = new ModelCoach(loaded.judge);
     const results = await coach.scoreBatch(MATH_CHAIN.agents.map((a) => agentContext(MATH_CHAIN, traj, a.id)!));
     for (const r of results) expect(r.ok, r.raw).toBe(true);

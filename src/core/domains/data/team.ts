@@ -13,7 +13,7 @@
  *   Analyst        predictions.csv     -> submission.csv (id, prediction), then \boxed{submission.csv}
  * Table questions: table.csv -> answer_rows.csv -> result.csv (one number) -> \boxed{<number>}.
  * Example: const tasks = dataTrainTasks(0, 8);  tasks[0].files -> {'data.csv': ..., 'test.csv': ...}
- *          runRollouts(DATA_TEAM, tasks, {agents, sandbox, sql: createSqlTool(), outcome: dataOutcome, ...})
+ *          runRollouts(DATA_TEAM, tasks, {agents, tools: {sql: createSqlTool(), python: sandbox}, outcome: dataOutcome, ...})
  */
 import { Rng } from '../../tasks/rng.ts';
 import { generateTabularTasks, parseCsv, tabularHeldOut, toCsv, type TabularKind, type TabularSuiteTask, type TabularTask } from '../../tasks/tabular.ts';
