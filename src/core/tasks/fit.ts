@@ -4,11 +4,11 @@
  *
  * For: `fitPredict(train, test, target, model)` -> predictions for the test rows plus training-set
  * figures and a one-paragraph summary the agent reads. Not for: metrics on held-out targets
- * (metrics.ts) or SQL (tools/sql.ts, which calls this).
+ * (metrics.ts) or SQL (tools/sql.ts; tools/sql-statements.ts calls this).
  *
  * How agents use it (the simplest real design: the team already speaks SQL, so fitting is a table
- * function of the SQL tool; sql.ts reads the two tables from DuckDB, calls fitPredict on the host's
- * tfjs, and hands the predictions back to DuckDB as a table):
+ * function of the SQL tool; tools/sql-statements.ts reads the two tables from DuckDB, calls fitPredict
+ * on the host's tfjs, and hands the predictions back to DuckDB as a table):
  *   CREATE TABLE predictions AS
  *     SELECT * FROM fit_predict('train_features', 'test_features', 'churned', 'logistic');
  *   -> columns id, prediction (0/1), probability        (classification)
