@@ -1,14 +1,17 @@
 /**
- * Writing a trained tiny model as a Hugging Face folder: config.json for a Llama of the given size,
- * then every file the loader reads (tokenizer, generation settings) and model.safetensors.
+ * A trained tiny model as a Hugging Face folder: config.json for a Llama of the given size, every file
+ * the loader reads (tokenizer, generation settings) and model.safetensors; written, and read back as
+ * parts to train on.
  *
- * For: the pretraining scripts (scripts/pretrain-relay.ts). Not for: loading (src/core/engine/model/load.ts).
- * Example: await writeModelFolder('models/relay', llamaConfigJson({hidden: 64, layers: 2, ...}), files, weights)
+ * For: the pretraining scripts (scripts/pretrain.ts, scripts/pretrain-relay.ts). Not for: loading a
+ * model to run it (src/core/engine/model/load.ts).
+ * Example: await writeModelFolder('models/relay', { 'config.json': llamaConfigJson({hidden: 64, layers: 2, ...}), ... }, weights);
+ *          const parts = await readModelFolder('models/relay', 2048);   // parts.weights: trainable variables
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { expectedWeights, parseConfig } from '../../src/core/engine/model/config.ts';
-import { encodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
+import { decodeSafetensors, encodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 
 export interface LlamaSize {
   vocabSize: number;
@@ -44,4 +47,22 @@ export async function writeModelFolder(dir: string, files: Record<string, unknow
   const tensors = [];
   for (const [name, shape] of expectedWeights(config)) tensors.push({ name, shape, data: (await weights.get(name)!.data()) as Float32Array });
   await writeFile(`${dir}/model.safetensors`, encodeSafetensors(tensors, { format: 'pt' }));
+}
+
+/** A model's folder contents while it is made: tokenizer and config JSON, and the weights (trained in place). */
+export interface ModelParts {
+  tokJson: Record<string, unknown>;
+  tokConfig: Record<string, unknown>;
+  configJson: Record<string, unknown>;
+  weights: Map<string, tf.Variable>;
+}
+
+/** A model folder read back to train on: its JSON files with the context length set to `maxTokens`, and its weights as trainable variables. */
+export async function readModelFolder(dir: string, maxTokens: number): Promise<ModelParts> {
+  const tokJson: Record<string, unknown> = JSON.parse(await readFile(`${dir}/tokenizer.json`, 'utf8'));
+  const tokConfig: Record<string, unknown> = { ...JSON.parse(await readFile(`${dir}/tokenizer_config.json`, 'utf8')), model_max_length: maxTokens };
+  const configJson: Record<string, unknown> = { ...JSON.parse(await readFile(`${dir}/config.json`, 'utf8')), max_position_embeddings: maxTokens };
+  const { tensors } = await decodeSafetensors(new Uint8Array(await readFile(`${dir}/model.safetensors`)), `${dir}/model.safetensors`);
+  const weights = new Map([...tensors].map(([name, t]) => [name, tf.variable(tf.tensor(t.data, t.shape), true, name)]));
+  return { tokJson, tokConfig, configJson, weights };
 }
