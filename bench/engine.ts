@@ -25,50 +25,14 @@ import { type ModelConfig, expectedWeights, parameterCount, parseConfig } from '
 import { generate } from '../src/core/engine/model/generate.ts';
 import { CausalLM, disposeCache } from '../src/core/engine/model/llama.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
+import { SHAPES, shapeNamed as shapeNamedIn } from '../src/core/engine/model/shapes.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 
-/** HuggingFaceTB/SmolLM2-135M's config.json, minus fields the engine ignores. */
-export const SMOLLM2_135M_CONFIG = {
-  model_type: 'llama',
-  architectures: ['LlamaForCausalLM'],
-  hidden_size: 576,
-  intermediate_size: 1536,
-  num_hidden_layers: 30,
-  num_attention_heads: 9,
-  num_key_value_heads: 3,
-  vocab_size: 49152,
-  rms_norm_eps: 1e-5,
-  rope_theta: 100000,
-  max_position_embeddings: 8192,
-  tie_word_embeddings: true,
-};
-
-/** Qwen/Qwen2.5-0.5B's config.json, minus fields the engine ignores (q/k/v bias: Qwen2). */
-export const QWEN25_05B_CONFIG = {
-  model_type: 'qwen2',
-  architectures: ['Qwen2ForCausalLM'],
-  hidden_size: 896,
-  intermediate_size: 4864,
-  num_hidden_layers: 24,
-  num_attention_heads: 14,
-  num_key_value_heads: 2,
-  vocab_size: 151936,
-  rms_norm_eps: 1e-6,
-  rope_theta: 1000000,
-  max_position_embeddings: 32768,
-  tie_word_embeddings: true,
-};
-
-/** Real shapes the benchmarks can take (`--shape`), by name. */
-export const SHAPES: Record<string, { label: string; config: Record<string, unknown> }> = {
-  'smollm2-135m': { label: 'SmolLM2-135M', config: SMOLLM2_135M_CONFIG },
-  'qwen2.5-0.5b': { label: 'Qwen2.5-0.5B', config: QWEN25_05B_CONFIG },
-};
+export { QWEN25_05B_CONFIG, SHAPES, SMOLLM2_135M_CONFIG } from '../src/core/engine/model/shapes.ts';
 
 /** The shape named by `--shape`, or a clear error listing the known ones. */
 export function shapeNamed(name: string, bench: string): string {
-  if (!(name in SHAPES)) throw new Error(`bench ${bench}: unknown shape "${name}"; use one of ${Object.keys(SHAPES).join(', ')}`);
-  return name;
+  return shapeNamedIn(name, `bench ${bench}`);
 }
 
 const ALL_BACKENDS: BackendName[] = ['wasm', 'cpu', 'webgpu'];

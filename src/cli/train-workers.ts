@@ -43,7 +43,7 @@ function nodePort(w: Worker): LanePort {
 export class TrainWorkers extends TeamLanes {
   /** Starts `count` workers, each with a copy of `model`'s weights (Hugging Face layout). */
   static async start(count: number, model: CausalLM): Promise<TrainWorkers> {
-    const weights = [...model.weights.keys()].map((name) => {
+    const weights = model.hfNames().map((name) => {
       const t = model.hfWeight(name);
       const out = { name, shape: t.shape, values: t.dataSync() as Float32Array };
       t.dispose();

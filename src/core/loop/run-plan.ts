@@ -17,7 +17,8 @@
  *     promptTokens: 256 + 96 + 2 * 96 = 544 (the verifier's prompt), actionTokens: 96, rank: 8, ...}
  */
 import type { ModelConfig } from '../engine/model/config.ts';
-import { fitsLimits, planMemory, type DeviceLimits, type FitVerdict, type MemoryPlan, type PlanProjection, type RunSettings } from '../engine/model/memory-plan.ts';
+import { fitsLimits, planMemory, type BufferSize, type DeviceLimits, type FitVerdict, type MemoryPlan, type PlanProjection, type RunSettings } from '../engine/model/memory-plan.ts';
+import { blockRows, rowsPerBlock } from '../engine/model/vocab-table.ts';
 import type { TextTokenizer } from '../engine/tokenizer/tokenizer.ts';
 import type { TrainConfig } from './config.ts';
 import { domainOf } from '../domains/index.ts';
@@ -93,6 +94,13 @@ export interface RunPlanSummary {
 
 const mib = (b: number) => (b / 2 ** 20 < 10 ? (b / 2 ** 20).toFixed(1) : (b / 2 ** 20).toFixed(0));
 
+/** ", held in 5 row blocks" when the loader splits a vocabulary table to fit the limits (vocab-table.ts). */
+function blocksNote(b: BufferSize, limits: DeviceLimits): string {
+  const limit = Math.min(limits.maxStorageBufferBindingSize ?? Infinity, limits.maxBufferSize ?? Infinity);
+  if (!b.splitByRows || b.bytes <= limit) return '';
+  return `, held in ${blockRows(b.shape[0], rowsPerBlock(b.shape[1], limit)).length} row blocks`;
+}
+
 /** Plans the run, checks it against the limits, and summarises both. */
 export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend, limits: DeviceLimits, base = PROMPT_BASE): RunPlanSummary & { plan: MemoryPlan; verdict: FitVerdict } {
   const plan = planMemory(model, runSettings(model, c, backend, base));
@@ -104,7 +112,7 @@ export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend
     largest: { what: l.what, shape: l.shape, bytes: l.bytes },
     fits: verdict.fits, problems: verdict.problems,
     line: `peak up to ${mib(plan.peak)} MiB (update ${mib(plan.updatePeak)}, rollout ${mib(plan.rolloutPeak)}; weights ${mib(plan.weights)}); ` +
-      `largest buffer ${mib(l.bytes)} MiB (${l.what} [${l.shape.join(', ')}])`,
+      `largest buffer ${mib(l.bytes)} MiB (${l.what} [${l.shape.join(', ')}]${blocksNote(l, limits)})`,
   };
 }
 

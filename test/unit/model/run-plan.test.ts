@@ -8,6 +8,7 @@ import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { planMemory } from '../../../src/core/engine/model/memory-plan.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
+import { shapeConfig } from '../../../src/core/engine/model/shapes.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
 
 // SmolLM2-135M's widths with 2 layers (vocab 49152, hidden 576, 9 heads, 3 KV heads, tied).
@@ -53,6 +54,9 @@ describe('run plan', () => {
     expect(p.fits).toBe(false);
     expect(p.problems.join('\n')).toMatch(/prefill attention scores \[16, 9, 544, 544\] is 163 MiB, over the 64 MiB storage binding limit.*split/);
     expect(p.problems.join('\n')).not.toMatch(/49152/);
+    // Qwen2.5-0.5B's 519 MiB embedding under WebGPU's default limits: 5 row blocks, said in the plan's line.
+    const qwen = planRun(shapeConfig('qwen2.5-0.5b', 2), c, 'webgpu', deviceLimits('webgpu', { maxStorageBufferBindingSize: 128 << 20, maxBufferSize: 256 << 20 }));
+    expect(qwen.line).toMatch(/largest buffer 519 MiB \(embedding \(tied output projection\) \[151936, 896\], held in 5 row blocks\)/);
     expect(p.line).toMatch(/^peak up to \d+ MiB \(update \d+, rollout \d+; weights \d+\); largest buffer \d+ MiB \(/);
     const roomy = planRun(smol, c, 'webgpu', deviceLimits('webgpu', { maxStorageBufferBindingSize: 1 << 30, maxBufferSize: 1 << 30 }));
     expect(roomy).toMatchObject({ fits: true, problems: [] });
