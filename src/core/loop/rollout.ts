@@ -20,7 +20,7 @@ import { formatObservation } from '../tools/sandbox.ts';
 import { Workspace, type WorkspaceEntry } from '../tools/workspace.ts';
 import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
 import type { AgentBackend, GenerationResult } from './agents.ts';
-import { placeVars, renderTemplate, type WorkflowSpec } from './workflow.ts';
+import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
 export interface RolloutTask {
   id: string;
@@ -96,89 +96,148 @@ export function extractFinalAnswer(text: string): string | null {
   return m ? m[1] : null;
 }
 
+/**
+ * samplesPerTask trajectories per task, worked on by the workflow's agents in order (runAgent: one
+ * batched stage per agent turn), then settled: answer, correctness, files and the outcome hook's verdict.
+ */
 export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], opts: RolloutOptions): Promise<Trajectory[]> {
-  const backendFor = (id: string): AgentBackend => {
-    const b = opts.agents instanceof Map ? opts.agents.get(id) : opts.agents;
-    if (!b) throw new Error(`runRollouts: no backend for agent "${id}"`);
-    return b;
-  };
-  const trajs: Trajectory[] = tasks.flatMap((task) =>
-    Array.from({ length: opts.samplesPerTask }, (_, sample) => ({ task, sample, actions: [], finalAnswer: null, correct: false })),
-  );
-  const outputs = trajs.map(() => new Map<string, string>()); // agent id -> final text
-  const lastTool = trajs.map(() => new Map<string, string>()); // agent id -> last observation
-  const workspaces = trajs.map((t) => {
-    const ws = new Workspace();
-    for (const [path, text] of Object.entries(t.task.files ?? {})) ws.write(path, text, 'task');
-    return ws;
-  });
-  let stageSeed = opts.seed * 7919;
-
-  for (const [index, agent] of workflow.agents.entries()) {
-    const place = placeVars(workflow, index);
-    const vars = (r: number) => {
-      const v: Record<string, string | number> = { ...place, problem: trajs[r].task.problem, part: trajs[r].task.parts?.[index] ?? '(none)' };
-      for (const a of workflow.agents) {
-        v[`output:${a.id}`] = outputs[r].get(a.id) ?? '(none)';
-        v[`tool:${a.id}`] = lastTool[r].get(a.id) ?? '(none)';
-      }
-      return v;
-    };
-    const conversations: ChatMessage[][] = trajs.map((_, r) => [
-      { role: 'system', content: renderTemplate(agent.system, vars(r)) },
-      { role: 'user', content: renderTemplate(agent.user, vars(r)) },
-    ]);
-    const texts: string[][] = trajs.map(() => []);
-    let active = trajs.map((_, r) => r);
-    for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {
-      const results = await backendFor(agent.id).generate(
-        agent.id,
-        active.map((r) => ({ messages: conversations[r], maxTokens: agent.maxTokens, temperature: opts.temperature })),
-        stageSeed++,
-      );
-      const next: number[] = [];
-      for (const [j, r] of active.entries()) {
-        const res = results[j];
-        const action: Action = { ...res, agentId: agent.id, role: agent.role, turn, messages: conversations[r], codeBlocks: 0 };
-        texts[r].push(res.text);
-        const blocks = agent.tools.length ? extractCodeBlocks(res.text, agent.tools).filter((b) => opts.tools[b.language]) : [];
-        if (blocks.length) {
-          const observations: string[] = [];
-          for (const b of blocks) {
-            const run = await opts.tools[b.language]!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: workspaces[r], owner: agent.id });
-            observations.push(formatObservation(run));
-          }
-          action.observation = observations.join('\n');
-          action.codeBlocks = blocks.length;
-          lastTool[r].set(agent.id, action.observation);
-          if (turn < agent.turns && agent.followUp) {
-            conversations[r] = [...conversations[r], { role: 'assistant', content: res.text },
-              { role: 'user', content: renderTemplate(agent.followUp, { ...vars(r), observation: action.observation }) }];
-            next.push(r);
-          }
-        }
-        trajs[r].actions.push(action);
-      }
-      active = next;
-      opts.onStage?.({ agentId: agent.id, turn, rows: results.length });
-    }
-    trajs.forEach((_, r) => outputs[r].set(agent.id, texts[r].join('\n')));
-  }
-
+  const rows = tasks.flatMap((task) => Array.from({ length: opts.samplesPerTask }, (_, sample) => newRow(task, sample)));
+  let seed = opts.seed * 7919;
+  for (const [index, agent] of workflow.agents.entries()) seed = await runAgent({ workflow, index, agent, place: placeVars(workflow, index), opts }, rows, seed);
   const finalId = workflow.agents.find((a) => a.final)!.id;
-  for (const [r, t] of trajs.entries()) {
-    t.finalAnswer = extractFinalAnswer(outputs[r].get(finalId) ?? '');
-    t.correct = t.finalAnswer !== null && answersEqual(t.finalAnswer, t.task.answer);
-    if (workspaces[r].list().length) t.files = workspaces[r].list();
-    if (opts.outcome) {
-      const o = opts.outcome(t, workspaces[r]);
-      t.correct = o.correct;
-      if (o.finalAnswer !== undefined) t.finalAnswer = o.finalAnswer;
-      if (o.metrics) t.metrics = o.metrics;
-      if (o.report) t.report = o.report;
+  for (const row of rows) settle(row, finalId, opts.outcome);
+  return rows.map((row) => row.trajectory);
+}
+
+/** One trajectory while the team works on it: its record, its workspace, and what each agent has left for the next ones. */
+interface Row {
+  trajectory: Trajectory;
+  workspace: Workspace;
+  /** Agent id -> its final text (its turns' texts joined), read by later prompts as {{output:id}}. */
+  outputs: Map<string, string>;
+  /** Agent id -> its last tool observation, read as {{tool:id}}. */
+  lastTool: Map<string, string>;
+}
+
+/** A row for sample `sample` of `task`: an empty record, and a workspace holding the task's files (owned by "task"). */
+function newRow(task: RolloutTask, sample: number): Row {
+  const workspace = new Workspace();
+  for (const [path, text] of Object.entries(task.files ?? {})) workspace.write(path, text, 'task');
+  return { trajectory: { task, sample, actions: [], finalAnswer: null, correct: false }, workspace, outputs: new Map(), lastTool: new Map() };
+}
+
+/** One agent's stage: the agent, its place in the team and the rollout's options. */
+interface Stage {
+  workflow: WorkflowSpec;
+  index: number;
+  agent: AgentSpec;
+  place: Record<string, string | number>;
+  opts: RolloutOptions;
+}
+
+/** The agent's turn state on one row: the conversation it sees next and the texts it has written. */
+interface Turns {
+  row: Row;
+  messages: ChatMessage[];
+  texts: string[];
+}
+
+/**
+ * The agent's turns on every row, batched: turn 1 on all rows in one generation, then further turns
+ * (up to agent.turns, with agent.followUp) only on the rows whose last turn ran code. Each generation
+ * takes the next seed; returns the seed after the last one.
+ */
+async function runAgent(stage: Stage, rows: Row[], seed: number): Promise<number> {
+  const { agent, opts } = stage;
+  const all: Turns[] = rows.map((row) => ({
+    row,
+    messages: [{ role: 'system', content: renderTemplate(agent.system, promptVars(stage, row)) }, { role: 'user', content: renderTemplate(agent.user, promptVars(stage, row)) }],
+    texts: [],
+  }));
+  let active = all;
+  for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {
+    const results = await backendFor(opts.agents, agent.id).generate(
+      agent.id,
+      active.map((t) => ({ messages: t.messages, maxTokens: agent.maxTokens, temperature: opts.temperature })),
+      seed++,
+    );
+    const next: Turns[] = [];
+    for (const [j, t] of active.entries()) if (await takeTurn(stage, t, results[j], turn)) next.push(t);
+    active = next;
+    opts.onStage?.({ agentId: agent.id, turn, rows: results.length });
+  }
+  for (const t of all) t.row.outputs.set(agent.id, t.texts.join('\n'));
+  return seed;
+}
+
+/**
+ * Records one generated turn as an action, runs its code blocks on the row's workspace, and when it ran
+ * code and the agent has a follow-up turn, appends the reply and the follow-up (with the observation) to
+ * the conversation. True when the agent takes another turn on this row.
+ */
+async function takeTurn(stage: Stage, t: Turns, res: GenerationResult, turn: number): Promise<boolean> {
+  const { agent } = stage;
+  const action: Action = { ...res, agentId: agent.id, role: agent.role, turn, messages: t.messages, codeBlocks: 0 };
+  t.texts.push(res.text);
+  const ran = await runCode(stage, t.row, res.text);
+  let again = false;
+  if (ran) {
+    action.observation = ran.observation;
+    action.codeBlocks = ran.blocks;
+    t.row.lastTool.set(agent.id, ran.observation);
+    if (turn < agent.turns && agent.followUp) {
+      t.messages = [...t.messages, { role: 'assistant', content: res.text },
+        { role: 'user', content: renderTemplate(agent.followUp, { ...promptVars(stage, t.row), observation: ran.observation }) }];
+      again = true;
     }
   }
-  return trajs;
+  t.row.trajectory.actions.push(action);
+  return again;
+}
+
+/** Runs the text's code blocks in a language the agent may use and opts.tools has a runner for, one after another; undefined when there are none. */
+async function runCode(stage: Stage, row: Row, text: string): Promise<{ observation: string; blocks: number } | undefined> {
+  const { agent, opts } = stage;
+  const blocks = agent.tools.length ? extractCodeBlocks(text, agent.tools).filter((b) => opts.tools[b.language]) : [];
+  if (!blocks.length) return undefined;
+  const observations: string[] = [];
+  for (const b of blocks) {
+    const run = await opts.tools[b.language]!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: row.workspace, owner: agent.id });
+    observations.push(formatObservation(run));
+  }
+  return { observation: observations.join('\n'), blocks: blocks.length };
+}
+
+/** The template variables of the stage's prompts on a row: its place in the team, the task, and every agent's output and last tool observation so far ('(none)' where there is none). */
+function promptVars(stage: Stage, row: Row): Record<string, string | number> {
+  const { task } = row.trajectory;
+  const v: Record<string, string | number> = { ...stage.place, problem: task.problem, part: task.parts?.[stage.index] ?? '(none)' };
+  for (const a of stage.workflow.agents) {
+    v[`output:${a.id}`] = row.outputs.get(a.id) ?? '(none)';
+    v[`tool:${a.id}`] = row.lastTool.get(a.id) ?? '(none)';
+  }
+  return v;
+}
+
+function backendFor(agents: RolloutOptions['agents'], id: string): AgentBackend {
+  const b = agents instanceof Map ? agents.get(id) : agents;
+  if (!b) throw new Error(`runRollouts: no backend for agent "${id}"`);
+  return b;
+}
+
+/** Settles the finished row: the final agent's answer and whether it is right, the workspace's files, and the outcome hook's verdict where there is one. */
+function settle(row: Row, finalId: string, outcome: RolloutOptions['outcome']): void {
+  const t = row.trajectory;
+  t.finalAnswer = extractFinalAnswer(row.outputs.get(finalId) ?? '');
+  t.correct = t.finalAnswer !== null && answersEqual(t.finalAnswer, t.task.answer);
+  if (row.workspace.list().length) t.files = row.workspace.list();
+  if (outcome) {
+    const o = outcome(t, row.workspace);
+    t.correct = o.correct;
+    if (o.finalAnswer !== undefined) t.finalAnswer = o.finalAnswer;
+    if (o.metrics) t.metrics = o.metrics;
+    if (o.report) t.report = o.report;
+  }
 }
 
 /**
