@@ -133,9 +133,4 @@ export class RowBlocks {
       return parts.length === 1 ? parts[0] : tf.concat(parts, 1) as tf.Tensor2D;
     });
   }
-
-  /** The largest block's bytes (what one binding must hold). */
-  largestBlockBytes(): number {
-    return Math.max(...this.blocks.map((b) => b.size * F32));
-  }
 }
