@@ -63,6 +63,23 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     await screenshot(page, 'start-mid-run');
   }, 320_000);
 
+  it('while training, the page redraws only when its numbers change, not at the frame rate', async () => {
+    // Every layout pass is main-thread CPU that the model's workers need on a CPU-only machine. An
+    // animated bar (a CSS transition or an endless animation) re-lays the page out ~60 times a second
+    // (measured: 1,172 frames in 20 s, 35 % of a core); the bars change at most every 250 ms.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const layouts = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'LayoutCount')!.value;
+    expect((await readState(page)).state).toBe('running');
+    const before = await layouts();
+    const t0 = Date.now();
+    await page.waitForTimeout(5000);
+    const perSecond = ((await layouts()) - before) / ((Date.now() - t0) / 1000);
+    console.log(`[e2e] layouts while training: ${perSecond.toFixed(1)} a second`);
+    expect(perSecond).toBeLessThan(12);
+    await cdp.detach();
+  }, 30_000);
+
   it('Pause stops promptly and leaves no stale progress bar', async () => {
     await page.getByTestId('btn-pause').click();
     const t0 = Date.now();
