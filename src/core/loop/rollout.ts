@@ -149,11 +149,10 @@ interface Turns {
  */
 async function runAgent(stage: Stage, rows: Row[], seed: number): Promise<number> {
   const { agent, opts } = stage;
-  const all: Turns[] = rows.map((row) => ({
-    row,
-    messages: [{ role: 'system', content: renderTemplate(agent.system, promptVars(stage, row)) }, { role: 'user', content: renderTemplate(agent.user, promptVars(stage, row)) }],
-    texts: [],
-  }));
+  const all: Turns[] = rows.map((row) => {
+    const vars = promptVars(stage, row);
+    return { row, messages: [{ role: 'system', content: renderTemplate(agent.system, vars) }, { role: 'user', content: renderTemplate(agent.user, vars) }], texts: [] };
+  });
   let active = all;
   for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {
     const results = await backendFor(opts.agents, agent.id).generate(
