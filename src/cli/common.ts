@@ -48,7 +48,7 @@ export async function startBackend(name: string | undefined): Promise<void> {
 /** How many threads a run uses: --threads, else every core on wasm, else 1 (webgpu, cpu). Call after startBackend. */
 export function threadCount(flag: string | undefined, backend = currentBackend()?.name ?? 'cpu', cores = availableParallelism()): number {
   if (flag !== undefined) {
-    const n = Number(flag);
+    const n = /^\d+$/.test(flag) ? Number(flag) : NaN;
     if (!Number.isInteger(n) || n < 1) throw new CliError(`--threads must be a whole number of 1 or more, got "${flag}"`);
     if (n > 1 && backend !== 'wasm') throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
     return n;
@@ -88,11 +88,29 @@ export function parseIdList(text: string, flag: string): number[] {
   });
 }
 
-export function parseNumber(value: string | undefined, flag: string, fallback: number): number {
+/**
+ * A number flag, finite and within [min, max]; `fallback` when the flag is absent.
+ * Example: parseNumber('-1', '--temperature', 1, {min: 0}) -> CliError '--temperature must be a number of at least 0, got "-1"'
+ */
+export function parseNumber(value: string | undefined, flag: string, fallback: number, range: { min?: number; max?: number } = {}): number {
   if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new CliError(`${flag} must be a number, got "${value}"`);
+  const n = value.trim() === '' ? NaN : Number(value);
+  const { min = -Infinity, max = Infinity } = range;
+  if (!Number.isFinite(n) || n < min || n > max) throw new CliError(`${flag} must be a number${rangeWords(min, max)}, got "${value}"`);
   return n;
+}
+
+/** A whole-number flag of at least `min` (and at most `max`). Example: parseIntFlag('2.5', '--max-tokens', 1) -> CliError. */
+export function parseIntFlag(value: string, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^[+-]?\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new CliError(`${flag} must be a whole number${rangeWords(min, max)}, got "${value}"`);
+  return n;
+}
+
+function rangeWords(min: number, max: number): string {
+  if (Number.isFinite(min) && max < Number.MAX_SAFE_INTEGER && Number.isFinite(max)) return ` in ${min}..${max}`;
+  if (Number.isFinite(min)) return ` of at least ${min}`;
+  return Number.isFinite(max) && max < Number.MAX_SAFE_INTEGER ? ` of at most ${max}` : '';
 }
 
 /** A PEFT adapter folder (--adapter DIR) for the loaded model, or null when not given. */

@@ -19,7 +19,7 @@ import { evaluateTeam } from '../core/loop/train.ts';
 import { folderSource } from '../core/engine/model/sources.ts';
 import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { flattenAdapter } from '../core/rl/lanes.ts';
-import { BACKEND_OPTION, CliError, parseOptions, startBackend, threadCount } from './common.ts';
+import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
 import { TrainWorkers } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
@@ -30,17 +30,12 @@ const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [-
 export async function evalCommand(argv: string[]): Promise<void> {
   const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, threads: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
   const heldOut = await readDataset(o.dataset, '--dataset');
-  const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : Number(o.tasks) });
+  const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : parseIntFlag(o.tasks, '--tasks', 1, 200) });
+  const found = o.adapters ? adapterFolders(o.adapters, config.workflow.agents.map((a) => a.id)) : new Map<string, string | null>();
   await startBackend(o.backend);
   const parts = await setUpRun(config, false);
   const adapters = new Map<string, LoraAdapter | null>();
-  if (o.adapters) {
-    if (!existsSync(o.adapters)) throw new CliError(`--adapters: "${o.adapters}" does not exist`);
-    for (const a of config.workflow.agents) {
-      const dir = path.join(o.adapters, a.id);
-      adapters.set(a.id, existsSync(path.join(dir, 'adapter_config.json')) ? await importPeft(folderSource(dir), parts.agentModel.config, a.id) : null);
-    }
-  }
+  for (const [id, dir] of found) adapters.set(id, dir ? await importPeft(folderSource(dir), parts.agentModel.config, id) : null);
   const engine = new EngineAgents(parts.agentModel, adapters);
   let lines = '';
   const keep = o.trajectories ? (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => { lines += trajectoryLines(0, trajs, { eval: mode }); } : undefined;
@@ -66,4 +61,21 @@ export async function evalCommand(argv: string[]): Promise<void> {
     adapters: Object.fromEntries(config.workflow.agents.map((a) => [a.id, adapters.get(a.id) ? path.join(o.adapters!, a.id) : null])),
   }) + '\n');
   await disposeTools(parts.tools);
+}
+
+/**
+ * Each agent's PEFT folder under DIR (DIR/<agent>/adapter_config.json), or null where it has none;
+ * a DIR that holds none at all is refused, since evaluating the base model under an adapters flag
+ * would answer a question nobody asked.
+ */
+function adapterFolders(dir: string, agents: string[]): Map<string, string | null> {
+  if (!existsSync(dir)) throw new CliError(`--adapters: "${dir}" does not exist`);
+  const found = new Map(agents.map((id) => [id, existsSync(path.join(dir, id, 'adapter_config.json')) ? path.join(dir, id) : null]));
+  const missing = agents.filter((id) => !found.get(id));
+  if (missing.length === agents.length) {
+    const hint = existsSync(path.join(dir, 'adapters')) ? `; did you mean ${path.join(dir, 'adapters')}?` : ' (mappa train writes them under <out>/adapters)';
+    throw new CliError(`--adapters: "${dir}" holds no adapter for any agent of this team (expected ${agents.map((id) => `${id}/adapter_config.json`).join(', ')})${hint}`);
+  }
+  if (missing.length) process.stderr.write(`--adapters: no adapter for ${missing.join(', ')} in "${dir}"; ${missing.length > 1 ? 'they use' : 'it uses'} the base model\n`);
+  return found;
 }

@@ -7,7 +7,7 @@
 import { generate } from '../core/engine/model/generate.ts';
 import { stopTokenIds } from '../core/engine/model/load.ts';
 import { createStreamDecoder } from '../core/engine/tokenizer/tokenizer.ts';
-import { BACKEND_OPTION, CliError, openAdapter, openModel, parseNumber, parseOptions, startBackend } from './common.ts';
+import { BACKEND_OPTION, CliError, openAdapter, openModel, parseIntFlag, parseNumber, parseOptions, startBackend } from './common.ts';
 
 const USAGE = `usage: mappa generate --model DIR --prompt TEXT [--chat] [--system TEXT] [--max-tokens N]
        [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR]... [--adapter DIR]
@@ -22,6 +22,14 @@ export async function generateCommand(argv: string[]): Promise<void> {
     adapter: { type: 'string' }, ...BACKEND_OPTION,
   }, USAGE);
   if (o.prompt === undefined) throw new CliError(`--prompt is required\n\n${USAGE}`);
+  // Every flag is checked before the backend starts or the model loads; unset ones fall back to the model's generation_config.json.
+  const flags = {
+    maxNewTokens: o['max-tokens'] === undefined ? undefined : parseIntFlag(o['max-tokens'], '--max-tokens', 1, 1 << 20),
+    temperature: o.temperature === undefined ? undefined : parseNumber(o.temperature, '--temperature', 1, { min: 0 }),
+    topK: o['top-k'] === undefined ? undefined : parseIntFlag(o['top-k'], '--top-k', 0),
+    topP: o['top-p'] === undefined ? undefined : parseNumber(o['top-p'], '--top-p', 1, { min: Number.MIN_VALUE, max: 1 }),
+    seed: o.seed === undefined ? 0 : parseIntFlag(o.seed, '--seed', 0),
+  };
   await startBackend(o.backend);
   const loaded = await openModel(o.model, { tokenizer: 'required' });
   const tok = loaded.tokenizer!;
@@ -31,11 +39,11 @@ export async function generateCommand(argv: string[]): Promise<void> {
   const stream = createStreamDecoder(tok, { skipSpecialTokens: true });
   const g = loaded.generation;
   await generate(loaded.model, [prompt], {
-    maxNewTokens: parseNumber(o['max-tokens'], '--max-tokens', g.maxNewTokens ?? 256),
-    temperature: parseNumber(o.temperature, '--temperature', g.temperature ?? 1),
-    topK: parseNumber(o['top-k'], '--top-k', g.topK ?? 0),
-    topP: parseNumber(o['top-p'], '--top-p', g.topP ?? 1),
-    seed: parseNumber(o.seed, '--seed', 0),
+    maxNewTokens: flags.maxNewTokens ?? g.maxNewTokens ?? 256,
+    temperature: flags.temperature ?? g.temperature ?? 1,
+    topK: flags.topK ?? g.topK ?? 0,
+    topP: flags.topP ?? g.topP ?? 1,
+    seed: flags.seed,
     adapter,
     eosTokenIds: stopTokenIds(loaded),
     stopStrings: o.stop,

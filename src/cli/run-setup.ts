@@ -22,7 +22,8 @@ export async function readDataset(file: string | undefined, flag: string): Promi
   try {
     parsed = await loadJsonlDatasetFile(file);
   } catch (e) {
-    throw new CliError(`${flag}: cannot read "${file}" (${(e as Error).message})`);
+    const message = (e as Error).message;
+    throw new CliError(message.includes('is not a text file') ? `${flag}: ${message}` : `${flag}: cannot read "${file}" (${message})`);
   }
   if (parsed.errors.length) process.stderr.write(formatDatasetErrors(parsed.errors, file) + '\n');
   if (parsed.tasks.length === 0) throw new CliError(`${flag}: "${file}" holds no usable problem/answer lines`);

@@ -6,7 +6,7 @@
  *          expect(resumed.metrics.map(stable)).toEqual(full.metrics.map(stable));
  */
 import { RuleCoach, cachedCoach } from '../../src/core/coach/coach.ts';
-import type { CheckpointFiles, RunStore } from '../../src/core/loop/checkpoint.ts';
+import { cutJsonl, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../src/core/loop/checkpoint.ts';
 import type { IterationMetrics } from '../../src/core/loop/train.ts';
 
 export class MemoryStore implements RunStore {
@@ -18,7 +18,12 @@ export class MemoryStore implements RunStore {
   async load() { return this.files; }
   async appendMetrics(r: unknown) { this.records.push(JSON.parse(JSON.stringify(r))); }
   async metrics<T>() { return this.records.slice() as T[]; }
-  async truncateMetrics(n: number) { this.records = this.records.filter((r) => (r as { iteration: number }).iteration <= n); }
+  async cutBack(n: number) {
+    this.records = this.records.filter((r) => (r as { iteration: number }).iteration <= n);
+    const t = this.texts.get(TRAJECTORIES);
+    if (typeof t === 'string') this.texts.set(TRAJECTORIES, cutJsonl(t, n).text);
+    return [];
+  }
   async writeFile(name: string, data: Uint8Array | string) { this.texts.set(name, data); }
   async readFile(name: string) { return this.texts.get(name) ?? null; }
   async appendText(name: string, text: string) { this.texts.set(name, String(this.texts.get(name) ?? '') + text); }

@@ -22,6 +22,9 @@ import type { CurriculumState } from './curriculum.ts';
 
 export type CheckpointFiles = Record<string, Uint8Array>;
 
+/** The run's trajectory log in its store: one JSON line per trajectory (rollout.ts trajectoryLines). */
+export const TRAJECTORIES = 'trajectories.jsonl';
+
 export interface CheckpointStore {
   /** Replace the checkpoint atomically: after a crash, either the old or the new one is there whole. */
   save(files: CheckpointFiles): Promise<void>;
@@ -43,8 +46,12 @@ export interface RunStore extends CheckpointStore {
   appendText(name: string, text: string): Promise<void>;
   /** Every metrics record, oldest first. */
   metrics<T>(): Promise<T[]>;
-  /** Keep only the records of iterations up to `iteration` (after a resume, later ones were lost work). */
-  truncateMetrics(iteration: number): Promise<void>;
+  /**
+   * On opening a run: keep only the metrics and trajectory records of iterations up to `iteration`
+   * (the checkpoint's; later ones were lost work), drop a torn last line, and remove what a failed
+   * checkpoint write left behind. Returns what it dropped, in words, for a warning.
+   */
+  cutBack(iteration: number): Promise<string[]>;
   /** Delete the run: checkpoint, records and files. */
   clear(): Promise<void>;
 }
@@ -101,4 +108,43 @@ export async function decodeCheckpoint(files: CheckpointFiles, modelConfig: Mode
     agents.set(id, { adapter, optimizer });
   }
   return { loop, agents };
+}
+
+/** What `cutJsonl` kept and dropped. */
+export interface CutLines {
+  text: string;
+  /** Whole records of later iterations. */
+  later: number;
+  /** Lines that are not JSON (a record torn by a crash or a full disk). */
+  torn: number;
+}
+
+/**
+ * A JSONL log cut back to the records of iterations up to `iteration`; a line that does not parse
+ * (a record torn by a crash or a full disk) is dropped and counted.
+ * Example: cutJsonl('{"iteration":1}\n{"iteration":2}\n{"itera', 1) -> {text: '{"iteration":1}\n', later: 1, torn: 1}
+ */
+export function cutJsonl(text: string, iteration: number): CutLines {
+  const out: string[] = [];
+  let later = 0;
+  let torn = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let record: { iteration?: unknown };
+    try {
+      record = JSON.parse(line) as { iteration?: unknown };
+    } catch {
+      torn++;
+      continue;
+    }
+    if (typeof record?.iteration === 'number' && record.iteration > iteration) later++;
+    else out.push(line + '\n');
+  }
+  return { text: out.join(''), later, torn };
+}
+
+/** The warning for a cut log, or null when nothing was dropped. */
+export function describeCut(name: string, cut: CutLines, iteration: number): string | null {
+  const parts = [cut.later ? `${cut.later} record${cut.later > 1 ? 's' : ''} after the checkpoint's iteration ${iteration}` : '', cut.torn ? `${cut.torn} torn line${cut.torn > 1 ? 's' : ''}` : ''].filter(Boolean);
+  return parts.length ? `${name}: dropped ${parts.join(' and ')}` : null;
 }

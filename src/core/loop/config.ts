@@ -12,6 +12,9 @@ import type { Miscalibration } from '../coach/coach.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { MATH_CHAIN, validateWorkflow, type WorkflowSpec } from './workflow.ts';
+import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
+
+export { ConfigFileError } from './config-fields.ts';
 
 export interface CoachSettings {
   /** 'model': a judge model in the engine; 'rule': the rule-based verifier. */
@@ -75,13 +78,6 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   toolTimeoutMs: 2000,
 };
 
-export class ConfigFileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigFileError';
-  }
-}
-
 type Json = Record<string, unknown>;
 
 /** Merge `patch` into `base`, refusing unknown keys and type changes; `path` names the position. */
@@ -101,12 +97,12 @@ function merge<T>(base: T, patch: unknown, path: string): T {
     }
     return out as T;
   }
-  if (typeof patch !== typeof base) throw new ConfigFileError(`${path}: expected a ${typeof base}, got ${JSON.stringify(patch)}`);
+  const label = fieldLabel(path);
+  const named = label === path ? path : `${path} (${label})`;
+  if (typeof patch !== typeof base) throw new ConfigFileError(`${named}: expected a ${typeof base}, got ${JSON.stringify(patch)}`, path, label);
+  // NaN and Infinity are numbers too: a flag like --seed abc arrives as NaN and is refused here, by name.
+  if (typeof patch === 'number' && !Number.isFinite(patch)) throw new ConfigFileError(`${named}: expected a finite number, got ${patch}`, path, label);
   return patch as T;
-}
-
-function check(ok: boolean, message: string): void {
-  if (!ok) throw new ConfigFileError(message);
 }
 
 /** A complete, validated config from a partial one (a parsed configs/*.json). */
@@ -119,22 +115,8 @@ export function resolveTrainConfig(partial: unknown = {}): TrainConfig {
   try {
     validateWorkflow(c.workflow);
   } catch (e) {
-    throw new ConfigFileError(`workflow: ${(e as Error).message}`);
+    throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');
   }
-  const positiveInt = (v: number, k: string) => check(Number.isInteger(v) && v > 0, `${k}: must be a positive integer, got ${v}`);
-  positiveInt(c.iterations, 'iterations');
-  positiveInt(c.promptsPerIteration, 'promptsPerIteration');
-  positiveInt(c.samplesPerPrompt, 'samplesPerPrompt');
-  positiveInt(c.evalEvery, 'evalEvery');
-  positiveInt(c.checkpointEvery, 'checkpointEvery');
-  check(Number.isInteger(c.evalTasks) && c.evalTasks >= 1 && c.evalTasks <= 200, `evalTasks: must be 1..200 (the held-out set has 200), got ${c.evalTasks}`);
-  check(c.lr > 0 && c.lr < 1, `lr: must be in (0, 1), got ${c.lr}`);
-  check(c.temperature > 0, `temperature: must be positive for training rollouts, got ${c.temperature}`);
-  check(['process', 'outcome', 'mixed'].includes(c.rewards.mode), `rewards.mode: must be process, outcome or mixed, got "${c.rewards.mode}"`);
-  check(c.rewards.processWeight >= 0 && c.rewards.processWeight <= 1, `rewards.processWeight: must be in [0, 1], got ${c.rewards.processWeight}`);
-  check(['batch', 'agent', 'group'].includes(c.update.whitening), `update.whitening: must be batch, agent or group, got "${c.update.whitening}"`);
-  check(c.update.klCoef >= 0, `update.klCoef: must be >= 0, got ${c.update.klCoef}`);
-  check(['model', 'rule'].includes(c.coach.kind), `coach.kind: must be model or rule, got "${c.coach.kind}"`);
-  check(Number.isInteger(c.curriculum.startLevel) && c.curriculum.startLevel >= 0 && c.curriculum.startLevel <= 5, `curriculum.startLevel: must be 1..5, or 0 for all levels mixed, got ${c.curriculum.startLevel}`);
+  checkFields(c);
   return c;
 }

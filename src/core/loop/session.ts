@@ -25,7 +25,7 @@
  *          const peft = await s.adapterFiles();      // { solver: { 'adapter_config.json': …, … }, … }
  */
 import { exportPeft } from '../engine/lora/peft.ts';
-import type { RunStore } from './checkpoint.ts';
+import { TRAJECTORIES, type RunStore } from './checkpoint.ts';
 import type { TrainConfig } from './config.ts';
 import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import type { TeamLanes } from './remote-rollouts.ts';
@@ -77,8 +77,23 @@ export class RunSession {
     trainer.on((e) => {
       if (e.type === 'checkpoint') this.lastCheckpoint = e.iteration;
       // Every trajectory is kept, one JSON line each (the CLI's trajectories.jsonl, the page's export).
-      if (e.type === 'trajectories') void opts.store?.appendText(TRAJECTORIES, trajectoryLines(e.iteration, e.trajectories)).catch((err: Error) => opts.emit({ type: 'warning', message: `trajectories of iteration ${e.iteration} not saved: ${err.message}` }));
+      // The writes are chained in order; one that fails fails the run at the end of its step (flushed()).
+      if (e.type === 'trajectories' && opts.store) {
+        const lines = trajectoryLines(e.iteration, e.trajectories);
+        this.writes = this.writes.then(() => this.writeError ? undefined : opts.store!.appendText(TRAJECTORIES, lines)).catch((err: Error) => {
+          this.writeError ??= err;
+        });
+      }
     });
+  }
+
+  private writes: Promise<void> = Promise.resolve();
+  private writeError: Error | null = null;
+
+  /** Waits for the trajectory writes so far; rethrows the first that failed (a full disk ends the run, never silently). */
+  async flushed(): Promise<void> {
+    await this.writes;
+    if (this.writeError) throw this.writeError;
   }
 
   /**
@@ -96,7 +111,7 @@ export class RunSession {
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
     let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
     if (store) {
-      await store.truncateMetrics(trainer.iteration);
+      for (const message of await store.cutBack(trainer.iteration)) opts.emit({ type: 'warning', message });
       records = await store.metrics();
       history.metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
       history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
@@ -178,6 +193,7 @@ export class RunSession {
       let metrics: IterationMetrics | null = null;
       try {
         metrics = await t.step({ signal: opts.signal });
+        await this.flushed();
       } catch (e) {
         if (!(e instanceof StepAborted)) {
           await alongside?.catch(() => null);
@@ -219,6 +235,7 @@ export class RunSession {
 
   /** A checkpoint at the iteration the run stopped on, unless one is there already (nothing is lost by pausing). */
   async saveIfBehind(): Promise<void> {
+    await this.flushed();
     if (this.trainer.iteration > this.lastCheckpoint) await this.trainer.checkpoint();
   }
 
@@ -234,5 +251,4 @@ export class RunSession {
   }
 }
 
-/** The run's trajectory log in its store: one JSON line per trajectory (rollout.ts trajectoryLines). */
-export const TRAJECTORIES = 'trajectories.jsonl';
+export { TRAJECTORIES } from './checkpoint.ts';

@@ -101,11 +101,45 @@ export function renderTemplate(template: string, vars: Record<string, string | n
   });
 }
 
+const AGENT_FIELDS: [keyof AgentSpec, 'string' | 'number' | 'boolean' | 'list', boolean][] = [
+  ['id', 'string', true], ['role', 'string', true], ['system', 'string', true], ['user', 'string', true],
+  ['followUp', 'string', false], ['maxTokens', 'number', true], ['turns', 'number', true], ['tools', 'list', true],
+  ['trainable', 'boolean', true], ['final', 'boolean', false],
+];
+
+/**
+ * The workflow's fields are there and of their types, each missing or wrong one named with what it
+ * takes: a hand-written team config meets this before anything indexes into it.
+ * Example: checkShape('math-chainz') -> WorkflowError 'must be a team object {"name", "domain", "agents": [...]} ...'
+ */
+function checkShape(w: unknown): asserts w is WorkflowSpec {
+  if (!w || typeof w !== 'object' || Array.isArray(w)) {
+    throw new WorkflowError(`must be a team object {"name", "domain", "agents": [...]}, as in configs/relay-4.json, got ${JSON.stringify(w)}`);
+  }
+  const o = w as Record<string, unknown>;
+  if (typeof o.name !== 'string' || !o.name) throw new WorkflowError(`"name" is required: a string naming the team, got ${JSON.stringify(o.name)}`);
+  const where = `workflow "${o.name}"`;
+  if (!['math', 'data', 'relay'].includes(o.domain as string)) throw new WorkflowError(`${where}: "domain" must be math, data or relay, got ${JSON.stringify(o.domain)}`);
+  if (!Array.isArray(o.agents) || o.agents.length === 0) throw new WorkflowError(`${where}: "agents" must be a list of at least one agent, got ${JSON.stringify(o.agents)}`);
+  for (const [i, a] of (o.agents as unknown[]).entries()) {
+    if (!a || typeof a !== 'object' || Array.isArray(a)) throw new WorkflowError(`${where}, agent ${i + 1}: must be an object with ${AGENT_FIELDS.filter((f) => f[2]).map((f) => f[0]).join(', ')}`);
+    const agent = a as Record<string, unknown>;
+    for (const [key, type, required] of AGENT_FIELDS) {
+      const v = agent[key];
+      if (v === undefined && !required) continue;
+      const ok = type === 'list' ? Array.isArray(v) : typeof v === type;
+      if (!ok) {
+        const what = v === undefined ? 'is missing' : `is ${JSON.stringify(v)}`;
+        throw new WorkflowError(`${where}, agent ${i + 1}${typeof agent.id === 'string' ? ` ("${agent.id}")` : ''}: "${key}" ${what}; it must be ${type === 'list' ? 'a list of tools (python, javascript, sql; [] for none)' : `a ${type}`}`);
+      }
+    }
+  }
+}
+
 /** Check a workflow: unique ids, one final agent, sane budgets, placeholders that refer to earlier agents. */
 export function validateWorkflow(w: WorkflowSpec): WorkflowSpec {
+  checkShape(w);
   const where = `workflow "${w.name}"`;
-  if (!['math', 'data', 'relay'].includes(w.domain)) throw new WorkflowError(`${where}: domain must be math, data or relay, got "${w.domain}"`);
-  if (!w.agents?.length) throw new WorkflowError(`${where}: needs at least one agent`);
   const seen = new Set<string>();
   for (const [i, a] of w.agents.entries()) {
     const at = `${where}, agent ${i + 1} ("${a.id}")`;

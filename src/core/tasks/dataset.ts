@@ -127,13 +127,37 @@ export function parseJsonlDataset(text: string, opts: { source?: string } = {}):
  *  Errors keep their line numbers; the file path is in `path` for messages. */
 export async function loadJsonlDatasetFile(path: string, opts: { source?: string } = {}): Promise<ParsedDataset & { path: string }> {
   const { readFile } = await import('node:fs/promises');
-  const text = await readFile(path, 'utf8');
+  const text = decodeText(await readFile(path), path);
   const base = path.split(/[\\/]/).pop() ?? path;
   const source = opts.source ?? base.replace(/\.jsonl?$/i, '');
   return { ...parseJsonlDataset(text, { source }), path };
 }
 
-/** One line per error, e.g. "math500.jsonl:12: missing field \"answer\"", for CLI output. */
+/**
+ * The bytes of a dataset as text, or an error in one line when they are not UTF-8 text (a model
+ * file, an archive or an image given by mistake): NUL bytes or invalid UTF-8 in the first 64 KiB.
+ * Example: decodeText(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0]), 'a.zip') -> Error '"a.zip" is not a text file ...'
+ */
+export function decodeText(bytes: Uint8Array, name: string): string {
+  const head = bytes.subarray(0, 1 << 16);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    text = '\0';
+  }
+  if (head.includes(0) || text.includes('\0')) {
+    throw new Error(`"${name}" is not a text file (binary bytes at its start); a dataset is JSONL, one {"problem": ..., "answer": ...} object per line`);
+  }
+  return text;
+}
+
+/** At most this many malformed lines are listed one by one; the rest are counted. */
+export const LISTED_ERRORS = 10;
+
+/** One line per error, e.g. "math500.jsonl:12: missing field \"answer\"", for CLI output; past LISTED_ERRORS, a count. */
 export function formatDatasetErrors(errors: readonly DatasetError[], fileName = 'dataset'): string {
-  return errors.map((e) => `${fileName}:${e.line}: ${e.message}`).join('\n');
+  const listed = errors.slice(0, LISTED_ERRORS).map((e) => `${fileName}:${e.line}: ${e.message}`);
+  if (errors.length > LISTED_ERRORS) listed.push(`${fileName}: ... and ${errors.length - LISTED_ERRORS} more malformed lines`);
+  return listed.join('\n');
 }

@@ -20,7 +20,7 @@
  *   await store.save({'state.json': bytes}); (await store.load())?.['state.json'];
  *   await store.appendMetrics({iteration: 1}); await store.metrics(); // [{iteration: 1}]
  */
-import type { CheckpointFiles, RunStore } from '../../core/loop/checkpoint.ts';
+import { cutJsonl, describeCut, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../core/loop/checkpoint.ts';
 import type { RunRecord } from '../../core/lab/protocol.ts';
 
 export type { RunRecord };
@@ -148,16 +148,28 @@ export class IdbStore implements RunStore {
     return tx(['metrics'], 'readonly', 'reading metrics', (t) => req(t.objectStore('metrics').getAll(this.range()) as IDBRequest<T[]>));
   }
 
-  /** Keep only records with `iteration <= n` (work after the last checkpoint was lost). */
-  async truncateMetrics(n: number): Promise<void> {
-    await tx(['metrics'], 'readwrite', 'truncating metrics', async (t) => {
+  /** Keep only records with `iteration <= n` (work after the last checkpoint was lost), in metrics and trajectories.jsonl. */
+  async cutBack(n: number): Promise<string[]> {
+    let later = 0;
+    await tx(['metrics'], 'readwrite', 'cutting metrics back to the checkpoint', async (t) => {
       const store = t.objectStore('metrics');
       const keys = (await req(store.getAllKeys(this.range()))) as IDBValidKey[];
       const values = (await req(store.getAll(this.range()))) as { iteration?: number }[];
       values.forEach((v, i) => {
-        if ((v?.iteration ?? 0) > n) store.delete(keys[i]);
+        if ((v?.iteration ?? 0) > n) {
+          store.delete(keys[i]);
+          later++;
+        }
       });
     });
+    const warnings = [describeCut('metrics', { text: '', later, torn: 0 }, n)];
+    const log = await this.readFile(TRAJECTORIES);
+    if (typeof log === 'string') {
+      const cut = cutJsonl(log, n);
+      if (cut.later || cut.torn) await this.writeFile(TRAJECTORIES, cut.text);
+      warnings.push(describeCut(TRAJECTORIES, cut, n));
+    }
+    return warnings.filter((w): w is string => w !== null);
   }
 
   async writeFile(name: string, data: Uint8Array | string): Promise<void> {

@@ -4,12 +4,35 @@
  *   <out>/checkpoint/…        the current checkpoint (see core/loop/checkpoint.ts)
  *   <out>/metrics.jsonl       one JSON record per iteration (and one per evaluation measured apart)
  *   <out>/<name>              the run's other files (trajectories.jsonl, adapters/…, summary.json)
+ * A write that fails (a full disk, no permission) rejects with a StoreWriteError naming the file and
+ * what to do; a failed checkpoint write removes its temporary folder, and `cutBack` (on opening a
+ * run) removes any that a killed process left.
  * Example: const store = new FileStore('runs/a'); await store.save(files); await store.load();
  */
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { CheckpointFiles, RunStore } from '../../core/loop/checkpoint.ts';
+import { cutJsonl, describeCut, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../core/loop/checkpoint.ts';
+
+export class StoreWriteError extends Error {
+  constructor(readonly file: string, readonly code: string | undefined, detail: string) {
+    const advice = code === 'ENOSPC' || code === 'EDQUOT'
+      ? `no space left on the disk while writing ${file}; free some space, then continue the run with --resume (its last checkpoint is whole)`
+      : `cannot write ${file} (${detail}); fix that, then continue the run with --resume (its last checkpoint is whole)`;
+    super(advice);
+    this.name = 'StoreWriteError';
+  }
+}
+
+/** Runs a write; a failure becomes a StoreWriteError that names `file`. */
+async function writing<T>(file: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new StoreWriteError(file, err.code, err.message);
+  }
+}
 
 async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   const out: string[] = [];
@@ -28,19 +51,28 @@ export class FileStore implements RunStore {
   private get previous() { return path.join(this.dir, 'checkpoint.old'); }
 
   async save(files: CheckpointFiles): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
     const tmp = path.join(this.dir, `checkpoint.tmp-${process.pid}`);
-    await rm(tmp, { recursive: true, force: true });
-    for (const [name, bytes] of Object.entries(files)) {
-      const file = path.join(tmp, name);
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, bytes);
+    try {
+      await writing(tmp, async () => {
+        await mkdir(this.dir, { recursive: true });
+        await rm(tmp, { recursive: true, force: true });
+        for (const [name, bytes] of Object.entries(files)) {
+          const file = path.join(tmp, name);
+          await mkdir(path.dirname(file), { recursive: true });
+          await writeFile(file, bytes);
+        }
+      });
+    } catch (e) {
+      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+      throw e;
     }
     // Swap: current -> old, tmp -> current, drop old. A crash in between leaves old or current whole.
-    await rm(this.previous, { recursive: true, force: true });
-    if (existsSync(this.current)) await rename(this.current, this.previous);
-    await rename(tmp, this.current);
-    await rm(this.previous, { recursive: true, force: true });
+    await writing(this.current, async () => {
+      await rm(this.previous, { recursive: true, force: true });
+      if (existsSync(this.current)) await rename(this.current, this.previous);
+      await rename(tmp, this.current);
+      await rm(this.previous, { recursive: true, force: true });
+    });
   }
 
   async load(): Promise<CheckpointFiles | null> {
@@ -52,14 +84,15 @@ export class FileStore implements RunStore {
   }
 
   async appendMetrics(record: unknown): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    await appendFile(path.join(this.dir, 'metrics.jsonl'), JSON.stringify(record) + '\n');
+    await this.appendText('metrics.jsonl', JSON.stringify(record) + '\n');
   }
 
   async writeFile(name: string, data: Uint8Array | string): Promise<void> {
     const file = path.join(this.dir, name);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, data);
+    await writing(file, async () => {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, data);
+    });
   }
 
   async readFile(name: string): Promise<string | null> {
@@ -68,8 +101,11 @@ export class FileStore implements RunStore {
   }
 
   async appendText(name: string, text: string): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
-    await appendFile(path.join(this.dir, name), text);
+    const file = path.join(this.dir, name);
+    await writing(file, async () => {
+      await mkdir(this.dir, { recursive: true });
+      await appendFile(file, text);
+    });
   }
 
   /** The metrics records, oldest first. */
@@ -82,11 +118,24 @@ export class FileStore implements RunStore {
     await rm(this.dir, { recursive: true, force: true });
   }
 
-  /** Keep only the metrics of iterations up to `iteration` (after a resume, later lines were lost work). */
-  async truncateMetrics(iteration: number): Promise<void> {
-    const file = path.join(this.dir, 'metrics.jsonl');
-    if (!existsSync(file)) return;
-    const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => l.trim() && (JSON.parse(l) as { iteration: number }).iteration <= iteration);
-    await writeFile(file, lines.map((l) => l + '\n').join(''));
+  /** Cuts metrics.jsonl and trajectories.jsonl back to `iteration` (dropping torn lines) and removes leftover temporary checkpoints. */
+  async cutBack(iteration: number): Promise<string[]> {
+    const warnings: string[] = [];
+    if (existsSync(this.dir)) {
+      for (const e of await readdir(this.dir)) {
+        if (!e.startsWith('checkpoint.tmp-')) continue;
+        await rm(path.join(this.dir, e), { recursive: true, force: true });
+        warnings.push(`removed ${e}, left by a checkpoint write that did not finish`);
+      }
+    }
+    for (const name of ['metrics.jsonl', TRAJECTORIES]) {
+      const text = await this.readFile(name);
+      if (text === null) continue;
+      const cut = cutJsonl(text, iteration);
+      if (!cut.later && !cut.torn) continue;
+      await this.writeFile(name, cut.text);
+      warnings.push(describeCut(name, cut, iteration)!);
+    }
+    return warnings;
   }
 }

@@ -22,7 +22,7 @@ describe('mappa train', () => {
     const config = path.join(dir, 'short.json');
     writeFileSync(config, JSON.stringify({ iterations: 1, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 1, evalTasks: 3 }));
     const train = (threads: number) => run(process.execPath, [mappa, 'train', '--config', config, '--backend', 'wasm',
-      '--threads', String(threads), '--out', path.join(dir, `t${threads}`)], { cwd: repoRoot, maxBuffer: 64 << 20, timeout: 280_000 });
+      '--threads', String(threads), '--json', '--out', path.join(dir, `t${threads}`)], { cwd: repoRoot, maxBuffer: 64 << 20, timeout: 280_000 });
     const [one, two] = [await train(1), await train(2)];
     expect(two.stderr).toMatch(/2 threads \(this one \+ 1 worker\)/);
     expect(one.stderr).not.toMatch(/\d threads \(/);

@@ -1,0 +1,133 @@
+/**
+ * Every setting of a TrainConfig a person can change, with its plain-words label and its allowed
+ * values: one table that the validator (config.ts), the page's settings and its error banners share,
+ * so that a value is refused the same way from a config file, a CLI flag, the URL or a field.
+ *
+ * For: `checkFields(config)` (throws ConfigFileError naming the field, its label and what it
+ * accepts) and `fieldLabel(path)`. Not for: merging partial configs or the workflow (config.ts,
+ * workflow.ts).
+ *
+ * Example: checkFields({...DEFAULT_TRAIN_CONFIG, promptsPerIteration: 2.5})   (a TrainConfig, config.ts)
+ *   -> ConfigFileError 'promptsPerIteration (prompts per iteration): must be a whole number in 1..1000000, got 2.5'
+ *      with .path 'promptsPerIteration' and .label 'prompts per iteration'
+ */
+
+export type FieldSpec =
+  | { path: string; label: string; kind: 'int' | 'number'; min: number; max: number; openMin?: boolean; hint?: string }
+  | { path: string; label: string; kind: 'enum'; values: readonly string[]; hint?: string }
+  | { path: string; label: string; kind: 'bool'; hint?: string };
+
+const int = (path: string, label: string, min: number, max: number, hint?: string): FieldSpec => ({ path, label, kind: 'int', min, max, hint });
+const num = (path: string, label: string, min: number, max: number, openMin = false, hint?: string): FieldSpec => ({ path, label, kind: 'number', min, max, openMin, hint });
+const bool = (path: string, label: string, hint?: string): FieldSpec => ({ path, label, kind: 'bool', hint });
+
+/** The settings, grouped as the page shows them. Bounds are what the loop can run, not what is wise. */
+export const CONFIG_FIELDS: readonly FieldSpec[] = [
+  int('seed', 'seed', 0, 2 ** 31 - 1, 'the same seed gives the same run, bit for bit'),
+  int('iterations', 'iterations', 1, 100_000),
+  int('promptsPerIteration', 'prompts per iteration', 1, 1_000_000, 'problems the team solves each iteration'),
+  int('samplesPerPrompt', 'samples per prompt', 1, 1024, 'attempts at each problem, each coached'),
+  num('temperature', 'training temperature', 0, 10, true, 'sampling temperature of training rollouts (MAPPA: 1.0)'),
+  int('evalEvery', 'evaluate every (iterations)', 1, 100_000),
+  int('evalTasks', 'held-out problems', 1, 200, 'the held-out set has 200'),
+  num('evalTemperature', 'evaluation temperature', 0, 10, false, 'greedy is always evaluated too (MAPPA: 0.6)'),
+  int('checkpointEvery', 'checkpoint every (iterations)', 1, 100_000),
+  num('lr', 'learning rate', 0, 1, true),
+  num('weightDecay', 'weight decay', 0, 1),
+  int('lora.rank', 'LoRA rank', 1, 1024),
+  num('lora.alpha', 'LoRA alpha', 0, 1e6, true),
+  num('lora.dropout', 'LoRA dropout', 0, 0.99),
+  bool('lora.rsLora', 'rank-stabilised LoRA scale'),
+  num('update.klCoef', 'KL coefficient', 0, 100),
+  num('update.clipEps', 'clip ε', 0, 10, true),
+  { path: 'update.whitening', label: 'advantage whitening', kind: 'enum', values: ['batch', 'agent', 'group'] },
+  int('update.microBatchSize', 'micro-batch size', 1, 4096),
+  int('update.miniBatches', 'mini-batches', 1, 4096),
+  int('update.epochs', 'epochs per iteration', 1, 100),
+  num('update.maxGradNorm', 'gradient clip (norm)', 0, 1e9, true),
+  bool('update.maskTruncated', 'drop truncated actions from the loss'),
+  { path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed'], hint: 'process: the coach scores each action; outcome: the team\'s final answer' },
+  num('rewards.processWeight', 'process weight', 0, 1),
+  bool('rewards.shaping', 'shaping (coach every turn)'),
+  num('rewards.shapingWeight', 'shaping weight', 0, 10),
+  bool('curriculum.skipDecided', 'skip always/never solved'),
+  int('curriculum.history', 'results remembered per problem', 1, 100),
+  bool('curriculum.dropCoachFailures', 'drop coach failures'),
+  bool('curriculum.adaptLevel', 'adapt level'),
+  int('curriculum.startLevel', 'start level', 0, 5, '1..5, or 0 for every level mixed'),
+  num('curriculum.raiseAt', 'raise the level at (accuracy)', 0, 1),
+  num('curriculum.lowerAt', 'lower the level below (accuracy)', 0, 1),
+  int('curriculum.poolSize', 'training problems per level', 1, 100_000),
+  { path: 'coach.kind', label: 'coach', kind: 'enum', values: ['model', 'rule'], hint: 'model: the team\'s judge model; rule: the rubric' },
+  num('coach.miscalibration.noise', 'coach noise (σ of score)', 0, 10),
+  num('coach.miscalibration.lengthBias', 'coach length bias (/100 chars)', -10, 10),
+  num('coach.miscalibration.seed', 'coach noise seed', 0, 2 ** 31 - 1),
+  int('toolTimeoutMs', 'tool time limit (ms)', 1, 600_000),
+];
+
+/** The keys a miscalibration object may hold (coach.ts Miscalibration). */
+const MISCALIBRATION_KEYS = ['noise', 'favourAgent', 'lengthBias', 'seed'];
+
+export class ConfigFileError extends Error {
+  /** The field's path in a config file ("update.klCoef"), and its label for a person ("KL coefficient"). */
+  constructor(message: string, readonly path = '', readonly label = '') {
+    super(message);
+    this.name = 'ConfigFileError';
+  }
+}
+
+const byPath = new Map(CONFIG_FIELDS.map((f) => [f.path, f]));
+
+/** The plain-words label of a setting ("update.klCoef" -> "KL coefficient"), or the path itself. */
+export function fieldLabel(path: string): string {
+  return byPath.get(path)?.label ?? path;
+}
+
+export function fieldSpec(path: string): FieldSpec | undefined {
+  return byPath.get(path);
+}
+
+function valueAt(c: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), c);
+}
+
+/** What a field accepts, in words ("a whole number in 1..4096", "process, outcome or mixed"). */
+export function accepts(f: FieldSpec): string {
+  if (f.kind === 'bool') return 'true or false';
+  if (f.kind === 'enum') return `one of ${f.values.join(', ')}`;
+  const range = f.openMin ? `above ${f.min}, at most ${f.max}` : `in ${f.min}..${f.max}`;
+  return f.kind === 'int' ? `a whole number ${range}` : `a number ${range}`;
+}
+
+/** null when `value` is acceptable for `f`, else the complaint. */
+export function fieldProblem(f: FieldSpec, value: unknown): string | null {
+  const ok = f.kind === 'bool' ? typeof value === 'boolean'
+    : f.kind === 'enum' ? typeof value === 'string' && f.values.includes(value)
+    : typeof value === 'number' && Number.isFinite(value) && (f.kind === 'number' || Number.isInteger(value))
+      && (f.openMin ? value > f.min : value >= f.min) && value <= f.max;
+  return ok ? null : `must be ${accepts(f)}, got ${JSON.stringify(value) ?? String(value)}`;
+}
+
+/** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
+export function checkFields(c: { coach: { miscalibration: unknown }; lora: { targetModules: unknown } }): void {
+  const m = c.coach.miscalibration;
+  if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
+    throw new ConfigFileError(`coach.miscalibration: must be null or an object with ${MISCALIBRATION_KEYS.join(', ')}, got ${JSON.stringify(m)}`, 'coach.miscalibration', 'coach miscalibration');
+  }
+  for (const k of Object.keys((m ?? {}) as object)) {
+    if (!MISCALIBRATION_KEYS.includes(k)) throw new ConfigFileError(`coach.miscalibration.${k}: unknown key (known: ${MISCALIBRATION_KEYS.join(', ')})`, `coach.miscalibration.${k}`, 'coach miscalibration');
+  }
+  const fav = (m as { favourAgent?: unknown } | null)?.favourAgent as { agentId?: unknown; points?: unknown } | undefined;
+  if (fav !== undefined && (typeof fav !== 'object' || fav === null || typeof fav.agentId !== 'string' || typeof fav.points !== 'number' || !Number.isFinite(fav.points))) {
+    throw new ConfigFileError(`coach.miscalibration.favourAgent: must be {"agentId": "<agent>", "points": <number>}, got ${JSON.stringify(fav)}`, 'coach.miscalibration.favourAgent', 'favoured agent');
+  }
+  for (const f of CONFIG_FIELDS) {
+    const value = valueAt(c, f.path);
+    if (value === undefined && f.path.startsWith('coach.miscalibration.')) continue;
+    const problem = fieldProblem(f, value);
+    if (problem) throw new ConfigFileError(`${f.path} (${f.label}): ${problem}`, f.path, f.label);
+  }
+  if (!Array.isArray(c.lora.targetModules) || c.lora.targetModules.length === 0) {
+    throw new ConfigFileError('lora.targetModules (LoRA targets): needs at least one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj', 'lora.targetModules', 'LoRA targets');
+  }
+}
