@@ -6,7 +6,8 @@
  * `?coach=webllm:<model id>` picks a WebLLM coach. Opening the same link opens the same run (its
  * id is derived from the whole resolved config), so a link reproduces an experiment.
  *
- * For: reading the URL at start-up and rewriting it (replaceState) as settings change.
+ * For: reading the URL at start-up (a part it cannot read is named in `error`, never dropped in
+ * silence) and rewriting it (replaceState) as settings change.
  * Not for: validation (the worker resolves and validates the config as the CLI does).
  * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
  *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
@@ -23,29 +24,37 @@ export interface UrlState {
   webllm?: string;
   /** ?baseline=0 skips the untrained team's evaluation (it is slow on software WebGPU). */
   baseline?: boolean;
-  /** Set when ?config= could not be read; the page says so and uses the default. */
+  /** What in the link could not be read (each part named, joined by ' · '); the page says so and uses the defaults for those parts. */
   error?: string;
 }
 
 export function readUrl(href: string): UrlState {
   const q = new URL(href).searchParams;
   const out: UrlState = { config: {} };
+  const problems: string[] = [];
   const b = q.get('backend');
   if (b === 'webgpu' || b === 'wasm' || b === 'cpu') out.backend = b;
-  if (q.get('baseline') === '0') out.baseline = false;
-  if (q.get('limits') === 'default') out.webgpuLimits = 'default';
+  else if (b !== null) problems.push(`the link's ?backend=${b} is not a backend (webgpu, wasm or cpu); using the best this browser has`);
+  const baseline = q.get('baseline');
+  if (baseline === '0') out.baseline = false;
+  else if (baseline !== null && baseline !== '1') problems.push(`the link's ?baseline=${baseline} is neither 0 nor 1; the untrained team is measured`);
+  const limits = q.get('limits');
+  if (limits === 'default') out.webgpuLimits = 'default';
+  else if (limits !== null) problems.push(`the link's ?limits=${limits} is not "default"; the GPU's own limits are used`);
   const coach = q.get('coach');
-  if (coach?.startsWith('webllm:')) out.webllm = coach.slice('webllm:'.length);
+  if (coach?.startsWith('webllm:') && coach.length > 'webllm:'.length) out.webllm = coach.slice('webllm:'.length);
+  else if (coach !== null) problems.push(`the link's ?coach=${coach} is not "webllm:<model id>"; the configuration's coach scores`);
   const raw = q.get('config');
-  if (raw) {
+  if (raw !== null) {
     try {
       const parsed = JSON.parse(raw);
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
       out.config = parsed as Patch;
     } catch (e) {
-      out.error = `the link's ?config= is not valid JSON (${(e as Error).message}); using the default configuration`;
+      problems.push(`the link's ?config= is not a JSON object (${(e as Error).message}); using the default configuration — fix the link, or change a setting to replace it`);
     }
   }
+  if (problems.length) out.error = problems.join(' · ');
   return out;
 }
 

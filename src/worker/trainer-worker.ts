@@ -16,6 +16,7 @@ import { REQUEST_TYPES, type EventMessage, type ReplyMessage, type RequestMessag
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { pickedModels, sourceFor } from '../platform/browser/models.ts';
 import { IdbStore, listRuns } from '../platform/browser/store-idb.ts';
+import { claimRun } from '../platform/browser/run-lock.ts';
 import { laneCount, startWebLanes } from './lanes.ts';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
@@ -29,6 +30,7 @@ const browser: LabPlatform = {
   startLanes: (count, spec, baseUrl) => startWebLanes(count, spec, baseUrl, pickedModels.get(spec)),
   createSandbox: (baseUrl) => createSandbox({ pyodideIndexURL: new URL('pyodide/', baseUrl).href }),
   deviceMemoryGiB: (navigator as Navigator & { deviceMemory?: number }).deviceMemory,
+  claimRun,
 };
 
 const lab = new Lab(browser, (event) => scope.postMessage({ type: 'event', event } satisfies EventMessage));

@@ -28,7 +28,13 @@ export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>
 export function adapterFiles(upload: Record<string, Uint8Array>): Record<string, Uint8Array> {
   let files = upload;
   const zipName = Object.keys(upload).find((n) => n.endsWith('.zip'));
-  if (zipName) files = unzipSync(upload[zipName]);
+  if (zipName) {
+    try {
+      files = unzipSync(upload[zipName]);
+    } catch (e) {
+      throw new Error(`adapter upload: "${zipName}" is not a readable zip (${(e as Error).message}); it may be cut short or not a zip: export the adapters again, or upload the PEFT folder's files (adapter_config.json, adapter_model.safetensors)`);
+    }
+  }
   const config = Object.keys(files).find((n) => n.endsWith('adapter_config.json'));
   if (!config) throw new Error('adapter upload: no adapter_config.json found (upload a PEFT folder\'s files or a zip of it)');
   const dir = config.slice(0, -'adapter_config.json'.length);

@@ -21,13 +21,14 @@ import { AdamW } from '../rl/adamw.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/rollout.ts';
+import type { EvalResult, IterationMetrics } from '../loop/train.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../tasks/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, Requests, RunState, WorkerEvent } from './protocol.ts';
-import { Shelf, type LabPlatform, type LabStore } from './shelf.ts';
+import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
 
 export type { LabPlatform } from './shelf.ts';
 
@@ -44,12 +45,18 @@ export class Lab implements LabApi {
   private run: { config: TrainConfig; partial: unknown; runId: string; parts: RunParts; store: LabStore; session: RunSession; plan: RunPlanSummary } | null = null;
   private partialConfig: unknown = {};
   /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
-  private partner: { runId: string; session: RunSession } | null = null;
+  private partner: { runId: string; session: RunSession; writer?: RunWriter } | null = null;
   /** Aborts the loop's current iteration (Pause): set while the loop runs. */
   private pauseController: AbortController | null = null;
   private lostDevice = false;
   /** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
   private dataset: { name: string; tasks: RolloutTask[] } | null = null;
+  /** The right to write the open run (platforms with tabs); null where the platform has one writer only. */
+  private writer: { runId: string; lock: RunWriter } | null = null;
+  /** The run shown read-only because another tab trains it ("Take over" opens it here). */
+  private readOnly: { runId: string; partial: unknown; iteration: number } | null = null;
+  /** The training loop while it runs (a take-over waits for it to stop at a checkpoint). */
+  private looping: Promise<void> | null = null;
 
   constructor(private readonly platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
     this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
@@ -65,7 +72,7 @@ export class Lab implements LabApi {
 
   private setState(s: RunState, message?: string): void {
     this.state = s;
-    this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? 0, message });
+    this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? this.readOnly?.iteration ?? 0, message });
   }
 
   private get busy(): boolean {
@@ -79,7 +86,7 @@ export class Lab implements LabApi {
   }
 
   /** Opens (or resumes) the run of this configuration; `fresh` deletes what the browser held of it first. */
-  private async openRun(partial: unknown, opts: { fresh?: boolean } = {}): Promise<Requests['configure']['value']> {
+  private async openRun(partial: unknown, opts: { fresh?: boolean; takeOver?: boolean } = {}): Promise<Requests['configure']['value']> {
     if (this.busy) throw new Error('pause the run before changing its configuration');
     const c = resolveTrainConfig(partial); // throws ConfigFileError naming the field, as in the CLI
     this.setState('loading');
@@ -88,10 +95,12 @@ export class Lab implements LabApi {
       this.run?.session.dispose();
       this.run = null;
       this.partner?.session.dispose();
+      this.partner?.writer?.release();
       this.partner = null;
-      const lanes = await this.shelf.lanes(c.agentModel);
       const runId = this.runIdOf(c);
       const store = this.platform.store(runId);
+      if (!(await this.claimWriter(runId, store, opts.takeOver ? 'take-over' : 'if-free'))) return await this.openReadOnly(c, partial, runId, store, parts);
+      const lanes = await this.shelf.lanes(c.agentModel);
       const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined };
       const session = await RunSession.open(c, runParts, {
         store, lanes, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
@@ -129,6 +138,66 @@ export class Lab implements LabApi {
   }
 
   /**
+   * Takes the right to write run `runId` (kept when this tab already holds it): false when another
+   * tab trains it. A run this tab held before is let go. The store is claimed, so that the tab that
+   * had the run cannot write to it any more, whatever it has in flight.
+   */
+  private async claimWriter(runId: string, store: LabStore, how: 'if-free' | 'take-over'): Promise<boolean> {
+    if (!this.platform.claimRun) return true;
+    if (this.writer?.runId === runId) return true;
+    const lock = await this.platform.claimRun(runId, how);
+    if (!lock) return false;
+    this.writer?.lock.release();
+    this.writer = { runId, lock };
+    this.readOnly = null;
+    await store.claim?.();
+    lock.onTakeOverRequest(async () => {
+      if (this.writer?.lock !== lock) return;
+      this.pauseController?.abort(); // the loop stops at a checkpoint (a pause loses nothing)
+      await this.looping;
+      this.toReadOnly(runId, 'another tab took this run over; this tab shows it read-only');
+      lock.release();
+    });
+    void lock.lost.then((why) => {
+      if (this.writer?.lock !== lock) return;
+      this.pauseController?.abort();
+      this.toReadOnly(runId, `${why}; this tab shows it read-only`);
+    });
+    return true;
+  }
+
+  /** This tab no longer writes run `runId`: the session closes, the page keeps its charts. */
+  private toReadOnly(runId: string, message: string): void {
+    this.readOnly = { runId, partial: this.run?.partial ?? this.partialConfig, iteration: this.run?.session.trainer.iteration ?? 0 };
+    this.writer = null;
+    this.run?.session.dispose();
+    this.run = null;
+    this.partner?.session.dispose();
+    this.partner?.writer?.release();
+    this.partner = null;
+    this.setState('readonly', message);
+  }
+
+  /** Shows a run another tab trains: its records so far, no session, nothing written. */
+  private async openReadOnly(c: TrainConfig, partial: unknown, runId: string, store: LabStore, parts: Omit<RunParts, 'dataset'>): Promise<Requests['configure']['value']> {
+    this.run?.session.dispose();
+    this.run = null;
+    this.writer?.lock.release();
+    this.writer = null;
+    this.partialConfig = partial;
+    const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
+    const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
+    const evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
+    const iteration = metrics.at(-1)?.iteration ?? 0;
+    this.readOnly = { runId, partial, iteration };
+    this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
+    const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
+    this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan });
+    this.setState('readonly', 'this run is training in another tab; this tab shows it read-only (Take over to train it here)');
+    return { config: c, runId, iteration, resumed: true };
+  }
+
+  /**
    * Opens the partner of the current run: the same configuration and seed with the other reward mode
    * (process <-> outcome; mixed pairs with outcome), resumed when the browser holds it. Each of its
    * iterations and finished evaluations is announced so the page redraws its overlay. The untrained
@@ -143,6 +212,9 @@ export class Lab implements LabApi {
     const c = resolveTrainConfig(partial);
     const runId = this.runIdOf(c);
     const store = this.platform.store(runId);
+    const writer = this.partner?.runId === runId ? this.partner.writer : await this.platform.claimRun?.(runId, 'if-free');
+    if (writer === null) throw new Error(`the ${mode} twin of this run is training in another tab; pause it there (or close that tab) to compare here`);
+    if (writer !== this.partner?.writer) await store.claim?.();
     let session: RunSession | null = null;
     const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
     session = await RunSession.open(c, run.parts, {
@@ -152,7 +224,8 @@ export class Lab implements LabApi {
     session.trainer.on((e) => (e.type === 'iteration' ? announce() : undefined));
     await store.describe(`${mode}, seed ${c.seed}`, partial, session.trainer.iteration);
     this.partner?.session.dispose();
-    this.partner = { runId, session };
+    if (this.partner?.writer !== writer) this.partner?.writer?.release();
+    this.partner = { runId, session, writer };
     announce();
     return { runId, mode };
   }
@@ -160,6 +233,7 @@ export class Lab implements LabApi {
   /** Why the open run cannot train now (thrown to the request, so the page shows it), or the run. */
   private runnable(): NonNullable<Lab['run']> {
     const run = this.run;
+    if (this.readOnly) throw new Error('this run is training in another tab, so this tab shows it read-only; press "Take over" to train it here');
     if (!run) throw new Error('no run is open yet; wait for the model to load');
     if (this.lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
     if (!run.plan.fits) throw new Error(`this run does not fit the device (memory plan: ${run.plan.line}): ${run.plan.problems.join('; ')}`);
@@ -167,9 +241,18 @@ export class Lab implements LabApi {
   }
 
   /** Trains until paused, done or one iteration (`single`), the partner in turn when comparing; checkpoints whenever it stops. */
-  private async loop(single: boolean): Promise<void> {
+  private loop(single: boolean): Promise<void> {
+    this.runnable();
+    if (this.state === 'running' || this.state === 'stepping') return this.looping ?? Promise.resolve();
+    const done = this.train(single).finally(() => {
+      if (this.looping === done) this.looping = null;
+    });
+    this.looping = done;
+    return done;
+  }
+
+  private async train(single: boolean): Promise<void> {
     const { session } = this.runnable();
-    if (this.state === 'running' || this.state === 'stepping') return;
     const controller = (this.pauseController = new AbortController());
     this.setState(single ? 'stepping' : 'running');
     const pair = this.partner;
@@ -185,12 +268,12 @@ export class Lab implements LabApi {
         }
         await pair.session.trainer.checkpoint();
       }
-      if (!this.lostDevice) await session.saveIfBehind(); // nothing is lost by pausing or stepping: a reload resumes here
+      if (!this.lostDevice && !this.readOnly) await session.saveIfBehind(); // nothing is lost by pausing or stepping: a reload resumes here
       this.bars.clear();
-      this.setState('ready');
+      if (!this.readOnly) this.setState('ready');
     } catch (e) {
       this.bars.clear();
-      if (this.lostDevice) return; // the device-loss handler has reported it
+      if (this.lostDevice || this.readOnly) return; // the device-loss or take-over handler has said why
       this.reportError(e);
       this.setState('ready', (e as Error).message);
     } finally {
@@ -248,6 +331,13 @@ export class Lab implements LabApi {
   async step(): Value<'step'> {
     await this.loop(true);
     return null;
+  }
+
+  async takeOver(): Value<'takeOver'> {
+    const ro = this.readOnly;
+    if (!ro) throw new Error('this tab already trains its run');
+    const opened = await this.openRun(ro.partial, { takeOver: true });
+    return { iteration: opened.iteration };
   }
 
   async reset(): Value<'reset'> {

@@ -23,6 +23,8 @@ export interface RunRecord {
   config: unknown;
   iteration: number;
   updatedAt: number;
+  /** The writer token: bumped by each tab that claims the run; a store with an older one may not write. */
+  writer?: number;
 }
 
 /** Coach engines beyond the config's own ('model' | 'rule'): a WebLLM prebuilt model. */
@@ -67,6 +69,8 @@ export interface Requests {
   compare: { args: Record<string, never>; value: { runId: string; mode: string } };
   pause: { args: Record<string, never>; value: null };
   step: { args: Record<string, never>; value: null };
+  /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
+  takeOver: { args: Record<string, never>; value: { iteration: number } };
   /** Delete the current run's saved state and start it afresh from iteration 0. */
   reset: { args: Record<string, never>; value: null };
   export: { args: { what: ExportKind }; value: { name: string; mime: string; bytes: Uint8Array } };
@@ -93,7 +97,7 @@ export type RequestType = keyof Requests;
 export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
-export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'step', 'reset', 'export', 'importAdapter', 'importDataset',
+export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'step', 'takeOver', 'reset', 'export', 'importAdapter', 'importDataset',
   'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice'] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
 type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
@@ -105,7 +109,8 @@ export type ReplyMessage =
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; error: string };
 
-export type RunState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'lost' | 'error';
+/** 'readonly': another tab trains this run; this one shows it and can take it over. */
+export type RunState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'readonly' | 'lost' | 'error';
 
 /** Long steps the page shows a bar for; `eta` is seconds left when it can be estimated. */
 export interface ProgressInfo {

@@ -28,7 +28,20 @@ import type { ProgressBars } from './progress.ts';
 import type { RunRecord, WorkerEvent } from './protocol.ts';
 
 /** A run's store in the lab, with its entry in the platform's list of runs. */
-export type LabStore = RunStore & { describe(label: string, config: unknown, iteration: number): Promise<void> };
+export type LabStore = RunStore & {
+  describe(label: string, config: unknown, iteration: number): Promise<void>;
+  /** Makes this store the run's only writer: a store of the run opened earlier (another tab) fails its next write. */
+  claim?(): Promise<void>;
+};
+
+/** The right to write one run, held while a tab trains it (platform/browser/run-lock.ts). */
+export interface RunWriter {
+  release(): void;
+  /** Resolves (with why) when another tab took the run over by force. */
+  lost: Promise<string>;
+  /** Another tab asks for the run: pause at a checkpoint, then release. */
+  onTakeOverRequest(cb: () => Promise<void>): void;
+}
 
 /** What the lab needs from the platform it runs on (the browser: src/worker/trainer-worker.ts). */
 export interface LabPlatform {
@@ -47,6 +60,11 @@ export interface LabPlatform {
   createSandbox(baseUrl: string): Sandbox;
   /** The device's memory in GiB when the platform tells (navigator.deviceMemory). */
   deviceMemoryGiB?: number;
+  /**
+   * The right to write run `runId`: 'if-free' gives null when another tab holds it, 'take-over' asks
+   * that tab to let go (and takes it if it does not answer). Absent: one writer is all there is.
+   */
+  claimRun?(runId: string, how: 'if-free' | 'take-over'): Promise<RunWriter | null>;
 }
 
 export class Shelf {

@@ -302,6 +302,7 @@ export class Trainer {
     // trajectories -> scores -> {rewards, samples} -> update -> summary; each stage returns values.
     const level = this.curriculum.state.level; // the level these prompts come from (record() may change it)
     const picked = this.curriculum.pick(c.promptsPerIteration);
+    checkAbort(); // a large batch takes a while to pick: a pause pressed meanwhile holds here
     const trajs = await timed('rollout', () => runRollouts(c.workflow, picked.tasks, {
       agents: this.backends(signal), tools: this.deps.tools, outcome: domain.outcome,
       samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,

@@ -12,6 +12,11 @@
  *   metrics      [runId, seq] -> record                               (appendMetrics)
  *   files        [runId, name] -> Uint8Array | string                  (writeFile: exports)
  *
+ * One writer: the tab that trains a run `claim`s it, which bumps the run's writer token; every
+ * write of a claimed store checks the token in the same transaction, so a tab that lost the run
+ * (taken over) fails its next write with RunTakenOverError instead of interleaving records or moving
+ * the checkpoint back.
+ *
  * A full disk is reported, not swallowed: every write that hits the quota rejects with a
  * `StorageQuotaError` that says how much is used and what to do.
  *
@@ -32,6 +37,13 @@ export class StorageQuotaError extends Error {
   constructor(what: string, detail: string) {
     super(`browser storage is full while saving ${what} (${detail}); delete old runs (Reset) or free site storage, then continue`);
     this.name = 'StorageQuotaError';
+  }
+}
+
+export class RunTakenOverError extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was taken over by another tab; this tab shows it read-only (reload, or Take over, to train it here)`);
+    this.name = 'RunTakenOverError';
   }
 }
 
@@ -83,7 +95,16 @@ async function tx<T>(stores: string[], mode: IDBTransactionMode, what: string, b
     t.onerror = fail;
     t.onabort = fail;
   });
-  const value = await body(t);
+  let value: T;
+  try {
+    value = await body(t);
+  } catch (e) {
+    try {
+      t.abort();
+    } catch { /* already finished */ }
+    await done.catch(() => undefined);
+    throw e;
+  }
   await done;
   return value;
 }
@@ -102,16 +123,39 @@ export async function listRuns(): Promise<RunRecord[]> {
 }
 
 export class IdbStore implements RunStore {
+  /** The writer token this store claimed (null: not claimed, writes unchecked). */
+  private fence: number | null = null;
+
   constructor(readonly runId: string) {}
 
   private range(): IDBKeyRange {
     return IDBKeyRange.bound([this.runId], [this.runId, []]);
   }
 
+  /** Makes this store the run's writer: stores that claimed it before fail their next write. */
+  async claim(): Promise<void> {
+    await tx(['runs'], 'readwrite', `claiming ${this.runId}`, async (t) => {
+      const runs = t.objectStore('runs');
+      const rec = (await req(runs.get(this.runId))) as RunRecord | undefined;
+      const writer = (rec?.writer ?? 0) + 1;
+      runs.put({ ...(rec ?? { runId: this.runId, label: '', config: null, iteration: 0, updatedAt: Date.now() }), writer } satisfies RunRecord);
+      this.fence = writer;
+    });
+  }
+
+  /** A read-write transaction that first checks this store still holds the run (claim). */
+  private write<T>(stores: string[], what: string, body: (t: IDBTransaction, rec: RunRecord | undefined) => T | Promise<T>): Promise<T> {
+    return tx([...new Set([...stores, 'runs'])], 'readwrite', what, async (t) => {
+      const rec = (await req(t.objectStore('runs').get(this.runId))) as RunRecord | undefined;
+      if (this.fence !== null && (rec?.writer ?? 0) !== this.fence) throw new RunTakenOverError(this.runId);
+      return body(t, rec);
+    });
+  }
+
   /** Create or update this run's entry in the run index. */
   async describe(label: string, config: unknown, iteration = 0): Promise<void> {
-    await tx(['runs'], 'readwrite', `run ${this.runId}`, (t) => {
-      t.objectStore('runs').put({ runId: this.runId, label, config, iteration, updatedAt: Date.now() } satisfies RunRecord);
+    await this.write(['runs'], `run ${this.runId}`, (t, rec) => {
+      t.objectStore('runs').put({ runId: this.runId, label, config, iteration, updatedAt: Date.now(), writer: rec?.writer } satisfies RunRecord);
     });
   }
 
@@ -121,11 +165,9 @@ export class IdbStore implements RunStore {
 
   async save(files: CheckpointFiles): Promise<void> {
     const iteration = readIteration(files);
-    await tx(['checkpoints', 'runs'], 'readwrite', `the checkpoint of ${this.runId}`, async (t) => {
+    await this.write(['checkpoints'], `the checkpoint of ${this.runId}`, (t, rec) => {
       t.objectStore('checkpoints').put({ files, savedAt: Date.now() }, this.runId);
-      const runs = t.objectStore('runs');
-      const rec = (await req(runs.get(this.runId))) as RunRecord | undefined;
-      if (rec) runs.put({ ...rec, iteration: iteration ?? rec.iteration, updatedAt: Date.now() });
+      if (rec) t.objectStore('runs').put({ ...rec, iteration: iteration ?? rec.iteration, updatedAt: Date.now() });
     });
   }
 
@@ -135,7 +177,7 @@ export class IdbStore implements RunStore {
   }
 
   async appendMetrics(record: unknown): Promise<void> {
-    await tx(['metrics'], 'readwrite', `metrics of ${this.runId}`, async (t) => {
+    await this.write(['metrics'], `metrics of ${this.runId}`, async (t) => {
       const store = t.objectStore('metrics');
       const keys = (await req(store.getAllKeys(this.range()))) as [string, number][];
       const seq = keys.length ? keys[keys.length - 1][1] + 1 : 0;
@@ -151,7 +193,7 @@ export class IdbStore implements RunStore {
   /** Keep only records with `iteration <= n` (work after the last checkpoint was lost), in metrics and trajectories.jsonl. */
   async cutBack(n: number): Promise<string[]> {
     let later = 0;
-    await tx(['metrics'], 'readwrite', 'cutting metrics back to the checkpoint', async (t) => {
+    await this.write(['metrics'], 'cutting metrics back to the checkpoint', async (t) => {
       const store = t.objectStore('metrics');
       const keys = (await req(store.getAllKeys(this.range()))) as IDBValidKey[];
       const values = (await req(store.getAll(this.range()))) as { iteration?: number }[];
@@ -173,7 +215,7 @@ export class IdbStore implements RunStore {
   }
 
   async writeFile(name: string, data: Uint8Array | string): Promise<void> {
-    await tx(['files'], 'readwrite', `${name} of ${this.runId}`, (t) => void t.objectStore('files').put(data, [this.runId, name]));
+    await this.write(['files'], `${name} of ${this.runId}`, (t) => void t.objectStore('files').put(data, [this.runId, name]));
   }
 
   async readFile(name: string): Promise<Uint8Array | string | null> {
@@ -182,7 +224,7 @@ export class IdbStore implements RunStore {
 
   /** Append text to a file (trajectories.jsonl); creates it when missing. */
   async appendText(name: string, text: string): Promise<void> {
-    await tx(['files'], 'readwrite', `${name} of ${this.runId}`, async (t) => {
+    await this.write(['files'], `${name} of ${this.runId}`, async (t) => {
       const store = t.objectStore('files');
       const old = await req(store.get([this.runId, name]));
       store.put((typeof old === 'string' ? old : '') + text, [this.runId, name]);
@@ -191,8 +233,10 @@ export class IdbStore implements RunStore {
 
   /** Delete everything of this run (checkpoint, metrics, files, index entry). */
   async clear(): Promise<void> {
-    await tx(['runs', 'checkpoints', 'metrics', 'files'], 'readwrite', `deleting ${this.runId}`, (t) => {
-      t.objectStore('runs').delete(this.runId);
+    await this.write(['checkpoints', 'metrics', 'files'], `deleting ${this.runId}`, (t, rec) => {
+      // The writer token outlives the run's data: a tab that lost the run stays fenced off.
+      if (rec?.writer) t.objectStore('runs').put({ runId: this.runId, label: '', config: null, iteration: 0, updatedAt: Date.now(), writer: rec.writer } satisfies RunRecord);
+      else t.objectStore('runs').delete(this.runId);
       t.objectStore('checkpoints').delete(this.runId);
       t.objectStore('metrics').delete(this.range());
       t.objectStore('files').delete(this.range());
