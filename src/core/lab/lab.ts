@@ -18,7 +18,7 @@ import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLo
 import { importPeft } from '../engine/lora/peft.ts';
 import { memorySource } from '../engine/model/sources.ts';
 import { AdamW } from '../rl/adamw.ts';
-import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
+import { ConfigFileError, resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/rollout.ts';
 import type { EvalResult, IterationMetrics } from '../loop/train.ts';
@@ -33,6 +33,19 @@ import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.
 export type { LabPlatform } from './shelf.ts';
 
 type Args<K extends keyof Requests> = Requests[K]['args'];
+
+/**
+ * resolveTrainConfig as the CLI's, with the message in the page's words: the setting's label
+ * where the CLI names its config path ("KL coefficient: must be ..." for "update.klCoef (KL coefficient): ...").
+ */
+function resolvePageConfig(partial: unknown): TrainConfig {
+  try {
+    return resolveTrainConfig(partial);
+  } catch (e) {
+    if (e instanceof ConfigFileError && e.path && e.label) throw new Error(e.message.replace(`${e.path} (${e.label})`, e.label));
+    throw e;
+  }
+}
 type Value<K extends keyof Requests> = Promise<Requests[K]['value']>;
 
 export class Lab implements LabApi {
@@ -88,7 +101,7 @@ export class Lab implements LabApi {
   /** Opens (or resumes) the run of this configuration; `fresh` deletes what the browser held of it first. */
   private async openRun(partial: unknown, opts: { fresh?: boolean; takeOver?: boolean } = {}): Promise<Requests['configure']['value']> {
     if (this.busy) throw new Error('pause the run before changing its configuration');
-    const c = resolveTrainConfig(partial); // throws ConfigFileError naming the field, as in the CLI
+    const c = resolvePageConfig(partial);
     this.setState('loading');
     try {
       const parts = await this.shelf.parts(c);
