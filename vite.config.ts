@@ -144,6 +144,9 @@ export default defineConfig({
     exclude: SLOW ? [] : [...SLOW_ONLY, '**/node_modules/**'],
     environment: 'node',
     pool: 'forks',
+    // Two files at a time on a 2-core machine (vitest's default is cores - 1 = one): the browser and
+    // CLI tests wait on other processes much of their time, and the unit files use one core each.
+    maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 300_000,
     reporters: ['default', './test/reporters/file-timings.ts'],
