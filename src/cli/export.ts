@@ -1,45 +1,76 @@
 /**
- * `mappa export --target marti [DIR] [--config FILE] [--out DIR]` writes the experiment of a run
- * folder (its config.json), of a config file, or (with neither) of the embedded default as a config
- * for the MAPPA authors' reference trainer, with its dataset and a README (interop/marti.ts).
+ * `mappa export --target marti [DIR] [--config FILE] [--bench DIR] [--out DIR]` writes the experiment
+ * of a run folder (its config.json), of a config file, or (with neither) of the embedded default as a
+ * config for the MAPPA authors' reference trainer, with its datasets and a README (interop/marti.ts).
  *
- * For: users who outgrow the browser. Not for: converting trained adapters (MARTI starts from the
- * base model) or running MARTI.
- * Example: mappa export --target marti runs/math-chain-process-seed0
- *          -> runs/math-chain-process-seed0/marti/{mappa_mathchat.yaml, train.jsonl, heldout.jsonl, README.md}
+ * For: users who outgrow the browser. Not for: running MARTI, or merging adapters (the README gives
+ * the `mappa merge` line for each agent whose adapter the run folder has).
+ * Example: mappa export --target marti runs/math-chain-process-seed0 --bench ../shared/datasets
+ *          -> runs/math-chain-process-seed0/marti/{mappa_mathchat.yaml, train.jsonl, heldout.jsonl,
+ *             aime24.jsonl, amc23.jsonl, code_interpreter.json, README.md}
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { exportMarti, MartiExportError } from '../interop/marti.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
+import { loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
+import { exportMarti, MartiExportError, type MartiBench } from '../interop/marti.ts';
 import { CliError } from './common.ts';
 import { readConfig } from './run-setup.ts';
 
-const USAGE = `usage: mappa export --target marti [DIR] [--config FILE] [--out DIR]
-  DIR            a run folder written by "mappa train" (its config.json is exported)
+const USAGE = `usage: mappa export --target marti [DIR] [--config FILE] [--bench DIR] [--out DIR]
+  DIR            a run folder written by "mappa train" (its config.json is exported, its adapters/ named)
   --config FILE  a config file instead (with neither: the embedded default)
+  --bench DIR    a folder with aime24.jsonl / amc23.jsonl (e.g. ../shared/datasets): extra evaluation sets
   --out DIR      output folder (default: DIR/marti, or marti-export)
 Targets: marti (the reference trainer of the MAPPA paper: MARTI on Ray + vLLM + DeepSpeed).\n`;
 
-/** The base model as MARTI should load it: a local folder made absolute, a hub URL as "org/name". */
-export function martiPretrain(agentModel: string, cwd = process.cwd()): string {
-  const hub = /^https?:\/\/(?:www\.)?huggingface\.co\/([\w.-]+\/[\w.-]+)/.exec(agentModel);
-  if (hub) return hub[1];
-  const local = path.resolve(cwd, agentModel);
-  return existsSync(local) ? local : agentModel;
+/** The evaluation sets --bench looks for, by file name without .jsonl. */
+export const BENCH_SETS = ['aime24', 'amc23'];
+
+/** A path as the export shows it: relative to `cwd`, never absolute. Example: ('/w/runs/a', '/w') -> 'runs/a'. */
+export function shownPath(p: string, cwd = process.cwd()): string {
+  return path.relative(cwd, path.resolve(cwd, p)) || '.';
 }
 
-export async function exportCommand(argv: string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(USAGE);
-    return;
+/** Ids of the agents whose trained adapter (PEFT) the run folder has. */
+export function runAdapters(dir: string, config: TrainConfig): string[] {
+  return config.workflow.agents.map((a) => a.id).filter((id) => existsSync(path.join(dir, 'adapters', id, 'adapter_config.json')));
+}
+
+/** The local base model's positions (config.json max_position_embeddings), or undefined. */
+export function baseContextLength(agentModel: string): number | undefined {
+  const file = path.join(agentModel, 'config.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    const n = (JSON.parse(readFileSync(file, 'utf8')) as { max_position_embeddings?: unknown }).max_position_embeddings;
+    return typeof n === 'number' && n > 0 ? n : undefined;
+  } catch {
+    return undefined; // not our business here: the trainer reads it and says what is wrong
   }
+}
+
+/** The sets of BENCH_SETS found in `dir`, as MARTI records (AMC's number answers become text). */
+export async function readBench(dir: string): Promise<MartiBench[]> {
+  const out: MartiBench[] = [];
+  for (const name of BENCH_SETS) {
+    const file = path.join(dir, `${name}.jsonl`);
+    if (!existsSync(file)) continue;
+    const { tasks, errors } = await loadJsonlDatasetFile(file, { source: name });
+    if (errors.length) throw new CliError(`--bench: ${file}:${errors[0].line}: ${errors[0].message}`);
+    out.push({ name, records: tasks.map((t) => ({ prompt: t.problem, answer: t.answer, metadata: { id: t.id } })) });
+  }
+  if (!out.length) throw new CliError(`--bench: "${dir}" has none of ${BENCH_SETS.map((n) => `${n}.jsonl`).join(', ')}`);
+  return out;
+}
+
+function parse(argv: string[]) {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv, allowPositionals: true, strict: true,
-      options: { target: { type: 'string' }, config: { type: 'string' }, out: { type: 'string' } },
+      options: { target: { type: 'string' }, config: { type: 'string' }, out: { type: 'string' }, bench: { type: 'string' } },
     });
   } catch (err) {
     throw new CliError(`${(err as Error).message}\n\n${USAGE}`);
@@ -49,18 +80,26 @@ export async function exportCommand(argv: string[]): Promise<void> {
   if (parsed.positionals.length > 1) throw new CliError(`one run folder at most, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
   const dir = parsed.positionals[0];
   if (dir && o.config) throw new CliError('give a run folder or --config FILE, not both');
+  if (dir && !existsSync(dir)) throw new CliError(`"${dir}" does not exist; pass a run folder written by "mappa train --out DIR"`);
+  if (dir && !existsSync(path.join(dir, 'config.json'))) throw new CliError(`"${dir}" has no config.json, so it is not a run folder; pass one written by "mappa train", or --config FILE`);
+  return { dir, configFile: dir ? path.join(dir, 'config.json') : o.config, out: o.out ?? (dir ? path.join(dir, 'marti') : 'marti-export'), bench: o.bench };
+}
 
-  let configFile = o.config;
-  if (dir) {
-    if (!existsSync(dir)) throw new CliError(`"${dir}" does not exist; pass a run folder written by "mappa train --out DIR"`);
-    configFile = path.join(dir, 'config.json');
-    if (!existsSync(configFile)) throw new CliError(`"${dir}" has no config.json, so it is not a run folder; pass one written by "mappa train", or --config FILE`);
+export async function exportCommand(argv: string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return;
   }
+  const { dir, configFile, out, bench } = parse(argv);
   const config = await readConfig(configFile, {});
-  const out = o.out ?? (dir ? path.join(dir, 'marti') : 'marti-export');
   let files: Record<string, string>;
   try {
-    ({ files } = exportMarti(config, { source: dir ?? configFile ?? 'the embedded default config', pretrain: martiPretrain(config.agentModel) }));
+    ({ files } = exportMarti(config, {
+      source: dir ? shownPath(dir) : configFile ? shownPath(configFile) : 'the embedded default config',
+      adapters: dir ? runAdapters(dir, config) : [],
+      bench: bench ? await readBench(bench) : [],
+      contextLength: baseContextLength(config.agentModel),
+    }));
   } catch (e) {
     if (e instanceof MartiExportError) throw new CliError(`${configFile ?? 'config'}: ${e.message}`);
     throw e;
