@@ -11,6 +11,8 @@
  * Each chunk is a deterministic pass (greedy, and sampled at the evaluation temperature with the seed
  * EVAL_SEED + its first problem's index), so a run's evaluations repeat exactly; they are different
  * random draws from one whole-set chunk (the CLI's, which equals evaluateTeam), not the same trajectories.
+ * The tasks come in the held-out order of domains/index.ts (heldOutTasks; math: levels interleaved),
+ * so each chunk's running estimate is that of a level-balanced prefix, not of the easiest problems.
  *
  * Example: const q = new EvalQueue(config, parts, { heldOut });
  *          q.enqueue(0, new Map());                            // the untrained team
@@ -18,7 +20,7 @@
  */
 import type { AdapterSpec } from '../rl/lanes.ts';
 import type { TrainConfig } from './config.ts';
-import { domainOf } from '../domains/index.ts';
+import { heldOutTasks } from '../domains/index.ts';
 import { runRolloutJob, type ReplicaParts } from './remote-rollouts.ts';
 import type { RolloutTask, Trajectory } from './rollout.ts';
 import { EVAL_SEED, evalResultOf, type EvalOffload, type EvalResult } from './train.ts';
@@ -43,7 +45,7 @@ export class EvalQueue {
   readonly tasks: RolloutTask[];
 
   constructor(private readonly config: TrainConfig, private readonly parts: ReplicaParts, opts: { heldOut?: RolloutTask[] } = {}) {
-    this.tasks = opts.heldOut?.length ? opts.heldOut.slice(0, config.evalTasks) : domainOf(config.workflow).heldOut(config.evalTasks);
+    this.tasks = heldOutTasks(config, opts.heldOut); // the same tasks, in the same order, as evaluateTeam (train.ts)
   }
 
   /** Evaluations waiting or under way, oldest first (their iterations). */

@@ -26,7 +26,7 @@ import type { Coach } from '../coach/coach.ts';
 import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
-import { domainOf, meanMetrics } from '../domains/index.ts';
+import { domainOf, heldOutTasks, meanMetrics } from '../domains/index.ts';
 import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachStats } from './rewards.ts';
 import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
 
@@ -140,7 +140,7 @@ export const EVAL_SEED = 1_000_003;
 export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: ToolRunners,
   opts: EvalOptions = {}): Promise<EvalResult> {
   const domain = domainOf(config.workflow);
-  const tasks = opts.heldOut?.length ? opts.heldOut.slice(0, config.evalTasks) : domain.heldOut(config.evalTasks);
+  const tasks = heldOutTasks(config, opts.heldOut);
   const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
     agents: backends, tools, outcome: domain.outcome, samplesPerTask: 1, temperature,
     seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => opts.onStage?.(s.rows),

@@ -99,15 +99,18 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('resume after a kill continues exactly as an uninterrupted run', async () => {
-    const full = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store: new MemoryStore() });
+    // Two iterations (the second with an evaluation) are enough to resume across; the CLI's kill -9 test
+    // (test/unit/cli/run-safety.test.ts) covers whole runs.
+    const two = { ...config, iterations: 2 };
+    const full = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store: new MemoryStore() });
     const uninterrupted = await runAll(full);
     full.dispose();
 
     const store = new MemoryStore();
-    const first = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store });
+    const first = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store });
     await first.step(); // checkpointEvery 1: saved after iteration 1
     first.dispose(); // "killed"
-    const resumed = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store }, { resume: true });
+    const resumed = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store }, { resume: true });
     expect(resumed.iteration).toBe(1);
     const rest = await runAll(resumed);
     expect(rest.map(stable)).toEqual(uninterrupted.map(stable));
@@ -126,10 +129,12 @@ describe('the MAPPA loop', () => {
   it('refuses bad configs by name', () => {
     expect(() => resolveTrainConfig({ lerning_rate: 1 })).toThrow(ConfigFileError);
     expect(() => resolveTrainConfig({ lerning_rate: 1 })).toThrow(/lerning_rate: unknown key/);
-    expect(() => resolveTrainConfig({ rewards: { mode: 'vibes' } })).toThrow(/rewards.mode: must be process, outcome or mixed/);
+    expect(() => resolveTrainConfig({ rewards: { mode: 'vibes' } })).toThrow(/rewards\.mode \(reward\): must be one of process, outcome, mixed, got "vibes"/);
     expect(() => resolveTrainConfig({ iterations: '3' })).toThrow(/iterations: expected a number/);
+    expect(() => resolveTrainConfig({ seed: Number('abc') })).toThrow(/seed: expected a finite number, got NaN/);
+    expect(() => resolveTrainConfig({ update: { klCoef: -1 } })).toThrow(/update\.klCoef \(KL coefficient\): must be a number in 0\.\.100, got -1/);
     expect(() => resolveTrainConfig({ update: { clipEps: 0.1, foo: 1 } })).toThrow(/update.foo: unknown key/);
-    expect(() => resolveTrainConfig({ workflow: { name: 'x', domain: 'math', agents: [] } })).toThrow(/needs at least one agent/);
+    expect(() => resolveTrainConfig({ workflow: { name: 'x', domain: 'math', agents: [] } })).toThrow(/"agents" must be a list of at least one agent/);
   });
 });
 

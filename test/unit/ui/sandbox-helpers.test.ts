@@ -26,7 +26,7 @@ describe('url-config', () => {
   it('reports an unreadable ?config= instead of throwing', () => {
     const s = readUrl('http://h/?config=%7Bnot-json');
     expect(s.config).toEqual({});
-    expect(s.error).toMatch(/not valid JSON/);
+    expect(s.error).toMatch(/\?config= is not a JSON object/);
   });
   it('setPath copies along the dotted path', () => {
     const a = { rewards: { mode: 'process' }, seed: 1 };
