@@ -19,6 +19,8 @@ import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, NEUTRAL_SCORE, pa
 export interface CoachResult {
   score: number;
   correct?: boolean;
+  /** Why, in one line, where the coach says (the rubric does; a judge model's answer is in `raw`). */
+  reason?: string;
   raw: string;
   ok: boolean;
   attempts: number;
@@ -85,12 +87,12 @@ export async function askWithRepair(actions: ActionContext[], template: string, 
 
 /** A coach from a synchronous scoring rule (e.g. the rule-based verifier). */
 export class RuleCoach implements Coach {
-  constructor(readonly name: string, readonly rule: (a: ActionContext) => { score: number; correct?: boolean }) {}
+  constructor(readonly name: string, readonly rule: (a: ActionContext) => { score: number; correct?: boolean; reason?: string }) {}
   async scoreBatch(actions: ActionContext[]): Promise<CoachResult[]> {
     return actions.map((a) => {
       const r = this.rule(a);
       const raw = `PROCESS_SCORE: ${r.score}` + (r.correct === undefined ? '' : `\nANSWER_CORRECT: ${r.correct ? 1 : 0}`);
-      return { score: r.score, correct: r.correct, raw, ok: true, attempts: 1 };
+      return { score: r.score, correct: r.correct, raw, ok: true, attempts: 1, ...(r.reason ? { reason: r.reason } : {}) };
     });
   }
 }

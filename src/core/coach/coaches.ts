@@ -17,7 +17,7 @@ export function ruleCoach(): Coach {
   return new RuleCoach('rule', (ctx) => {
     const task = (ctx.task ?? { answer: ctx.groundTruth ?? '' }) as RuleTask;
     const r = ruleScore(task, ctx);
-    return { score: r.score, correct: ctx.final ? r.correct : undefined };
+    return { score: r.score, correct: ctx.final ? r.correct : undefined, reason: r.reason };
   });
 }
 

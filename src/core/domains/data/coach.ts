@@ -230,6 +230,6 @@ export function dataRuleScore(ctx: ActionContext): RuleScore {
 export function dataRuleCoach(): Coach {
   return new RuleCoach('data-rule', (ctx) => {
     const r = dataRuleScore(ctx);
-    return { score: r.score, correct: ctx.final ? (r.correct ?? false) : undefined };
+    return { score: r.score, correct: ctx.final ? (r.correct ?? false) : undefined, reason: r.reason };
   });
 }

@@ -97,7 +97,7 @@ export function relayRuleScore(ctx: ActionContext): RelayVerdict & { correct?: b
 export function relayRuleCoach(): Coach {
   return new RuleCoach('rule:relay', (ctx) => {
     const r = relayRuleScore(ctx);
-    return { score: r.score, correct: ctx.final ? r.correct : undefined };
+    return { score: r.score, correct: ctx.final ? r.correct : undefined, reason: r.reason };
   });
 }
 
