@@ -79,13 +79,31 @@ export function creditGaps(trajs: TrajectoryView[], processWeight: number): Cred
   });
 }
 
-/** The trajectory whose process and outcome credit differ most (first on ties), or null for an empty batch. */
-export function mostDisputed(trajs: TrajectoryView[], processWeight: number): CreditGap | null {
-  return creditGaps(trajs, processWeight).reduce<CreditGap | null>((b, g) => (!b || g.gap > b.gap + 1e-12 ? g : b), null);
+/**
+ * The agents the coach blames in a failed trajectory: its actions scored below the neutral 5 (none
+ * when the team was right). Example: wrong, scores 9 / 8 / 2 -> ['verifier'].
+ */
+export function culprits(t: TrajectoryView): string[] {
+  if (t.correct) return [];
+  return [...new Set(t.actions.filter((a) => (a.coach?.score ?? NEUTRAL_SCORE) < NEUTRAL_SCORE).map((a) => a.role))];
 }
 
 /**
- * Readable tab labels for a batch: "problem 2 · sample 1 · ✓ right", problems numbered in batch
+ * The trajectory that shows credit assignment best: a failure with a single culprit (outcome reward
+ * blames everyone, process reward the one agent), the one whose process and outcome credit differ
+ * most; failing that any failure, failing that any trajectory (first on ties); null for an empty batch.
+ */
+export function mostDisputed(trajs: TrajectoryView[], processWeight: number): CreditGap | null {
+  const gaps = creditGaps(trajs, processWeight);
+  const best = (pool: CreditGap[]) => pool.reduce<CreditGap | null>((b, g) => (!b || g.gap > b.gap + 1e-12 ? g : b), null);
+  return best(gaps.filter((g) => culprits(trajs[g.index]).length === 1))
+    ?? best(gaps.filter((g) => !trajs[g.index].correct))
+    ?? best(gaps);
+}
+
+/**
+ * Readable tab labels for a batch: "problem 2 · sample 1 · ✓ right", or "✗ wrong (Verifier)" where
+ * the coach blames one agent (its culprit); problems numbered in batch
  * order (1-based), samples 1-based; `title` keeps the raw task id and sample for the tooltip.
  * Example: ids [a, a, b] samples [0, 1, 0] -> problem 1 · sample 1, problem 1 · sample 2, problem 2 · sample 1.
  */
@@ -93,7 +111,7 @@ export function trajectoryLabels(trajs: TrajectoryView[]): { label: string; titl
   const problems = new Map<string, number>();
   for (const t of trajs) if (!problems.has(t.task.id)) problems.set(t.task.id, problems.size + 1);
   return trajs.map((t) => ({
-    label: `problem ${problems.get(t.task.id)} · sample ${t.sample + 1} · ${t.correct ? '✓ right' : '✗ wrong'}`,
+    label: `problem ${problems.get(t.task.id)} · sample ${t.sample + 1} · ${t.correct ? '✓ right' : `✗ wrong${culprits(t).length === 1 ? ` (${culprits(t)[0]})` : ''}`}`,
     title: `${t.task.id} #${t.sample}`,
   }));
 }

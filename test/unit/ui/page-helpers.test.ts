@@ -2,7 +2,7 @@
 // readable trajectory labels, the backend sentence, compact tick labels, the held-out accuracy's
 // Wilson intervals and which saved runs are overlaid. Hand-worked expectations.
 import { describe, expect, it } from 'vitest';
-import { creditGaps, mostDisputed, trajectoryLabels } from '../../../src/ui/credit.ts';
+import { creditGaps, culprits, mostDisputed, trajectoryLabels } from '../../../src/ui/credit.ts';
 import * as backendPanel from '../../../src/ui/components/BackendPanel.svelte';
 import * as chart from '../../../src/ui/components/Chart.svelte';
 import * as charts from '../../../src/ui/components/Charts.svelte';
@@ -52,10 +52,18 @@ describe('credit: where process and outcome disagree', () => {
   it('labels tabs by problem and sample number, keeping the raw id for the tooltip', () => {
     const batch = [traj('math-L3:0:L0-388', 0, false, [1]), traj('math-L3:0:L0-388', 1, true, [1]), traj('x/7', 0, false, [1])];
     expect(trajectoryLabels(batch)).toEqual([
-      { label: 'problem 1 · sample 1 · ✗ wrong', title: 'math-L3:0:L0-388 #0' },
+      { label: 'problem 1 · sample 1 · ✗ wrong (solver)', title: 'math-L3:0:L0-388 #0' },
       { label: 'problem 1 · sample 2 · ✓ right', title: 'math-L3:0:L0-388 #1' },
-      { label: 'problem 2 · sample 1 · ✗ wrong', title: 'x/7 #0' },
+      { label: 'problem 2 · sample 1 · ✗ wrong (solver)', title: 'x/7 #0' },
     ]);
+  });
+  it('shows a failure with a single culprit, not a right trajectory with wrong agents', () => {
+    // The right trajectory's 0 / 0 / 10 disagrees most between the modes, but a lesson about blame needs a failure.
+    const batch = [traj('a', 0, true, [0, 0, 10]), traj('a', 1, false, [9, 9, 1]), traj('b', 0, false, [2, 2, 2])];
+    expect(mostDisputed(batch, 0.5)!.index).toBe(1);
+    expect(culprits(batch[1])).toEqual(['verifier']);
+    expect(culprits(batch[0])).toEqual([]);
+    expect(culprits(batch[2])).toEqual(['solver', 'executor', 'verifier']);
   });
 });
 
