@@ -11,6 +11,7 @@ import type { TrainConfig } from '../core/loop/config.ts';
 import type { RunPlanSummary } from '../core/loop/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/train.ts';
 import type { TrainerClient } from '../worker/client.ts';
+import type { LessonView } from '../core/lab/lesson.ts';
 import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
 export interface EvalPoint {
@@ -38,6 +39,8 @@ export class RunState {
   /** The open run's memory plan on this backend; Start refuses a run whose plan does not fit. */
   plan: RunPlanSummary | null = $state(null);
   deviceLost: { reason: string; message: string; checkpointIteration: number } | null = $state(null);
+  /** The lesson on the first screen (six relay runs, process vs outcome), as the lab last sent it; null before its first press. */
+  lesson: LessonView | null = $state(null);
   /** Bumped on every metrics change so charts can redraw cheaply. */
   version = $state(0);
 
@@ -101,6 +104,9 @@ export class RunState {
       }
       case 'model':
         this.model = { name: e.name, parameters: e.parameters, bytes: e.bytes };
+        break;
+      case 'lesson':
+        this.lesson = e.view;
         break;
       case 'error':
         this.errors = [...this.errors.slice(-4), e.message];

@@ -26,6 +26,7 @@ import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../tasks/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
+import { idleLessonView, Lesson } from './lesson.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, Requests, RunState, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
@@ -92,8 +93,8 @@ export class Lab implements LabApi {
     return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing';
   }
 
-  private runIdOf(c: TrainConfig): string {
-    const d = this.dataset;
+  private runIdOf(c: TrainConfig, withDataset = true): string {
+    const d = withDataset ? this.dataset : null;
     const h = (hashString(JSON.stringify(c) + (d ? `|${d.name}:${d.tasks.length}` : '')) >>> 0).toString(36);
     return `${c.workflow.name}-${c.rewards.mode}-seed${c.seed}-${h}`;
   }
@@ -313,6 +314,7 @@ export class Lab implements LabApi {
       info = { ...info, notice: `The link asked for ${backend}, which is unavailable here (${(e as Error).message}); using ${info.name} instead.` };
     }
     this.post({ kind: 'backend', info, summary: describeBackend(info) });
+    this.post({ kind: 'lesson', view: idleLessonView() });
     return info;
   }
 
@@ -331,6 +333,28 @@ export class Lab implements LabApi {
     const opened = await this.openPartner();
     void this.loop(false);
     return opened;
+  }
+
+  async lesson(): Value<'lesson'> {
+    if (this.busy || this.state === 'loading' || this.state === 'booting') throw new Error('pause the run (and let the page finish loading) before starting the lesson');
+    const controller = (this.pauseController = new AbortController());
+    this.setState('running', 'the lesson: relay teams of 2, 4 and 6 agents, process vs outcome reward');
+    const claimRun = this.platform.claimRun?.bind(this.platform);
+    const lesson = new Lesson({
+      parts: (c) => this.shelf.parts(c),
+      store: (runId) => this.platform.store(runId),
+      runId: (c) => this.runIdOf(c, false),
+      claim: claimRun ? (runId) => claimRun(runId, 'if-free') : undefined,
+      post: (view) => this.post({ kind: 'lesson', view }),
+    });
+    const done = lesson.run(controller.signal).then(() => undefined, (e) => this.reportError(e)).finally(() => {
+      if (this.looping === done) this.looping = null;
+      this.pauseController = null;
+      this.bars.clear();
+      if (!this.readOnly) this.setState('ready');
+    });
+    this.looping = done;
+    return null;
   }
 
   async pause(): Value<'pause'> {

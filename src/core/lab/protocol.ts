@@ -15,6 +15,7 @@ import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
 import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/train.ts';
 import type { TrainConfig } from '../loop/config.ts';
+import type { LessonView } from './lesson.ts';
 
 export interface RunRecord {
   runId: string;
@@ -43,7 +44,7 @@ export interface ActionView {
   tokens: number;
   truncated: boolean;
   observation?: string;
-  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
+  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean; reason?: string };
   reward?: number;
   /** The REINFORCE++ advantage the update trained this action on (mean over its tokens); absent when it was not trained. */
   advantage?: number;
@@ -68,6 +69,11 @@ export interface Requests {
   /** "Process vs outcome": open this run's twin under the other reward mode (same seed) and train both in turn. */
   compare: { args: Record<string, never>; value: { runId: string; mode: string } };
   pause: { args: Record<string, never>; value: null };
+  /**
+   * "Run the lesson": the relay team of 2, 4 and 6 agents under process and outcome reward, six runs in
+   * turn (lesson.ts), resumed where they stopped; answered at once, its progress comes as 'lesson' events.
+   */
+  lesson: { args: Record<string, never>; value: null };
   step: { args: Record<string, never>; value: null };
   /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
   takeOver: { args: Record<string, never>; value: { iteration: number } };
@@ -97,7 +103,7 @@ export type RequestType = keyof Requests;
 export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
-export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'step', 'takeOver', 'reset', 'export', 'importAdapter', 'importDataset',
+export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'step', 'takeOver', 'reset', 'export', 'importAdapter', 'importDataset',
   'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice'] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
 type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
@@ -142,6 +148,8 @@ export type WorkerEvent =
   | { kind: 'model'; name: string; parameters: number; bytes: number }
   /** The comparison's other run moved on (an iteration or a finished evaluation): redraw its overlay. */
   | { kind: 'partner'; runId: string; mode: string; iteration: number }
+  /** The lesson's state after each of its steps: every curve, interval and sentence the page draws (lesson.ts). */
+  | { kind: 'lesson'; view: LessonView }
   | { kind: 'error'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
 

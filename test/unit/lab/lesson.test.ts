@@ -1,0 +1,137 @@
+// The lesson's summary maths (src/core/lab/lesson.ts) on hand-made results: the curves' Wilson
+// intervals, the paired process - outcome gap, the predicted gap, rollouts to the target, the
+// per-agent rows and the words the page shows; and the per-agent counts from relay trajectories.
+import { describe, expect, it } from 'vitest';
+import {
+  agentList, agentSteps, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
+  type LessonRunData,
+} from '../../../src/core/lab/lesson.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { EvalResult } from '../../../src/core/loop/train.ts';
+import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
+
+const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);
+/** An evaluation with the first `k` of 100 problems right (greedy), and a step accuracy. */
+function ev(k: number, stepAccuracy = 0.8, of?: number): EvalResult {
+  const greedy = IDS.map((_, i) => i < k);
+  return { greedy: k / 100, sampled: k / 100, tasks: 100, ...(of ? { of } : {}), metrics: { stepAccuracy }, perTask: { ids: IDS, greedy, sampled: greedy } };
+}
+const steps = (right: number[], judged = 100) => ({ right, judged: right.map(() => judged) });
+function run(n: number, mode: 'process' | 'outcome', ks: [number, number][], agents: LessonRunData['agents'], done = true): LessonRunData {
+  return { n, mode, runId: `${n}-${mode}`, iteration: ks.at(-1)![0], done, evals: ks.map(([iteration, k]) => ({ iteration, result: ev(k, iteration === 0 ? 0.8 : 0.9) })), agents };
+}
+const PLAN = { ...LESSON_PLAN, sizes: [2, 4], iterations: 10, evalEvery: 5, target: 0.9 };
+
+describe('the lesson summary', () => {
+  it('draws each finished evaluation with its Wilson interval, by iteration, and skips running ones', () => {
+    const c = curveOf([{ iteration: 5, result: ev(70) }, { iteration: 0, result: ev(40) }, { iteration: 10, result: ev(30, 0.8, 200) }]);
+    expect(c.map((p) => p.iteration)).toEqual([0, 5]);
+    expect(c[1]).toMatchObject({ ...wilson(70, 100), tasks: 100 });
+  });
+
+  it('counts rollouts to the target from the first evaluation that reaches it', () => {
+    const c = curveOf([{ iteration: 0, result: ev(50) }, { iteration: 5, result: ev(90) }, { iteration: 10, result: ev(95) }]);
+    expect(rolloutsTo(c, 0.9, 16)).toBe(80);
+    expect(rolloutsTo(c, 0.99, 16)).toBeNull();
+  });
+
+  it('pairs the two runs problem by problem, and refuses different problems', () => {
+    const a = ev(97);
+    const b = ev(60);
+    const d = pairedGap(a, b)!;
+    const ref = pairedDifference(a.perTask!.greedy, b.perTask!.greedy);
+    expect(d).toEqual({ p: ref.p, low: ref.low, high: ref.high, n: 100 });
+    expect(d.p).toBeCloseTo(0.37);
+    expect(d.low).toBeGreaterThan(0.25);
+    expect(pairedGap(a, { ...b, perTask: { ...b.perTask!, ids: IDS.map((x) => `${x}!`) } })).toBeNull();
+  });
+
+  it('writes a size with a gap: both accuracies, the paired gap, and which agents outcome reward improved', () => {
+    const base = steps([80, 80, 80, 80]);
+    const v = lessonView([
+      run(4, 'process', [[0, 40], [5, 80], [10, 97]], { base, final: steps([99, 98, 97, 99]) }),
+      run(4, 'outcome', [[0, 40], [5, 50], [10, 60]], { base, final: steps([93, 92, 94, 80]) }),
+    ], PLAN, 16, { status: 'done', current: null, elapsed: 100, remaining: 0 });
+    const row = v.rows.find((r) => r.n === 4)!;
+    expect(row.final.process!.p).toBe(0.97);
+    expect(row.gap!.p).toBeCloseTo(0.37);
+    expect(row.words).toMatch(/^4 agents: process 97\.0 % \[\d+\.\d, \d+\.\d\], outcome 60\.0 % \[\d+\.\d, \d+\.\d\], \+37\.0 pts \[\+\d+\.\d, \+\d+\.\d\] paired over the same 100 problems/);
+    expect(row.words).toContain('outcome reward improved agents 1-3, not agent 4');
+    // CREDIT.md: outcome gains p^(N-1) of process's gain; untrained step accuracy 0.8, team 40 %, process +57 points.
+    expect(row.predictedGap).toBeCloseTo((1 - 0.8 ** 3) * 0.57);
+    expect(row.agents[3]).toMatchObject({ agent: 4, base: wilson(80, 100), outcome: wilson(80, 100) });
+    // The size with no runs yet says so.
+    expect(v.rows.find((r) => r.n === 2)!.words).toBe('2 agents: not finished yet');
+  });
+
+  it('says why there is no gap at the ceiling: the difference is how fast', () => {
+    const v = lessonView([
+      run(2, 'process', [[0, 70], [5, 95], [10, 97]], {}),
+      run(2, 'outcome', [[0, 70], [5, 85], [10, 96]], {}),
+    ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
+    const row = v.rows[0];
+    expect(row.gap!.low).toBeLessThan(0);
+    expect(row.reached).toEqual({ process: 80, outcome: 160 });
+    expect(row.words).toContain('No gap: both reach the ceiling; the difference is how fast: process reached 90 % after 80 rollouts, outcome reached 90 % after 160 rollouts');
+  });
+
+  it('says when neither run was faster, with the signal ratio the theory gives', () => {
+    const v = lessonView([
+      run(2, 'process', [[0, 70], [5, 80], [10, 80]], {}),
+      run(2, 'outcome', [[0, 70], [5, 79], [10, 79]], {}),
+    ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
+    expect(v.rows[0].words).toContain('No gap shown at this budget: both end within the noise of this many problems, and neither was faster (both reached 79 % after 80 rollouts): with 2 agents outcome reward\'s signal is p^1 = 0.80 of process reward\'s');
+  });
+
+  it('notes a measured gap above the prediction, and unlearning when outcome reward\'s agents fell', () => {
+    const base = steps([80, 80, 80, 80]);
+    const v = lessonView([
+      run(4, 'process', [[0, 40], [10, 97]], { base, final: steps([99, 98, 97, 99]) }),
+      run(4, 'outcome', [[0, 40], [10, 30]], { base, final: steps([70, 75, 80, 78]) }),
+    ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
+    expect(v.rows[1].words).toContain('outcome reward improved no agent and made agent 1 worse');
+    expect(v.gapWords).toBe('At 4 agents the gap is above the prediction: under outcome reward the agents\' step accuracy fell at 4 agents, so outcome reward did not only learn slower, it unlearned (CREDIT.md: "outcome reward pushes the wrong way").');
+    expect(gapWords([])).toBe('');
+  });
+
+  it('shows a run still training on its chart, not in the table', () => {
+    const v = lessonView([run(2, 'process', [[0, 70], [5, 90]], {}, false)], PLAN, 16, { status: 'running', current: 0, elapsed: 10, remaining: 50 });
+    expect(v.rows[0].curves.process).toHaveLength(2);
+    expect(v.rows[0].final.process).toBeNull();
+    expect(v.runs).toEqual([{ n: 2, mode: 'process', runId: '2-process', iteration: 5, done: false }]);
+  });
+
+  it('names agents in words', () => {
+    expect(agentList([1, 2, 3])).toBe('agents 1-3');
+    expect(agentList([2])).toBe('agent 2');
+    expect(agentList([1, 3])).toBe('agents 1, 3');
+    expect(agentList([])).toBe('no agent');
+  });
+
+  it('estimates the time left from the pace so far, with work growing with the team', () => {
+    expect(remainingSeconds(0, 0, 100)).toBeNull();
+    expect(remainingSeconds(30, 60, 120)).toBe(60);
+    expect(runUnits(4, PLAN) / runUnits(2, PLAN)).toBeCloseTo(5 / 3); // a run's time grew about as n + 1 in the page
+  });
+
+  it('trains the relay of n under the chosen reward with the lesson budget', () => {
+    const c = resolveTrainConfig(lessonPatch(4, 'outcome'));
+    expect(c.workflow.agents).toHaveLength(4);
+    expect(c.rewards.mode).toBe('outcome');
+    expect(c.iterations).toBe(LESSON_PLAN.iterations);
+    expect(c.seed).toBe(LESSON_PLAN.seed);
+  });
+});
+
+describe('per-agent step counts', () => {
+  const action = (given: string, text: string) => ({ agentId: 'a', role: 'r', turn: 0, messages: [{ role: 'user', content: given }], text }) as unknown as Trajectory['actions'][number];
+  it('judges each agent given the input it received, and skips a step with no input digit', () => {
+    const trajs = [
+      { actions: [action('3 + 4', '7'), action('7 + 5', '2')] },
+      { actions: [action('3 + 4', '3'), action('3 + 5', '8')] },
+      { actions: [action('3 + 4', 'x'), action(' + 5', '5')] },
+    ] as unknown as Trajectory[];
+    expect(agentSteps(trajs, 2)).toEqual({ right: [1, 2], judged: [3, 2] });
+  });
+});
