@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 
 /** Known benchmarks: name -> what it measures. Each lives in bench/<name>.ts. */
 const BENCHMARKS: Record<string, string> = {
+  decode: 'one rollout decoding step (24 rows) at the shipped and SmolLM2-135M shapes against its matmul / weight-read bound, with kernels per step',
   engine: 'decoder speed (prefill, KV-cache and recompute decode) and peak memory per backend',
   update: 'one policy-gradient LoRA update step',
   rollouts: 'rollouts of a whole agent team',

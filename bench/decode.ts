@@ -1,0 +1,153 @@
+/**
+ * One decoding step of a rollout, measured against what bounds it: `npm run bench -- decode`.
+ * At the shipped agent's shape (models/agent) and at SmolLM2-135M's (random weights, its layers or
+ * --layers), with the rows a real iteration decodes (24 for the math team: 12 prompts x 2 samples)
+ * after a prompt of --context tokens, it prints one table:
+ *   step ms            median wall time of one KV-cache decode step (forward of 1 token per row +
+ *                      greedy pick), after a warm-up step
+ *   GFLOP / step       analytic: 2 x rows x (every layer's projections + the output projection) +
+ *                      attention over the cache (4 x rows x layers x q-width x cached length)
+ *   MB / step          weights read once per step (float32): every layer's projections + the output projection
+ *   bound ms           max(FLOPs / the process's own [rows, hidden] x [hidden, intermediate] matmul
+ *                      rate, bytes / its own [rows, hidden] x [hidden, vocab] rate in bytes of weight per s)
+ *   bound / step       the share of the bound the step reaches (1 = at the bound: the issue's "decode / bound")
+ *   kernels / step     tfjs kernels one step runs (tf.profile); on webgpu each is one or more dispatches
+ *   kernels / layer    kernels / step over layers (the embedding, final norm, head and pick included)
+ *   outside matmul     the share of the step's kernel time spent in kernels other than matmuls
+ *                      (tf.profile kernelTimeMs; wall time outside kernels is not in it)
+ * Run as: npm run bench -- decode [--backend wasm|cpu|webgpu] [--shapes agent,smollm2-135m]
+ *         [--rows 24] [--context 64] [--steps 8] [--layers N]
+ * Each shape runs in a child process (a clean backend, its own memory).
+ */
+import { fileURLToPath } from 'node:url';
+import os from 'node:os';
+import * as tf from '@tensorflow/tfjs-core';
+import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
+import { installNodeWebGPU } from '../src/core/engine/webgpu-node.ts';
+import type { ModelConfig } from '../src/core/engine/model/config.ts';
+import { CausalLM, disposeCache, type KVCache } from '../src/core/engine/model/llama.ts';
+import { loadModel } from '../src/core/engine/model/load.ts';
+import { folderSource } from '../src/core/engine/model/sources.ts';
+import { SHAPES, benchConfig, randomWeights, shapeNamed } from './engine.ts';
+import { timeMatmul } from './update.ts';
+import { fmt, runAsChild, runInChild } from './child.ts';
+
+export interface DecodeOptions { backend: BackendName; shapes: string[]; rows: number; context: number; steps: number; layers?: number }
+
+export interface DecodeResult {
+  shape: string;
+  backend: string;
+  config?: { layers: number; hidden: number; vocab: number };
+  stepMs?: number;
+  flops?: number;
+  bytes?: number;
+  boundMs?: number;
+  kernels?: number;
+  kernelsPerLayer?: number;
+  outsideMatmul?: number;
+  skipped?: string;
+}
+
+/** Analytic FLOPs and weight bytes of one decode step. Example: SmolLM2-135M, 24 rows, 64 cached -> ~6.5 GFLOP, ~540 MB. */
+export function decodeStepCost(c: ModelConfig, rows: number, cached: number): { flops: number; bytes: number } {
+  const d = c.hiddenSize;
+  const q = c.numHeads * c.headDim;
+  const kv = c.numKvHeads * c.headDim;
+  const layer = d * q + 2 * d * kv + q * d + 3 * d * c.intermediateSize;
+  const weights = c.numLayers * layer + c.vocabSize * d;
+  return { flops: 2 * rows * weights + 4 * rows * c.numLayers * q * (cached + 1), bytes: 4 * weights };
+}
+
+const MATMUL = new Set(['MatMul', 'BatchMatMul', '_FusedMatMul']);
+
+async function openShape(shape: string, layers?: number): Promise<CausalLM> {
+  if (shape === 'agent') return (await loadModel(folderSource(fileURLToPath(new URL('../models/agent', import.meta.url))))).model;
+  const own = SHAPES[shapeNamed(shape, 'decode')].config.num_hidden_layers as number;
+  const config = benchConfig(layers ?? own, shape);
+  return new CausalLM(config, randomWeights(config));
+}
+
+/** One step: a token per row through the cache (which it replaces), then the greedy pick (what generate does). */
+function step(model: CausalLM, tokens: number[], cache: KVCache): { next: number[]; cache: KVCache } {
+  const out = model.forward(tokens.map((t) => [t]), { cache });
+  const next = tf.tidy(() => tf.argMax(tf.reshape(out.logits, [tokens.length, -1]), 1)).dataSync();
+  out.logits.dispose();
+  return { next: Array.from(next), cache: out.cache! };
+}
+
+export async function measureDecode(backend: string, o: DecodeOptions & { shape: string }): Promise<DecodeResult> {
+  if (backend === 'webgpu') await installNodeWebGPU();
+  const info = await initBackend({ force: backend as BackendName });
+  const model = await openShape(o.shape, o.layers);
+  const c = model.config;
+  const ids = Array.from({ length: o.rows }, (_, r) => Array.from({ length: o.context }, (_, t) => (r * 7919 + t * 104729) % c.vocabSize));
+  const first = model.forward(ids, { useCache: true, lastOnly: true });
+  let cache = first.cache!;
+  first.logits.dispose();
+  let tokens = ids.map((row) => row[row.length - 1]);
+  const times: number[] = [];
+  for (let s = 0; s <= o.steps; s++) {
+    const t0 = performance.now();
+    const r = step(model, tokens, cache);
+    if (s > 0) times.push(performance.now() - t0); // the first step is the warm-up
+    ({ next: tokens, cache } = r); // the step disposed the old cache
+
+  }
+  let probe: { next: number[]; cache: KVCache } | null = null;
+  const profile = await tf.profile(() => {
+    probe = step(model, tokens, cache);
+  });
+  const kernelMs = await Promise.all(profile.kernels.map(async (k) => Number(await k.kernelTimeMs) || 0));
+  const total = kernelMs.reduce((a, b) => a + b, 0);
+  const outside = kernelMs.reduce((a, b, i) => a + (MATMUL.has(profile.kernels[i].name) ? 0 : b), 0);
+  const probed = probe as { next: number[]; cache: KVCache } | null;
+  disposeCache(probed?.cache ?? cache);
+  const cost = decodeStepCost(c, o.rows, o.context + o.steps);
+  const matmulFlops = (await timeMatmul(o.rows, c.hiddenSize, c.intermediateSize, 5)) * 1e9;
+  const headBytesPerS = ((await timeMatmul(o.rows, c.hiddenSize, c.vocabSize, 3)) * 1e9 / (2 * o.rows * c.hiddenSize * c.vocabSize)) * 4 * c.hiddenSize * c.vocabSize;
+  times.sort((a, b) => a - b);
+  return {
+    shape: o.shape, backend: describeBackend(info), config: { layers: c.numLayers, hidden: c.hiddenSize, vocab: c.vocabSize },
+    stepMs: times[Math.floor(times.length / 2)], flops: cost.flops, bytes: cost.bytes,
+    boundMs: 1000 * Math.max(cost.flops / matmulFlops, cost.bytes / headBytesPerS),
+    kernels: profile.kernels.length, kernelsPerLayer: profile.kernels.length / c.numLayers,
+    outsideMatmul: total > 0 ? outside / total : undefined,
+  };
+}
+
+export function formatDecode(results: DecodeResult[], o: DecodeOptions): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const head = `| shape | layers | step ms | GFLOP / step | MB / step | bound ms | bound / step | kernels / step | kernels / layer | outside matmul |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|`;
+  const rows = results.map((r) => r.skipped
+    ? `| ${r.shape} | skipped: ${r.skipped} | | | | | | | | |`
+    : `| ${r.shape} | ${r.config?.layers} | ${fmt(r.stepMs)} | ${fmt(r.flops! / 1e9)} | ${fmt(r.bytes! / 1e6)} | ${fmt(r.boundMs)} | ${fmt(r.boundMs! / r.stepMs!, 2)} | ${r.kernels} | ${fmt(r.kernelsPerLayer, 1)} | ${r.outsideMatmul === undefined ? 'n/a' : `${(100 * r.outsideMatmul).toFixed(0)} %`} |`);
+  return `Decode step, ${o.rows} rows after ${o.context} prompt tokens, median of ${o.steps} steps; ${results[0]?.backend ?? o.backend}; ${cpu}, ${os.cpus().length} cores; ${new Date().toISOString().slice(0, 10)}\n"bound / step": the step's analytic bound (this process's own matmul rate and weight-read rate) over its time; 1.0 = at the bound.\n\n${head}\n${rows.join('\n')}\n`;
+}
+
+export function parseDecodeArgs(argv: string[]): DecodeOptions {
+  const o: DecodeOptions = { backend: 'wasm', shapes: ['agent', 'smollm2-135m'], rows: 24, context: 64, steps: 8 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, v] = [argv[i], argv[i + 1]];
+    if (v === undefined) throw new Error(`bench decode: ${flag} needs a value`);
+    if (flag === '--backend') o.backend = v as BackendName;
+    else if (flag === '--shapes') o.shapes = v.split(',');
+    else if (['--rows', '--context', '--steps', '--layers'].includes(flag)) {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`bench decode: ${flag} must be a whole number of 1 or more, got "${v}"`);
+      (o as unknown as Record<string, number>)[flag.slice(2)] = n;
+    } else throw new Error(`bench decode: unknown flag ${flag} (--backend, --shapes, --rows, --context, --steps, --layers)`);
+  }
+  return o;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const o = parseDecodeArgs(argv);
+  const results: DecodeResult[] = [];
+  for (const shape of o.shapes) {
+    process.stderr.write(`[bench decode] ${shape} on ${o.backend}...\n`);
+    results.push(await runInChild<DecodeResult>(import.meta.url, o.backend, { ...o, shape }, (why) => ({ shape, backend: o.backend, skipped: why })));
+  }
+  process.stdout.write(formatDecode(results, o));
+}
+
+runAsChild(import.meta.url, measureDecode);

@@ -1,0 +1,33 @@
+/**
+ * bench/decode.ts: the analytic cost of a decode step (hand-worked on a small shape), the flags, and
+ * one real measurement of the shipped agent on cpu (2 steps) that fills every column of the table.
+ */
+import { describe, expect, it } from 'vitest';
+import { decodeStepCost, formatDecode, measureDecode, parseDecodeArgs } from '../../../bench/decode.ts';
+import { parseConfig } from '../../../src/core/engine/model/config.ts';
+
+describe('bench decode', () => {
+  it('counts a step\'s FLOPs and weight bytes by hand', () => {
+    // hidden 8, 2 heads of 4, 1 KV head, intermediate 16, vocab 10, 1 layer:
+    // layer = 8*8 + 2*8*4 + 8*8 + 3*8*16 = 576; weights = 576 + 10*8 = 656
+    const c = parseConfig({ model_type: 'llama', hidden_size: 8, num_attention_heads: 2, num_key_value_heads: 1, intermediate_size: 16, vocab_size: 10, num_hidden_layers: 1, max_position_embeddings: 64 }, 'test');
+    const { flops, bytes } = decodeStepCost(c, 3, 5);
+    expect(bytes).toBe(4 * 656);
+    expect(flops).toBe(2 * 3 * 656 + 4 * 3 * 1 * 8 * 6);
+  });
+
+  it('refuses a bad flag by name', () => {
+    expect(parseDecodeArgs(['--rows', '12', '--shapes', 'agent'])).toMatchObject({ rows: 12, shapes: ['agent'] });
+    expect(() => parseDecodeArgs(['--rows', '0'])).toThrow(/--rows must be a whole number of 1 or more, got "0"/);
+    expect(() => parseDecodeArgs(['--speed', '1'])).toThrow(/unknown flag --speed/);
+  });
+
+  it('measures the shipped agent on cpu and prints a full row', async () => {
+    const o = { backend: 'cpu' as const, shapes: ['agent'], rows: 2, context: 8, steps: 2 };
+    const r = await measureDecode('cpu', { ...o, shape: 'agent' });
+    expect(r.kernels).toBeGreaterThan(4 * 20); // a few dozen kernels a layer
+    expect(r.stepMs).toBeGreaterThan(0);
+    expect(r.boundMs! / r.stepMs!).toBeGreaterThan(0);
+    expect(formatDecode([r], o)).toMatch(/\| agent \| 4 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \d+ % \|/);
+  }, 120_000);
+});
