@@ -1,0 +1,313 @@
+/**
+ * The lesson's maths (pure, tested on hand-made results): `lessonView` turns the six runs' held-out
+ * evaluations and per-agent step counts into what the page draws: each curve with its Wilson
+ * intervals, the paired process - outcome gap, the gap CREDIT.md predicts, per-agent gains, a
+ * sentence per size, and the time left. The runner that trains the runs is lesson.ts.
+ * For: lesson.ts and the page's types (Lesson.svelte). Not for: training or drawing.
+ *
+ * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
+ *          "4 agents: process 73.5 % [67.0, 79.1], outcome 50.5 % [43.6, 57.4], +23.0 pts [+14.2, +31.3] ..."
+ */
+import { relayConfig, relayStepVerdict } from '../domains/relay/team.ts';
+import { resolveTrainConfig } from '../loop/config.ts';
+import type { Trajectory } from '../loop/rollout.ts';
+import type { EvalResult } from '../loop/train.ts';
+import { accuracyInterval, formatPercent, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
+
+export type LessonMode = 'process' | 'outcome';
+export const LESSON_MODES: readonly LessonMode[] = ['process', 'outcome'];
+
+/**
+ * The lesson's budget, cut from relayConfig's (40 iterations, 200 held-out tasks) so that the six runs
+ * take minutes on two cores: 20 iterations x 200 tasks took 411 s in Node (wasm, one thread), gaps
+ * +5.5 / +23.0 / +52.5 points at 2 / 4 / 6 agents; 15 x 100 took 107-113 s in the page (test/e2e/lesson.test.ts),
+ * gaps +1.0 / +28.0 / +51.0 points.
+ */
+export const LESSON_PLAN = {
+  sizes: [2, 4, 6],
+  iterations: 15,
+  evalEvery: 5,
+  evalTasks: 100,
+  seed: 0,
+  /** Held-out greedy team accuracy that counts as learnt, for "how fast" when both runs end level. */
+  target: 0.9,
+} as const;
+export type LessonPlan = { sizes: readonly number[]; iterations: number; evalEvery: number; evalTasks: number; seed: number; target: number };
+
+/** The config patch of one lesson run: the relay team of `n` with the lesson's budget and `mode`. */
+export function lessonPatch(n: number, mode: LessonMode, plan: LessonPlan = LESSON_PLAN): Record<string, unknown> {
+  return {
+    ...relayConfig(n), iterations: plan.iterations, evalEvery: plan.evalEvery, evalTasks: plan.evalTasks,
+    checkpointEvery: plan.evalEvery, seed: plan.seed, rewards: { mode },
+  };
+}
+
+/** Steps right / steps judged, per agent (index 0 = agent 1), over held-out greedy trajectories. */
+export interface AgentSteps {
+  right: number[];
+  judged: number[];
+}
+
+/** What one run holds so far: its evaluations (finished ones), and the per-agent counts before and after. */
+export interface LessonRunData {
+  n: number;
+  mode: LessonMode;
+  runId: string;
+  iteration: number;
+  done: boolean;
+  evals: { iteration: number; result: EvalResult }[];
+  /** Seconds this page spent on the run (opening, training, evaluating; a read-back costs little). */
+  seconds?: number;
+  /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`). */
+  agents: { base?: AgentSteps; final?: AgentSteps };
+}
+
+export interface LessonPoint extends Interval {
+  iteration: number;
+  tasks: number;
+}
+
+export interface LessonAgentRow {
+  /** 1-based position in the chain. */
+  agent: number;
+  base: Interval | null;
+  process: Interval | null;
+  outcome: Interval | null;
+}
+
+export interface LessonRow {
+  n: number;
+  curves: Record<LessonMode, LessonPoint[]>;
+  final: Record<LessonMode, Interval | null>;
+  /** Process - outcome, paired over the same held-out problems (the last evaluation of each). */
+  gap: (Interval & { n: number }) | null;
+  /** The untrained team's greedy step accuracy p (mean over agents) and team accuracy. */
+  untrainedStep: number | null;
+  untrained: Interval | null;
+  /** CREDIT.md: outcome reward's expected gain is p^(N-1) of process reward's, so the gap is (1 - p^(N-1)) x process's gain. */
+  predictedGap: number | null;
+  /** Rollouts until the held-out greedy accuracy first reached the plan's target (null: not within the run). */
+  reached: Record<LessonMode, number | null>;
+  agents: LessonAgentRow[];
+  words: string;
+}
+
+export interface LessonView {
+  /** 'idle': not started in this page yet (`remaining` is then the measured length of a whole lesson). */
+  status: 'idle' | 'running' | 'paused' | 'done' | 'failed';
+  plan: LessonPlan;
+  rolloutsPerIteration: number;
+  runs: { n: number; mode: LessonMode; runId: string; iteration: number; done: boolean; seconds?: number }[];
+  /** The run training now (index into runs), null when none. */
+  current: number | null;
+  rows: LessonRow[];
+  /** A sentence on the measured gaps against the prediction (gapWords). */
+  gapWords: string;
+  /** Seconds since this lesson began here, and the estimate of those left (null until the first run's pace is known). */
+  elapsed: number;
+  remaining: number | null;
+  message?: string;
+}
+
+// ---- the maths ---------------------------------------------------------------------------------
+
+/** Per-agent step counts of relay trajectories: agent i's step judged given the input it received (team.ts's rubric). */
+export function agentSteps(trajectories: readonly Trajectory[], n: number): AgentSteps {
+  const right = new Array<number>(n).fill(0);
+  const judged = new Array<number>(n).fill(0);
+  for (const t of trajectories) {
+    t.actions.forEach((a, i) => {
+      if (i >= n) return;
+      const v = relayStepVerdict(a.messages[a.messages.length - 1]?.content ?? '', a.text);
+      if (v.right === undefined) return;
+      judged[i]++;
+      if (v.right) right[i]++;
+    });
+  }
+  return { right, judged };
+}
+
+/** The held-out greedy curve: every finished evaluation as a point with its Wilson interval, by iteration. */
+export function curveOf(evals: readonly { iteration: number; result: EvalResult }[]): LessonPoint[] {
+  return evals.filter((e) => e.result.of === undefined && e.result.tasks > 0)
+    .map((e) => ({ iteration: e.iteration, tasks: e.result.tasks, ...accuracyInterval(e.result.greedy, e.result.tasks, e.result.perTask?.greedy) }))
+    .sort((a, b) => a.iteration - b.iteration);
+}
+
+/** Rollouts until the curve first reached `target` (null: it never did). */
+export function rolloutsTo(curve: readonly LessonPoint[], target: number, rolloutsPerIteration: number): number | null {
+  const hit = curve.find((p) => p.p >= target - 1e-9);
+  return hit ? hit.iteration * rolloutsPerIteration : null;
+}
+
+function lastFinished(run: LessonRunData | undefined): EvalResult | null {
+  const done = (run?.evals ?? []).filter((e) => e.result.of === undefined && e.result.tasks > 0).sort((a, b) => a.iteration - b.iteration);
+  return done.at(-1)?.result ?? null;
+}
+
+function stepInterval(s: AgentSteps | undefined, i: number): Interval | null {
+  return s && s.judged[i] > 0 ? wilson(s.right[i], s.judged[i]) : null;
+}
+
+/** Per agent: the untrained step accuracy and each mode's after training. */
+export function agentRows(n: number, process?: LessonRunData, outcome?: LessonRunData): LessonAgentRow[] {
+  const base = process?.agents.base ?? outcome?.agents.base;
+  return Array.from({ length: n }, (_, i) => ({
+    agent: i + 1, base: stepInterval(base, i), process: stepInterval(process?.agents.final, i), outcome: stepInterval(outcome?.agents.final, i),
+  }));
+}
+
+/** The paired process - outcome difference of the two runs' last evaluations (null unless both kept per-problem results on the same problems). */
+export function pairedGap(process: EvalResult | null, outcome: EvalResult | null): (Interval & { n: number }) | null {
+  const a = process?.perTask;
+  const b = outcome?.perTask;
+  if (!a || !b || a.ids.length !== b.ids.length || a.ids.some((id, i) => id !== b.ids[i])) return null;
+  const d = pairedDifference(a.greedy, b.greedy);
+  return { p: d.p, low: d.low, high: d.high, n: d.n };
+}
+
+const pts = (x: number) => `${x > 0.0005 ? '+' : ''}${(x * 100).toFixed(1)}`;
+
+/** "agents 1-3" / "agent 2" / "agents 1, 3" from 1-based positions. */
+export function agentList(positions: readonly number[]): string {
+  if (!positions.length) return 'no agent';
+  if (positions.length === 1) return `agent ${positions[0]}`;
+  const run = positions.every((p, i) => i === 0 || p === positions[i - 1] + 1);
+  return `agents ${run && positions.length > 2 ? `${positions[0]}-${positions.at(-1)}` : positions.join(', ')}`;
+}
+
+/**
+ * Words on the agents: which ones outcome reward improved (its interval above the untrained estimate),
+ * which it made worse (below it), and each agent's change in points beside process reward's.
+ */
+export function agentWords(agents: readonly LessonAgentRow[]): string {
+  const gains = (mode: LessonMode) => agents.filter((a) => a.base && a[mode])
+    .map((a) => ({ agent: a.agent, d: a[mode]!.p - a.base!.p, up: a[mode]!.low > a.base!.p, down: a[mode]!.high < a.base!.p }));
+  const outcome = gains('outcome');
+  const process = gains('process');
+  if (!outcome.length || !process.length) return '';
+  const helped = outcome.filter((g) => g.up).map((g) => g.agent);
+  const hurt = outcome.filter((g) => g.down).map((g) => g.agent);
+  const rest = outcome.filter((g) => !g.up).map((g) => g.agent);
+  const list = (gs: typeof outcome) => gs.map((g) => pts(g.d)).join(', ');
+  let head = helped.length ? `outcome reward improved ${agentList(helped)}${rest.length ? `, not ${agentList(rest)}` : ''}` : 'outcome reward improved no agent';
+  if (hurt.length) head += ` and made ${agentList(hurt)} worse`;
+  return `${head} (step accuracy by agent, points: outcome ${list(outcome)}; process ${list(process)})`;
+}
+
+/** The sentence of one size: both final accuracies, the paired gap, and why there is none when there is none. */
+export function rowWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number, plan: LessonPlan): string {
+  const { final, gap } = row;
+  if (!final.process || !final.outcome) return `${row.n} agents: not finished yet`;
+  let s = `${row.n} agents: process ${formatPercent(final.process)}, outcome ${formatPercent(final.outcome)}`;
+  if (gap) s += `, ${formatPoints(gap)} paired over the same ${gap.n} problems`;
+  if (gap && gap.low <= 0 && gap.high >= 0) s += `. ${levelWords(row, rolloutsPerIteration, plan)}`;
+  const words = agentWords(row.agents);
+  return words ? `${s}; ${words}.` : `${s}.`;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+/**
+ * Why a size shows no gap, and where the difference is instead: how fast each run got there. At the
+ * ceiling (both at the plan's target or above) the target is the plan's; otherwise the level both reached
+ * (the lower final accuracy, in whole points).
+ */
+export function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number, plan: LessonPlan): string {
+  const p = row.final.process!.p;
+  const o = row.final.outcome!.p;
+  const ceiling = p >= plan.target && o >= plan.target;
+  const target = ceiling ? plan.target : Math.floor(Math.min(p, o) * 100) / 100;
+  const at = (m: LessonMode) => rolloutsTo(row.curves[m], target, rolloutsPerIteration);
+  const reach = (m: LessonMode) => (at(m) === null ? `did not reach ${pct(target)}` : `reached ${pct(target)} after ${at(m)} rollouts`);
+  const head = ceiling ? 'No gap: both reach the ceiling' : 'No gap shown at this budget: both end within the noise of this many problems';
+  if (at('process') !== at('outcome')) return `${head}; the difference is how fast: process ${reach('process')}, outcome ${reach('outcome')}`;
+  const step = row.untrainedStep;
+  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} of process reward's (CREDIT.md), too close to tell apart at this budget`;
+  return `${head}, and neither was faster (both ${reach('process')})${signal}`;
+}
+
+/**
+ * The gap chart's note: where the measured gap lies above the prediction and outcome reward's agents
+ * lost step accuracy, outcome reward did not only learn slower, it unlearned (CREDIT.md: with a
+ * baseline, an agent whose step was right is pushed down whenever another agent failed).
+ */
+export function gapWords(rows: readonly Omit<LessonRow, 'words'>[]): string {
+  const above = rows.filter((r) => r.gap && r.predictedGap !== null && r.gap.low > r.predictedGap);
+  const unlearnt = above.filter((r) => {
+    const d = r.agents.filter((a) => a.base && a.outcome).map((a) => a.outcome!.p - a.base!.p);
+    return d.length > 0 && d.reduce((x, y) => x + y, 0) / d.length < 0;
+  });
+  if (!rows.some((r) => r.gap)) return '';
+  if (!above.length) return 'The measured gaps are within reach of the prediction.';
+  const sizes = (rs: typeof rows) => rs.map((r) => r.n).join(' and ');
+  return `At ${sizes(above)} agents the gap is above the prediction${unlearnt.length ? `: under outcome reward the agents' step accuracy fell at ${sizes(unlearnt)} agents, so outcome reward did not only learn slower, it unlearned (CREDIT.md: "outcome reward pushes the wrong way")` : ''}.`;
+}
+
+/** The mean of the agents' step accuracies in an evaluation (relay's metrics.stepAccuracy), or null. */
+function stepAccuracyOf(r: EvalResult | null): number | null {
+  return r?.metrics?.stepAccuracy ?? null;
+}
+
+/** One size's row from its two runs. */
+export function lessonRow(n: number, process: LessonRunData | undefined, outcome: LessonRunData | undefined, plan: LessonPlan, rolloutsPerIteration: number): LessonRow {
+  const curves = { process: curveOf(process?.evals ?? []), outcome: curveOf(outcome?.evals ?? []) };
+  const lastP = process?.done ? lastFinished(process) : null;
+  const lastO = outcome?.done ? lastFinished(outcome) : null;
+  const final = { process: lastP ? curves.process.at(-1)! : null, outcome: lastO ? curves.outcome.at(-1)! : null };
+  const base = [...(process?.evals ?? []), ...(outcome?.evals ?? [])].find((e) => e.iteration === 0 && e.result.of === undefined)?.result ?? null;
+  const untrained = base ? accuracyInterval(base.greedy, base.tasks, base.perTask?.greedy) : null;
+  const p = stepAccuracyOf(base);
+  const predictedGap = p !== null && untrained && final.process ? (1 - p ** (n - 1)) * (final.process.p - untrained.p) : null;
+  const reached = { process: rolloutsTo(curves.process, plan.target, rolloutsPerIteration), outcome: rolloutsTo(curves.outcome, plan.target, rolloutsPerIteration) };
+  const row = { n, curves, final, gap: pairedGap(lastP, lastO), untrainedStep: p, untrained, predictedGap, reached, agents: agentRows(n, process, outcome) };
+  return { ...row, words: rowWords(row, rolloutsPerIteration, plan) };
+}
+
+/** Everything the page draws, from the runs so far. */
+export function lessonView(runs: readonly LessonRunData[], plan: LessonPlan, rolloutsPerIteration: number,
+  now: { status: LessonView['status']; current: number | null; elapsed: number; remaining: number | null; message?: string }): LessonView {
+  const find = (n: number, mode: LessonMode) => runs.find((r) => r.n === n && r.mode === mode);
+  const rows = plan.sizes.map((n) => lessonRow(n, find(n, 'process'), find(n, 'outcome'), plan, rolloutsPerIteration));
+  return {
+    ...now, plan, rolloutsPerIteration,
+    runs: runs.map(({ n, mode, runId, iteration, done, seconds }) => ({ n, mode, runId, iteration, done, ...(seconds === undefined ? {} : { seconds }) })),
+    rows, gapWords: gapWords(rows),
+  };
+}
+
+/**
+ * Work in units of one agent's share of an iteration, plus one unit of fixed cost (update, coach,
+ * checkpoint): in the page a run took about 2.5 + 3.8 n seconds (test/e2e/lesson.test.ts: 10-11 s at
+ * 2 agents, 16-18 s at 4, 24-27 s at 6), and an evaluation costs about 2 iterations per 200 tasks.
+ */
+export function iterationUnits(n: number): number {
+  return n + 1;
+}
+export function evaluationUnits(n: number, plan: LessonPlan): number {
+  return (n + 1) * 2 * (plan.evalTasks / 200);
+}
+/** A whole run: its iterations, its evaluations, and the per-agent passes (about one evaluation). */
+export function runUnits(n: number, plan: LessonPlan): number {
+  const evaluations = Math.floor(plan.iterations / plan.evalEvery) + 1;
+  return plan.iterations * iterationUnits(n) + (evaluations + 1) * evaluationUnits(n, plan);
+}
+
+/** Seconds left: the pace so far (seconds per unit of work done here) times the units still to do; null before any. */
+export function remainingSeconds(elapsed: number, unitsDone: number, unitsLeft: number): number | null {
+  return unitsDone > 0 && elapsed > 0 ? (elapsed / unitsDone) * unitsLeft : null;
+}
+
+/**
+ * Seconds a whole lesson took in the page on a 2-core machine without a GPU (test/e2e/lesson.test.ts:
+ * 107 and 113 s; 206 s while other jobs shared the cores): the estimate before the first press.
+ */
+export const LESSON_MEASURED_SECONDS = 120;
+
+/** The view before the first press: the plan, empty charts, and the measured length. */
+export function idleLessonView(plan: LessonPlan = LESSON_PLAN): LessonView {
+  const c = resolveTrainConfig(lessonPatch(plan.sizes[0], 'process', plan));
+  return lessonView([], plan, c.promptsPerIteration * c.samplesPerPrompt, { status: 'idle', current: null, elapsed: 0, remaining: LESSON_MEASURED_SECONDS });
+}
+
+// ---- the runner --------------------------------------------------------------------------------
