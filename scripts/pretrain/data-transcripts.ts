@@ -159,14 +159,17 @@ export interface DataTranscript {
   flaws: string[];
 }
 
-/** Play the scripted data team on each task (one rollout per task, each with its own workspace). */
-export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; tools: ToolRunners; rates?: DataFlawRates }): Promise<DataTranscript[]> {
+/**
+ * Play the scripted data team on each task (one rollout per task, each with its own workspace).
+ * `toolTimeoutMs` (default 5 s): a test on a loaded machine gives the fit more room.
+ */
+export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; tools: ToolRunners; rates?: DataFlawRates; toolTimeoutMs?: number }): Promise<DataTranscript[]> {
   const out: DataTranscript[] = [];
   for (const task of tasks) {
     const plan = dataPlan(task, opts.rng, opts.rates);
     const [trajectory] = await runRollouts(DATA_TEAM, [task], {
       agents: new ScriptedAgents(plan), tools: opts.tools, samplesPerTask: 1, temperature: 0, seed: 0,
-      toolTimeoutMs: 5000, outcome: dataOutcome,
+      toolTimeoutMs: opts.toolTimeoutMs ?? 5000, outcome: dataOutcome,
     });
     out.push({ trajectory, flaws: plan.flaws });
   }

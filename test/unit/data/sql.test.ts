@@ -58,11 +58,11 @@ describe('SQL tool', () => {
 
   it('fits a model with fit_predict and reports unusable features clearly', async () => {
     const ws = workspace();
-    const bad = await run(ws, "SELECT * FROM fit_predict('data', 'test', 'y')", 'modeler');
+    const bad = await run(ws, "SELECT * FROM fit_predict('data', 'test', 'y')", 'modeler', 30_000);
     expect(bad.ok).toBe(false);
     expect(bad.text).toMatch(/^Error: fit_predict in statement 1 .*: column "x" of table data has 1 missing value; fill them first/);
     await run(ws, "CREATE TABLE tr AS SELECT id, COALESCE(x, 4) AS x, y FROM data; CREATE TABLE te AS SELECT id, x FROM test");
-    const ok = await run(ws, "CREATE TABLE predictions AS SELECT * FROM fit_predict('tr', 'te', 'y', 'logistic'); SELECT id, prediction FROM predictions ORDER BY id", 'modeler');
+    const ok = await run(ws, "CREATE TABLE predictions AS SELECT * FROM fit_predict('tr', 'te', 'y', 'logistic'); SELECT id, prediction FROM predictions ORDER BY id", 'modeler', 30_000); // the fit shares the cores with other test files
     expect(ok.ok).toBe(true);
     expect(ok.text).toMatch(/fit_predict: logistic regression of y on 1 feature \(x\), 6 train rows -> 2 predictions/);
     expect(ok.text).toMatch(/id \| prediction\n7 \| [01]\n8 \| [01]\n\(2 rows\)/);

@@ -87,7 +87,8 @@ describe('the data team', () => {
 
   it('a competent (scripted) team succeeds through the real rollout, and the rule coach agrees', async () => {
     const tasks = [...dataHeldOut(['classification']).slice(0, 1), ...dataHeldOut(['regression']).slice(0, 1), ...dataHeldOut(['table-question']).slice(0, 1)];
-    const trajs = (await playDataTeam(tasks, { rng: new Rng(0), tools: { sql }, rates: NO_DATA_FLAWS })).map((r) => r.trajectory);
+    // A generous tool time limit: this checks what the team does, and the fit shares the cores with other test files.
+    const trajs = (await playDataTeam(tasks, { rng: new Rng(0), tools: { sql }, rates: NO_DATA_FLAWS, toolTimeoutMs: 60_000 })).map((r) => r.trajectory);
     for (const t of trajs) {
       expect(t.correct, `${t.task.id}: ${t.report}`).toBe(true);
       expect(t.actions.map((a) => `${a.agentId}/${a.turn}`)).toEqual(['data_engineer/1', 'data_engineer/2', 'modeler/1', 'modeler/2', 'analyst/1', ...(t.task.id.includes('question') ? [] : ['analyst/2'])]);
@@ -103,7 +104,7 @@ describe('the data team', () => {
 
   it('scripted flaws (the pretraining data) reach the rule coach as blame on the agent that made them', async () => {
     const task = dataHeldOut(['classification'])[0];
-    const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), tools: { sql }, rates: { ...NO_DATA_FLAWS, ...rates } }))[0];
+    const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), tools: { sql }, rates: { ...NO_DATA_FLAWS, ...rates }, toolTimeoutMs: 60_000 }))[0];
     const scores = async (t: Trajectory) => {
       const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (x, id) => dataFacts(x, id));
       return [...coached[0].agentScores.values()].map((r) => r.score);
