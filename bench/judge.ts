@@ -13,6 +13,15 @@
  * of one trajectory are not independent, so the interval is a little narrow; the table says so.
  * Example: npm run -s bench -- judge > bench/results/judge-wasm.md
  *   | math, the base team's actions | 150 | 100 % | 2.54 | 2.38 | +0.16 [-0.30, +0.62] | ...
+ *
+ * --relay: the relay team's judge (default models/relay-judge; --judges DIR,DIR,... for several, e.g. the
+ * checkpoints scripts/pretrain-relay-judge.ts saves) against the relay rubric, the rater it learnt from,
+ * on held-out relay steps the real team takes: models/relay (no adapter) at T = 1 on the first --tasks
+ * (default 100) held-out tasks of every team size in --sizes (default 1..6). Within-agent pairwise
+ * ranking accuracy (pairs of one agent, same team size, whose ratings differ; judge ties count half;
+ * bootstrap interval over actions), MAE (t interval) and agreement at the pass line (score >= 5, Wilson),
+ * beside always-the-mean and a fair coin between 0 and 10 (src/core/domains/relay/judge.ts).
+ * Example: npm run -s bench -- judge --relay --judges /tmp/relay-judge-ckpt/step-50,models/relay-judge
  */
 import os from 'node:os';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
@@ -27,6 +36,12 @@ import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
 import { dataJudgeItems } from '../scripts/pretrain/data-transcripts.ts';
 import { judgeExamples } from '../scripts/pretrain/transcripts.ts';
+import { EngineAgents } from '../src/core/loop/agents.ts';
+import { ModelCoach } from '../src/core/coach/coach.ts';
+import { relayHeldOut } from '../src/core/domains/relay/tasks.ts';
+import { RELAY_JUDGE_MODEL } from '../src/core/domains/relay/team.ts';
+import { baselineScores, judgeVsRater, relayRatedSteps, type JudgeVsRater, type RatedStep } from '../src/core/domains/relay/judge.ts';
+import { formatPercent, type Interval } from '../src/core/stats/intervals.ts';
 
 interface Options {
   judge: string;
@@ -65,7 +80,91 @@ export function judgeRow(name: string, a: JudgeAgreement): string {
     `${signed(i.mean)} [${signed(i.lo)}, ${signed(i.hi)}] | ${verdict} | ${(a.within1 * 100).toFixed(1)} % |`;
 }
 
+interface RelayOptions {
+  judges: string[];
+  relayModel: string;
+  tasks: number;
+  sizes: number[];
+  reps: number;
+}
+
+export function parseRelay(argv: string[]): RelayOptions {
+  const o: RelayOptions = { judges: [RELAY_JUDGE_MODEL], relayModel: 'models/relay', tasks: 100, sizes: [1, 2, 3, 4, 5, 6], reps: 200 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, v] = [argv[i], argv[i + 1]];
+    if (v === undefined) throw new Error(`bench judge --relay: ${flag} needs a value`);
+    if (flag === '--judge' || flag === '--judges') o.judges = v.split(',').map((s) => s.trim()).filter(Boolean);
+    else if (flag === '--relay-model') o.relayModel = v;
+    else if (flag === '--tasks' || flag === '--reps') {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`bench judge --relay: ${flag} needs a positive integer, got "${v}"`);
+      if (flag === '--tasks') o.tasks = n;
+      else o.reps = n;
+    } else if (flag === '--sizes') {
+      o.sizes = v.split(',').map(Number);
+      if (o.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 6)) throw new Error(`bench judge --relay: --sizes takes team sizes 1..6 like 2,4,6, got "${v}"`);
+    } else throw new Error(`bench judge --relay: unknown option "${flag}". Options: --judges DIR[,DIR...] --relay-model DIR --tasks N --sizes 1,2,... --reps N`);
+  }
+  return o;
+}
+
+const ival = (i: Interval, digits = 2) => `${i.p.toFixed(digits)} [${i.low.toFixed(digits)}, ${i.high.toFixed(digits)}]`;
+
+/** One row of the relay table. */
+export function relayJudgeRow(name: string, v: JudgeVsRater, parsed?: number): string {
+  return `| ${name} | ${v.n} | ${parsed === undefined ? '-' : `${(parsed * 100).toFixed(0)} %`} | ${formatPercent(v.ranking)} | ${ival(v.mae)} | ${formatPercent(v.agreement)} |`;
+}
+
+/** The relay judge(s) against the relay rubric on the real team's held-out steps (see the header). */
+export async function relayMain(argv: string[]): Promise<void> {
+  const o = parseRelay(argv);
+  const info = await initBackend({ force: 'wasm' });
+  const log = (m: string) => console.error(`[bench judge --relay ${new Date().toISOString().slice(11, 19)}] ${m}`);
+  const started = performance.now();
+  const relay = await loadModel(folderSource(o.relayModel), { tokenizer: 'required' });
+  const steps: RatedStep[] = [];
+  try {
+    const agents = new EngineAgents(relay, new Map(), 64);
+    for (const n of o.sizes) steps.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, o.tasks), { seed: 500 + n })));
+  } finally {
+    relay.model.dispose();
+  }
+  const kinds: Record<string, number> = {};
+  for (const s of steps) kinds[s.kind] = (kinds[s.kind] ?? 0) + 1;
+  log(`${steps.length} held-out steps ${JSON.stringify(kinds)}`);
+  const rater = steps.map((s) => s.rating.score);
+  const groups = steps.map((s) => s.group);
+  const rows: string[] = [];
+  const seconds: string[] = [];
+  for (const dir of o.judges) {
+    const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
+    try {
+      const t0 = performance.now();
+      const scored = await new ModelCoach(judge).scoreBatch(steps.map((s) => s.context));
+      seconds.push(`${dir} ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+      const v = judgeVsRater(rater, scored.map((r) => r.score), groups, { reps: o.reps });
+      log(`${dir}: ranking ${formatPercent(v.ranking)}, MAE ${ival(v.mae)}, agreement ${formatPercent(v.agreement)}`);
+      rows.push(relayJudgeRow(`judge \`${dir}\``, v, scored.filter((r) => r.ok).length / scored.length));
+    } finally {
+      judge.model.dispose();
+    }
+  }
+  const base = baselineScores(rater);
+  rows.push(relayJudgeRow('always the raters\' mean', judgeVsRater(rater, base.mean, groups, { reps: o.reps })));
+  rows.push(relayJudgeRow('a fair coin (0 or 10)', judgeVsRater(rater, base.coin, groups, { reps: o.reps })));
+  console.log(`Relay judge(s) vs the relay rubric (relayRuleScore, the rater) on ${steps.length} held-out steps of the real relay team ` +
+    `(${o.relayModel}, no adapter, T = 1; first ${o.tasks} held-out tasks of team sizes ${o.sizes.join(', ')}; ${JSON.stringify(kinds)}); ` +
+    `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min (judging: ${seconds.join('; ')}).\n`);
+  console.log('| scorer | actions | parsable | within-agent ranking accuracy | MAE (0-10) | agreement at the pass line (>= 5) |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(r);
+  console.log(`\n95 % intervals: ranking, bootstrap over actions (${o.reps} resamples; pairs are within one agent of one team size, ratings differing, judge ties half); ` +
+    'MAE, t over actions; agreement, Wilson. Steps of one trajectory are not independent, so the intervals are a little narrow. ' +
+    'The mean baseline uses the held-out raters\' own mean (slightly optimistic for it).');
+}
+
 export async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--relay')) return relayMain(argv.filter((a) => a !== '--relay'));
   const o = parse(argv);
   const info = await initBackend({ force: 'wasm' });
   const log = (m: string) => console.error(`[bench judge ${new Date().toISOString().slice(11, 19)}] ${m}`);

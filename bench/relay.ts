@@ -21,6 +21,8 @@
  * Example: npm run -s bench -- relay > bench/results/relay-wasm.md          (the gap table and relay-gap.svg)
  *          npm run -s bench -- relay --coach-sweep > bench/results/relay-coach-wasm.md
  *          npm run bench -- relay --agents 2 --seeds 0 --iterations 2         (a smoke run, ~1 min)
+ *          npm run -s bench -- relay --agents 4 --coach model --target 0.65    (process reward from the relay
+ *            team's own judge model, models/relay-judge, instead of the rubric; runs named n4-process-judge-seed0)
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -53,10 +55,12 @@ export interface RelayBenchOptions {
   backend?: BackendName;
   /** The relay model (default: the config's, models/relay). */
   model?: string;
+  /** Who scores each action for process reward: the rubric ('rule', default) or the team's judge model ('model': models/relay-judge). */
+  coach: 'rule' | 'model';
 }
 
 export function parseRelayArgs(argv: string[]): RelayBenchOptions {
-  const o: RelayBenchOptions = { agents: [2, 4, 6], seeds: [0, 1, 2], target: 0.75, out: 'runs/relay', results: 'bench/results', coachSweep: false };
+  const o: RelayBenchOptions = { agents: [2, 4, 6], seeds: [0, 1, 2], target: 0.75, out: 'runs/relay', results: 'bench/results', coachSweep: false, coach: 'rule' };
   const ints = (v: string, flag: string, lo: number, hi: number) => v.split(',').map((s) => {
     const n = Number(s.trim());
     if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`bench relay: ${flag} takes integers in ${lo}..${hi} like 2,4,6, got "${s}"`);
@@ -80,7 +84,11 @@ export function parseRelayArgs(argv: string[]): RelayBenchOptions {
     else if (flag === '--coach-sweep') o.coachSweep = true;
     else if (flag === '--backend') o.backend = value() as BackendName;
     else if (flag === '--model') o.model = value();
-    else throw new Error(`bench relay: unknown option "${flag}". Options: --agents 2,4,6 --seeds 0,1,2 --iterations N --target 0.75 --out DIR --results DIR --coach-sweep --backend cpu|wasm|webgpu --model DIR`);
+    else if (flag === '--coach') {
+      const c = value();
+      if (c !== 'rule' && c !== 'model') throw new Error(`bench relay: --coach is rule or model, got "${c}"`);
+      o.coach = c;
+    } else throw new Error(`bench relay: unknown option "${flag}". Options: --agents 2,4,6 --seeds 0,1,2 --iterations N --target 0.75 --out DIR --results DIR --coach-sweep --coach rule|model --backend cpu|wasm|webgpu --model DIR`);
   }
   return o;
 }
@@ -144,8 +152,12 @@ interface Variant {
 /** Trains one run into `dir` (or reuses a finished one there) and returns its curve. */
 async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOptions, model: LoadedModel, baseline: EvalResult): Promise<RelayRun> {
   const base = relayConfig(n);
-  const config = resolveTrainConfig({ ...base, ...v.patch, seed, ...(o.model ? { agentModel: o.model } : {}), rewards: { mode: v.mode }, ...(o.iterations ? { iterations: o.iterations } : {}) });
-  const dir = path.join(o.out, `n${n}-${v.label}-seed${seed}`);
+  const judged = o.coach === 'model' && v.mode === 'process';
+  const config = resolveTrainConfig({
+    ...base, ...v.patch, seed, ...(o.model ? { agentModel: o.model } : {}), rewards: { mode: v.mode }, ...(o.iterations ? { iterations: o.iterations } : {}),
+    ...(judged ? { coach: { kind: 'model' } } : {}),
+  });
+  const dir = path.join(o.out, `n${n}-${v.label}${judged ? '-judge' : ''}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
     const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
@@ -189,7 +201,7 @@ function pooledFinal(runs: RelayRun[]): string {
 function header(o: RelayBenchOptions, backend: string, config: TrainConfig): string[] {
   const budget = config.iterations * config.promptsPerIteration * config.samplesPerPrompt;
   return [
-    `- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}; model ${config.agentModel}; rule coach (relay rubric)`,
+    `- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}; model ${config.agentModel}; ${o.coach === 'model' ? 'process reward from the relay team\'s judge model (models/relay-judge, --coach model)' : 'rule coach (relay rubric)'}`,
     `- budget per run: ${config.iterations} iterations x ${config.promptsPerIteration} prompts x ${config.samplesPerPrompt} samples = ${budget} rollouts at T = ${config.temperature}, lr ${config.lr}; ` +
       `held-out evaluation every ${config.evalEvery} iterations on ${config.evalTasks} tasks at T = ${config.evalTemperature}`,
     `- target: held-out step accuracy (steps right given their input, T = 1) >= ${pct(o.target)}; seeds ${o.seeds.join(', ')}; runs in ${o.out}`,

@@ -21,9 +21,33 @@ export function ruleCoach(): Coach {
   });
 }
 
-/** `ruleCoach`: the domain's rule-based coach (math verifier by default; data-coach.ts for the data team). */
-export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, rule: () => Coach = ruleCoach): Promise<Coach> {
-  let coach: Coach = s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(s.model), s.template || DEFAULT_COACH_TEMPLATE);
+/** The judge every team's `coach.model` names by default (config.ts DEFAULT_CONFIG): the math / data judge. */
+export const DEFAULT_JUDGE_MODEL = 'models/judge';
+
+/**
+ * A domain's rule coach that also names the team's own judge model (e.g. the relay team's
+ * models/relay-judge): buildCoach loads that judge for `coach.kind: "model"` when the config leaves
+ * `coach.model` at the default (DEFAULT_JUDGE_MODEL); a config naming any other judge keeps it.
+ */
+export type TeamRule = (() => Coach) & { readonly teamJudge?: string };
+
+/** `rule` labelled with the team's own judge (see TeamRule). Example: withTeamJudge(relayRuleCoach, 'models/relay-judge'). */
+export function withTeamJudge(rule: () => Coach, teamJudge: string): TeamRule {
+  return Object.assign(() => rule(), { teamJudge });
+}
+
+/** The judge model `buildCoach` loads for these settings and this domain's rule: the team's own judge when the config names the default one. */
+export function judgeSpec(s: Pick<CoachSettings, 'model'>, rule?: TeamRule): string {
+  return rule?.teamJudge && (!s.model || s.model === DEFAULT_JUDGE_MODEL) ? rule.teamJudge : s.model;
+}
+
+/**
+ * `ruleCoach`: the domain's rule-based coach (math verifier by default; data-coach.ts for the data team);
+ * with a `teamJudge` on it (TeamRule), `coach.kind: "model"` loads that judge unless the config names another.
+ * A model coach is named "model:<judge folder>" (e.g. "model:models/relay-judge"), so a run's summary says which judge coached.
+ */
+export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, rule: TeamRule = ruleCoach): Promise<Coach> {
+  let coach: Coach = s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(judgeSpec(s, rule)), s.template || DEFAULT_COACH_TEMPLATE);
   if (s.miscalibration) coach = new MiscalibratedCoach(coach, s.miscalibration);
   return cachedCoach(coach);
 }

@@ -14,12 +14,12 @@
 import { mathHeldOut } from './math/tasks.ts';
 import type { Workspace } from '../tools/workspace.ts';
 import type { Coach } from '../coach/coach.ts';
-import { ruleCoach } from '../coach/coaches.ts';
+import { ruleCoach, withTeamJudge } from '../coach/coaches.ts';
 import { dataFacts, dataRuleCoach } from './data/coach.ts';
 import { dataOutcome } from './data/outcome.ts';
 import { dataHeldOut, dataTrainTasks } from './data/team.ts';
 import { relayHeldOut, relayTasks } from './relay/tasks.ts';
-import { relayOutcome, relayRuleCoach } from './relay/team.ts';
+import { RELAY_JUDGE_MODEL, relayOutcome, relayRuleCoach } from './relay/team.ts';
 import type { RolloutTask, Trajectory, TrajectoryOutcome } from '../loop/rollout.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
 import type { TrainConfig } from '../loop/config.ts';
@@ -36,6 +36,8 @@ export interface Domain {
   /** Extra facts the coach sees for an agent (files and owners; metrics for the final agent). */
   facts?: (t: Trajectory, agentId: string) => string | undefined;
   ruleCoach(): Coach;
+  /** The team's own judge model for `coach.kind: "model"` (the relay team's models/relay-judge); none = the config's `coach.model`. */
+  judgeModel?: string;
   /** Quality metrics averaged over trajectories that report them. */
   metricNames: string[];
 }
@@ -96,7 +98,9 @@ function relayDomain(n: number): Domain {
     // Drawn at random (seeded) with no sorting, so any prefix is already an unbiased sample.
     heldOut: (count) => relayHeldOut(n).slice(0, count),
     outcome: relayOutcome,
-    ruleCoach: relayRuleCoach,
+    // The rule carries the team's judge, so buildCoach(config.coach, load, domain.ruleCoach) loads it for a model coach.
+    ruleCoach: withTeamJudge(relayRuleCoach, RELAY_JUDGE_MODEL),
+    judgeModel: RELAY_JUDGE_MODEL,
     metricNames: ['stepAccuracy'],
   };
 }

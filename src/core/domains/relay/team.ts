@@ -94,6 +94,12 @@ export function relayRuleScore(ctx: ActionContext): RelayVerdict & { correct?: b
   return { ...v, correct: d !== null && String(d) === (ctx.groundTruth ?? ctx.task?.answer) };
 }
 
+/**
+ * The relay team's own judge model (built by scripts/pretrain-relay-judge.ts, measured in docs/judges.md):
+ * what `coach.kind: "model"` loads for the relay team unless the config names a judge other than the default.
+ */
+export const RELAY_JUDGE_MODEL = 'models/relay-judge';
+
 export function relayRuleCoach(): Coach {
   return new RuleCoach('rule:relay', (ctx) => {
     const r = relayRuleScore(ctx);

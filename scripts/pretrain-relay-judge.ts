@@ -1,0 +1,235 @@
+/**
+ * `npx tsx scripts/pretrain-relay-judge.ts --seed 0`: builds models/relay-judge, the relay team's own
+ * judge (a tiny causal LM the size of models/relay), from this repository and models/relay alone.
+ *
+ * Data: the real relay team's actions. models/relay (no adapter) plays the relay workflow of every
+ * team size 1..6 on training tasks (never the held-out ones) at temperature 1, so the mix of right /
+ * passed-on / other replies is the one the coach meets in training; each action is turned into the
+ * coach prompt exactly as ModelCoach builds it at coaching time (agentContext -> coachPrompt with
+ * DEFAULT_COACH_TEMPLATE), and labelled by the relay rubric (relayRuleScore), which plays the human
+ * rater: "PROCESS_SCORE: 10|0|5" (+ "ANSWER_CORRECT: 0|1" for the final agent). Balanced by score:
+ * the larger of the 0 / 10 classes is subsampled to the size of the other (5s all kept).
+ *
+ * Pipeline: rated steps -> a byte-level BPE learnt on the rendered chats (digits single tokens) -> a
+ * tied Llama (2 layers, hidden 64) trained on the answer tokens (trainModel, as scripts/pretrain-relay.ts)
+ * -> checkpoints at --checkpoints steps (to --checkpoint-dir, not shipped: judges of several measured
+ * qualities) -> a quick check on held-out steps -> a Hugging Face folder with a card (writeModelFolder).
+ *
+ * Two choices made after a first trial: from random weights (no scratchpad) the training loss sat at
+ * exactly the chance level of a 50/50 score for 450 steps (the plateau models/relay also met, README of
+ * scripts/pretrain-relay.ts), so the judge starts from models/relay's weights (--init; it already reads
+ * "x + k" and works the sum out), its tokenizer grown by the coach prompt's words, and its answer first
+ * names the digit the step should give (--scratchpad 1: "2\nPROCESS_SCORE: 10"), then the score.
+ *
+ * Flags: --seed, --out (default models/relay-judge), --tasks (per team size), --samples, --steps, --lr,
+ *        --hidden, --layers, --vocab, --tokens-per-batch, --max-seconds (training stops there; the
+ *        schedule decays by time), --checkpoints (steps, e.g. 50,150,300), --checkpoint-dir (default
+ *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1.
+ * Measured fully by: npm run bench -- judge --relay (bench/judge.ts).
+ * Example: npx tsx scripts/pretrain-relay-judge.ts --seed 0 --steps 100 --out /tmp/rj   (a quick trial)
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { stat } from 'node:fs/promises';
+import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
+import { parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
+import { loadModel } from '../src/core/engine/model/load.ts';
+import { folderSource } from '../src/core/engine/model/sources.ts';
+import { EngineAgents } from '../src/core/loop/agents.ts';
+import { ModelCoach } from '../src/core/coach/coach.ts';
+import { coachPrompt, formatCoachAnswer } from '../src/core/coach/coach-format.ts';
+import { RELAY_MAX_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
+import { baselineScores, judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
+import { Rng } from '../src/core/tasks/rng.ts';
+import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
+import { readFile } from 'node:fs/promises';
+import { bpeFromJson, tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
+import { llamaConfigJson, readModelFolder, writeModelFolder } from './pretrain/folder.ts';
+import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
+import { relayStep } from '../src/core/domains/relay/tasks.ts';
+import { chatExample } from './pretrain/transcripts.ts';
+
+const DEFAULTS = {
+  seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
+  'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
+  scratchpad: 1, init: 'models/relay',
+};
+type Flags = typeof DEFAULTS;
+
+function parseFlags(argv: string[]): Flags {
+  const flags: Record<string, number | string> = { ...DEFAULTS };
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
+    if (!m || !(m[1] in DEFAULTS)) throw new Error(`pretrain-relay-judge: unknown argument "${argv[i]}" (flags: ${Object.keys(DEFAULTS).map((k) => '--' + k).join(' ')})`);
+    const raw = m[2] ?? argv[++i];
+    flags[m[1]] = typeof DEFAULTS[m[1] as keyof Flags] === 'number' ? Number(raw) : raw;
+    if (typeof flags[m[1]] === 'number' && !Number.isFinite(flags[m[1]])) throw new Error(`pretrain-relay-judge: --${m[1]} needs a number, got "${raw}"`);
+  }
+  return flags as Flags;
+}
+
+const log = (msg: string) => console.log(`[pretrain-relay-judge ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+
+/** The digit a relay step should give, read from the last line of its input ("7 + 5" -> 2); null when it holds no digit. */
+export function relayWant(input: string): number | null {
+  const m = /(-?\d+)\s*\+\s*(\d+)\s*$/.exec(input.split('\n').pop()!.trim());
+  return m ? relayStep(Number(m[1]), Number(m[2])) : null;
+}
+
+/**
+ * The judge's chat for one rated step: the coach prompt as the user turn, the rater's answer as the reply.
+ * With `scratchpad`, the answer first names the digit the step should give, then the score
+ * ("2\nPROCESS_SCORE: 10"): the judge works the sum out before comparing (parseCoachAnswer reads the
+ * PROCESS_SCORE line wherever it stands; 16 tokens still hold the final agent's two lines).
+ */
+export function judgeChat(s: RatedStep, scratchpad = true): ChatMessage[] {
+  const want = relayWant(s.context.input);
+  const answer = formatCoachAnswer(s.rating.score, s.rating.correct);
+  return [{ role: 'user', content: coachPrompt(s.context) }, { role: 'assistant', content: scratchpad ? `${want ?? '-'}\n${answer}` : answer }];
+}
+
+/** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */
+export function balanceRated(steps: RatedStep[], rng: Rng): RatedStep[] {
+  const zeros = steps.filter((s) => s.rating.score === 0).length;
+  const tens = steps.filter((s) => s.rating.score === 10).length;
+  const keep = Math.min(zeros, tens);
+  return steps.filter((s) => (s.rating.score === 0 ? rng.next() < keep / zeros : s.rating.score === 10 ? rng.next() < keep / tens : true));
+}
+
+function histogram(steps: RatedStep[]): Record<string, number> {
+  const h: Record<string, number> = {};
+  for (const s of steps) h[s.kind] = (h[s.kind] ?? 0) + 1;
+  return h;
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const started = performance.now();
+  const backend = await initBackend({ force: 'wasm' });
+  log(`backend ${describeBackend(backend)}; flags ${JSON.stringify(flags)}`);
+
+  // 1. The real relay team's actions on training tasks, every size, rated by the rubric.
+  const relay = await loadModel(folderSource(flags.relay), { tokenizer: 'required' });
+  const agents = new EngineAgents(relay, new Map(), 64);
+  const rated: RatedStep[] = [];
+  for (let n = 1; n <= RELAY_MAX_AGENTS; n++) {
+    rated.push(...(await relayRatedSteps(agents, n, relayTasks(n, `judge-${flags.seed}`, flags.tasks), { seed: 1000 * flags.seed + n, samples: flags.samples })));
+  }
+  const balanced = balanceRated(rated, new Rng(`relay-judge-balance/${flags.seed}`));
+  const playSeconds = (performance.now() - started) / 1000;
+  log(`${rated.length} rated steps ${JSON.stringify(histogram(rated))} in ${playSeconds.toFixed(0)} s; balanced: ${balanced.length} ${JSON.stringify(histogram(balanced))}`);
+
+  // 2. Tokenizer on the rendered chats.
+  const chats = balanced.map((s) => judgeChat(s, flags.scratchpad > 0));
+  const render = (m: ChatMessage[]) => m.map((x) => `<|im_start|>${x.role}\n${x.content}<|im_end|>\n`).join('');
+  // Warm start (--init, default models/relay): its tokenizer grown by the coach prompt's words, its weights
+  // (it already reads "x + k" and works the sum out in the relay prompt), new rows = mean of the merged pair.
+  const init = flags.init ? await readModelFolder(flags.init, 256) : null;
+  const baseBpe = init ? bpeFromJson(JSON.parse(await readFile(`${flags.init}/tokenizer.json`, 'utf8'))) : undefined;
+  const bpe = trainBpe(new Rng(`relay-judge-bpe/${flags.seed}`).shuffle(chats.map(render)).slice(0, 1500), { vocabSize: flags.vocab, ...(baseBpe ? { base: baseBpe } : {}) });
+  const tokJson = tokenizerJson(bpe);
+  const positions = 256;
+  const tokConfig = tokenizerConfig(bpe, positions);
+  const tok = TextTokenizer.fromJson(tokJson, tokConfig);
+  const examples = chats.map((m) => chatExample(tok, m));
+  const longest = Math.max(...examples.map((e) => e.ids.length));
+  if (longest > positions) throw new Error(`pretrain-relay-judge: an example has ${longest} tokens, over ${positions} positions; raise --vocab`);
+  const meanLength = examples.reduce((s, e) => s + e.ids.length, 0) / examples.length;
+  log(`${examples.length} examples, vocabulary ${bpe.vocab.size}, ${meanLength.toFixed(1)} tokens each (longest ${longest})`);
+
+  // 3. The model, with checkpoints on the way.
+  const eos = tok.tokenToId('<|im_end|>')!;
+  const configJson = llamaConfigJson({
+    vocabSize: bpe.vocab.size, hidden: flags.hidden, layers: flags.layers, heads: 4, kvHeads: 2, intermediate: flags.hidden * 3,
+    positions, eosTokenId: eos, padTokenId: tok.tokenToId('<|endoftext|>')!,
+  });
+  const config = parseConfig(configJson);
+  const weights = init ? init.weights : initWeights(config, new Rng(`relay-judge-init/${flags.seed}`));
+  if (init && baseBpe) extendEmbeddings(weights, baseBpe, bpe);
+  const generation = { eos_token_id: [eos, 0], pad_token_id: 0, do_sample: false, max_new_tokens: 16 };
+  const checkpointSteps = new Set(String(flags.checkpoints).split(',').filter(Boolean).map(Number));
+  const snapshots: { step: number; weights: Map<string, tf.Tensor> }[] = [];
+  const report = await trainModel(config, weights, examples, {
+    steps: flags.steps, tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed + 1, maxSeconds: flags['max-seconds'],
+    log: ({ step, loss, seconds }) => {
+      if (step % 25 === 0) log(`step ${step}: loss ${loss.toFixed(4)} (${seconds.toFixed(0)} s)`);
+      if (checkpointSteps.has(step)) snapshots.push({ step, weights: new Map([...weights].map(([k, v]) => [k, tf.clone(v)])) });
+    },
+  });
+  const trainSeconds = report.seconds;
+  log(`trained ${report.steps} steps in ${trainSeconds.toFixed(0)} s: loss ${report.firstLoss.toFixed(3)} -> ${report.finalLoss.toFixed(3)}`);
+  const files = (extra: Record<string, unknown>) => ({ 'config.json': configJson, 'tokenizer.json': tokJson, 'tokenizer_config.json': tokConfig, 'generation_config.json': generation, ...extra });
+  for (const s of snapshots) {
+    const dir = `${flags['checkpoint-dir']}/step-${s.step}`;
+    await writeModelFolder(dir, files({ 'README.md': `relay judge checkpoint at step ${s.step} of ${flags.steps} (seed ${flags.seed}); not shipped.\n` }), s.weights);
+    tf.dispose([...s.weights.values()]);
+    log(`checkpoint ${dir}`);
+  }
+
+  // 4. A quick check on held-out steps of the real team (the full measurement: npm run bench -- judge --relay).
+  await writeModelFolder(flags.out, files({ 'README.md': '(being written)\n' }), weights as Map<string, tf.Tensor>);
+  const judge = await loadModel(folderSource(flags.out), { tokenizer: 'required' });
+  const held: RatedStep[] = [];
+  for (const n of [2, 4, 6]) held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, 40), { seed: 77 + n })));
+  const scored = await new ModelCoach(judge).scoreBatch(held.map((s) => s.context));
+  const rater = held.map((s) => s.rating.score);
+  const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
+  const base = baselineScores(rater);
+  const meanVs = judgeVsRater(rater, base.mean, held.map((s) => s.group));
+  const failures = scored.filter((r) => !r.ok).length;
+  log(`held-out check (${held.length} steps, N = 2/4/6): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
+  judge.model.dispose();
+  relay.model.dispose();
+
+  const totalSeconds = (performance.now() - started) / 1000;
+  const summary = {
+    seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), vocabSize: bpe.vocab.size,
+    rated: histogram(rated), balanced: histogram(balanced), examples: examples.length, meanTokens: meanLength, longest, playSeconds,
+    train: report, check: { steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
+    checkpoints: snapshots.map((s) => `${flags['checkpoint-dir']}/step-${s.step}`), totalSeconds,
+  };
+  await writeModelFolder(flags.out, files({ 'README.md': card(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
+  log(`${flags.out}/model.safetensors: ${((await stat(`${flags.out}/model.safetensors`)).size / 1024).toFixed(0)} KiB; done in ${(totalSeconds / 60).toFixed(1)} min`);
+}
+
+function card(s: {
+  seed: number; flags: Flags; backend: string; parameters: number; vocabSize: number; rated: Record<string, number>; balanced: Record<string, number>;
+  examples: number; meanTokens: number; longest: number; playSeconds: number;
+  train: { steps: number; seconds: number; firstLoss: number; finalLoss: number };
+  check: { steps: number; ranking: { p: number }; mae: { p: number }; agreement: { p: number }; meanMae: { p: number }; failures: number }; totalSeconds: number;
+}): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  return `---
+license: apache-2.0
+library_name: transformers
+pipeline_tag: text-generation
+tags: [mappa-sandbox, relay, judge, coach, tiny, synthetic]
+---
+# relay-judge: the relay team's own coach model
+
+A ${(s.parameters / 1000).toFixed(0)}k-parameter Llama (${s.flags.layers} layers, hidden ${s.flags.hidden}, byte-level BPE of ${s.vocabSize} tokens,
+ChatML) made by \`npx tsx scripts/pretrain-relay-judge.ts --seed ${s.seed}\`. It reads the coach prompt exactly as
+ModelCoach formats it (src/core/coach/coach-format.ts, DEFAULT_COACH_TEMPLATE) for one relay action and answers
+\`PROCESS_SCORE: <0-10>\` (and \`ANSWER_CORRECT: <0|1>\` for the final agent). It is what \`coach.kind: "model"\` uses for
+the relay team (src/core/domains/relay/judge.ts, RELAY_JUDGE_MODEL) unless a config names another judge.
+
+## Recipe
+- Data: models/relay (no adapter) played the relay workflow of every team size 1..6 on ${s.flags.tasks} training tasks
+  per size (never held-out ones), ${s.flags.samples} samples each at temperature 1: ${JSON.stringify(s.rated)} steps
+  (${s.playSeconds.toFixed(0)} s). The relay rubric (relayRuleScore) is the rater. Balanced to equal 0s and 10s:
+  ${JSON.stringify(s.balanced)}; ${s.examples} examples, ${s.meanTokens.toFixed(0)} tokens on average (longest ${s.longest}).
+- Start: ${s.flags.init ? `warm from ${s.flags.init}'s weights, its tokenizer grown by the coach prompt's words` : 'random weights'}; scratchpad answer ${s.flags.scratchpad ? 'on' : 'off'} (the digit the step should give, then the score: \`2\\nPROCESS_SCORE: 10\`).
+- Training: Adam, lr ${s.flags.lr}, ${s.flags['tokens-per-batch']} tokens a batch, loss on the answer tokens, ${s.train.steps} steps
+  (loss ${s.train.firstLoss.toFixed(3)} -> ${s.train.finalLoss.toFixed(3)}) in ${s.train.seconds.toFixed(0)} s on ${s.backend}.
+- Wall time: ${(s.totalSeconds / 60).toFixed(1)} min in all (playing, training, checkpoints, the check below).
+
+## Quick check on held-out steps (N = 2, 4, 6; 40 held-out tasks each, T = 1)
+${s.check.steps} steps: within-agent ranking accuracy ${pct(s.check.ranking.p)}, MAE ${s.check.mae.p.toFixed(2)} (always-the-mean: ${s.check.meanMae.p.toFixed(2)}),
+agreement at the pass line (score >= 5) ${pct(s.check.agreement.p)}, ${s.check.failures} unparsed answers.
+The measurement with intervals and baselines: \`npm run bench -- judge --relay\` (docs/judges.md).
+`;
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  process.exitCode = 1;
+});
