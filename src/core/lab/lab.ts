@@ -351,6 +351,7 @@ export class Lab implements LabApi {
       if (this.looping === done) this.looping = null;
       this.pauseController = null;
       this.bars.clear();
+      if (this.run) this.shelf.announce(this.run.config.agentModel); // the panel shows the open run's model again
       if (!this.readOnly) this.setState('ready');
     });
     this.looping = done;

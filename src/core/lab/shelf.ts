@@ -71,6 +71,8 @@ export class Shelf {
   /** The site's root URL (models, Pyodide), set by the lab's init. */
   baseUrl = '';
   private models = new Map<string, Promise<LoadedModel>>();
+  /** What the page was told of each loaded model (its 'model' event), to tell it again. */
+  private described = new Map<string, Extract<WorkerEvent, { kind: 'model' }>>();
   private webllm: { modelId: string; coach: Coach } | null = null;
   private codeSandbox: Sandbox | null = null;
   /** The SQL tool (DuckDB-wasm), started when a workflow uses it (data team). */
@@ -107,8 +109,16 @@ export class Shelf {
       },
     });
     this.bars.report({ task: 'download', label, done: loadedBytes, total: loadedBytes, finished: true });
-    this.post({ kind: 'model', name: source.name, parameters: fit.parameters, bytes: fit.bytes });
+    const described = { kind: 'model', name: source.name, parameters: fit.parameters, bytes: fit.bytes } as const;
+    this.described.set(spec, described);
+    this.post(described);
     return loaded;
+  }
+
+  /** Tells the page again which model `spec` is (after the lesson loaded others, the open run's model is the one shown). */
+  announce(spec: string): void {
+    const described = this.described.get(spec);
+    if (described) this.post(described);
   }
 
   /** The spec a loadModel request names: picked files ('picked:<folder>', loaded afresh) or a hub id / URL. */

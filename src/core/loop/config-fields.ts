@@ -65,6 +65,9 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('toolTimeoutMs', 'tool time limit (ms)', 1, 600_000),
 ];
 
+/** The projections a LoRA adapter may target (lora.targetModules), in the model's order; the model's own list is PROJECTIONS (llama.ts), and a test keeps the two equal. */
+export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+
 /** The keys a miscalibration object may hold (coach.ts Miscalibration). */
 const MISCALIBRATION_KEYS = ['noise', 'favourAgent', 'lengthBias', 'seed'];
 
@@ -128,6 +131,6 @@ export function checkFields(c: { coach: { miscalibration: unknown }; lora: { tar
     if (problem) throw new ConfigFileError(`${f.path} (${f.label}): ${problem}`, f.path, f.label);
   }
   if (!Array.isArray(c.lora.targetModules) || c.lora.targetModules.length === 0) {
-    throw new ConfigFileError('lora.targetModules (LoRA targets): needs at least one of q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj', 'lora.targetModules', 'LoRA targets');
+    throw new ConfigFileError(`lora.targetModules (LoRA targets): needs at least one of ${LORA_TARGETS.join(', ')}`, 'lora.targetModules', 'LoRA targets');
   }
 }

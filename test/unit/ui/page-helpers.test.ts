@@ -13,16 +13,17 @@ import type { EvalResult } from '../../../src/core/loop/train.ts';
 import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
 
 // The components' <script module> exports (tsc types a .svelte import as its default export only).
-type Overlay = { runId: string; label: string; metrics: { iteration: number; eval?: EvalResult }[] };
+type Overlay = { runId: string; label: string; mode: string; sharesBaseline?: boolean; metrics: { iteration: number; eval?: EvalResult }[] };
 type SavedRun = { runId: string; label: string; config: unknown; iteration: number; updatedAt: number; metrics: { iteration: number; eval?: EvalResult }[] };
 const { backendNotice, whereItRuns } = backendPanel as unknown as {
   backendNotice(info: BackendInfo, lanes?: number): string | null;
   whereItRuns(info: BackendInfo, lanes?: number): string;
 };
 const { formatTicks } = chart as unknown as { formatTicks(splits: number[], incr?: number): string[] };
-const { evalPoint, overlayLines, pickOverlays, settingsDiff } = charts as unknown as {
+const { evalPoint, overlayLines, pickOverlays, settingsDiff, xRangeOf } = charts as unknown as {
   evalPoint(r: EvalResult | undefined, which: 'greedy' | 'sampled'): { value: number | null; low: number | null; high: number | null; note: string | null };
-  overlayLines(overlays: Overlay[], runId: string, max?: number): { label: string; greedy: Map<number, number> }[];
+  overlayLines(overlays: Overlay[], runId: string, max?: number): { label: string; mode: string; sharesBaseline: boolean; evals: Map<number, EvalResult> }[];
+  xRangeOf(first: number, iterations: number | undefined, last: number): [number, number];
   pickOverlays(runs: SavedRun[], config: TrainConfig | null, runId: string, patch?: unknown): Overlay[];
   settingsDiff(saved: unknown, current: unknown, max?: number): string;
 };
@@ -119,22 +120,35 @@ describe('overlays', () => {
     ];
     const o = pickOverlays(runs, math, 'math-chain-process-seed0-bb', {});
     expect(o.map((x) => x.runId)).toEqual(['math-chain-process-seed0-ee', 'math-chain-outcome-seed0-aa']);
-    expect(o[0].label).toBe('process seed0 · lr=0.001');
+    expect(o[0].label).toBe('process seed0 · learning rate=0.001');
+    // Only a twin (same settings and seed, the other reward mode) starts from this run's untrained team.
+    expect(o.map((x) => [x.mode, x.sharesBaseline])).toEqual([['process', false], ['process', true]]);
+    const twin = pickOverlays([rec('math-chain-outcome-seed0-ff', { rewards: { mode: 'outcome' } }, 1, [1, 2])], math, 'x', {});
+    expect(twin.map((x) => [x.mode, x.sharesBaseline])).toEqual([['outcome', true]]);
+    expect(pickOverlays([rec('math-chain-outcome-seed3-gg', { rewards: { mode: 'outcome' }, seed: 3 }, 1, [1, 2])], math, 'x', {})[0].sharesBaseline).toBe(false);
     expect(pickOverlays(runs, data, 'x', {}).map((x) => x.runId)).toEqual(['data-team-process-seed0-dd']);
     expect(pickOverlays(runs, null, 'x')).toEqual([]);
   });
   it('draws at most 4, labelled, with duplicates told apart by the run id', () => {
-    const os = Array.from({ length: 6 }, (_, i) => ({ runId: `r-${i}abcd`, label: i < 2 ? 'outcome, seed 0' : `process, seed ${i}`, metrics: [{ iteration: 2, eval: { greedy: 0.5, sampled: 0.4, tasks: 10 } }] }));
-    os.push({ runId: 'r-noeval', label: 'mixed, seed 0', metrics: [{ iteration: 1 }] as never });
-    os.unshift({ runId: 'r-noeval2', label: 'mixed, seed 1', metrics: [{ iteration: 1 }] as never }); // nothing to draw: skipped
+    const os: Overlay[] = Array.from({ length: 6 }, (_, i) => ({ runId: `r-${i}abcd`, label: i < 2 ? 'outcome, seed 0' : `process, seed ${i}`, mode: i < 2 ? 'outcome' : 'process', metrics: [{ iteration: 2, eval: { greedy: 0.5, sampled: 0.4, tasks: 10 } }] }));
+    os.push({ runId: 'r-noeval', label: 'mixed, seed 0', mode: 'mixed', metrics: [{ iteration: 1 }] });
+    os.unshift({ runId: 'r-noeval2', label: 'mixed, seed 1', mode: 'mixed', metrics: [{ iteration: 1 }] }); // nothing to draw: skipped
     const lines = overlayLines(os, 'r-2abcd');
-    expect(lines.map((l) => l.label)).toEqual(['saved: outcome, seed 0 · abcd', 'saved: outcome, seed 0 · abcd', 'saved: process, seed 3', 'saved: process, seed 4']);
-    expect(lines[0].greedy.get(2)).toBe(0.5);
+    expect(lines.map((l) => l.label)).toEqual(['outcome, seed 0 · abcd (saved)', 'outcome, seed 0 · abcd (saved)', 'process, seed 3 (saved)', 'process, seed 4 (saved)']);
+    expect(lines.map((l) => l.mode)).toEqual(['outcome', 'outcome', 'process', 'process']);
+    // The whole evaluation is kept, so a saved line has its intervals too.
+    expect(lines[0].evals.get(2)).toEqual({ greedy: 0.5, sampled: 0.4, tasks: 10 });
+    expect(evalPoint(lines[0].evals.get(2), 'greedy').low).toBeCloseTo(0.2366, 3);
+  });
+  it('the x axis fits the run: its configured length, not a longer saved run', () => {
+    expect(xRangeOf(0, 30, 3)).toEqual([0, 30]);
+    expect(xRangeOf(1, 30, 45)).toEqual([1, 45]); // a resumed run that was given more iterations
+    expect(xRangeOf(0, undefined, 0)).toEqual([0, 1]);
   });
   it('names the settings that differ', () => {
-    expect(settingsDiff({ lr: 0.001, lora: { rank: 8 }, seed: 3 }, { lr: 0.0005 })).toBe('rank=8 +1');
-    expect(settingsDiff({ lr: 0.001, lora: { rank: 8 }, seed: 3 }, { lr: 0.0005 }, 2)).toBe('rank=8, lr=0.001');
-    expect(settingsDiff({}, { update: { klCoef: 0.1 } })).toBe('klCoef=default');
+    expect(settingsDiff({ lr: 0.001, lora: { rank: 8 }, seed: 3 }, { lr: 0.0005 })).toBe('LoRA rank=8 +1');
+    expect(settingsDiff({ lr: 0.001, lora: { rank: 8 }, seed: 3 }, { lr: 0.0005 }, 2)).toBe('LoRA rank=8, learning rate=0.001');
+    expect(settingsDiff({}, { update: { klCoef: 0.1 } })).toBe('KL coefficient=default'); // a label, never a config path
     expect(settingsDiff({ rewards: { mode: 'outcome' }, seed: 2 }, {})).toBe('');
   });
 });
