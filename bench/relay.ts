@@ -23,6 +23,8 @@
  *          npm run bench -- relay --agents 2 --seeds 0 --iterations 2         (a smoke run, ~1 min)
  *          npm run -s bench -- relay --agents 4 --coach model --target 0.65    (process reward from the relay
  *            team's own judge model, models/relay-judge, instead of the rubric; runs named n4-process-judge-seed0)
+ *          npm run -s bench -- relay --agents 4 --judge /tmp/relay-judge-ckpt/step-500 --target 0.65
+ *            (another judge folder, e.g. a checkpoint: the judge-quality axis; runs named n4-process-judge-step-500-seed0)
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -57,6 +59,8 @@ export interface RelayBenchOptions {
   model?: string;
   /** Who scores each action for process reward: the rubric ('rule', default) or the team's judge model ('model': models/relay-judge). */
   coach: 'rule' | 'model';
+  /** With coach 'model': a judge folder other than the team's (e.g. a checkpoint of its training), for the judge-quality axis. */
+  judge?: string;
 }
 
 export function parseRelayArgs(argv: string[]): RelayBenchOptions {
@@ -84,11 +88,14 @@ export function parseRelayArgs(argv: string[]): RelayBenchOptions {
     else if (flag === '--coach-sweep') o.coachSweep = true;
     else if (flag === '--backend') o.backend = value() as BackendName;
     else if (flag === '--model') o.model = value();
-    else if (flag === '--coach') {
+    else if (flag === '--judge') {
+      o.judge = value();
+      o.coach = 'model';
+    } else if (flag === '--coach') {
       const c = value();
       if (c !== 'rule' && c !== 'model') throw new Error(`bench relay: --coach is rule or model, got "${c}"`);
       o.coach = c;
-    } else throw new Error(`bench relay: unknown option "${flag}". Options: --agents 2,4,6 --seeds 0,1,2 --iterations N --target 0.75 --out DIR --results DIR --coach-sweep --coach rule|model --backend cpu|wasm|webgpu --model DIR`);
+    } else throw new Error(`bench relay: unknown option "${flag}". Options: --agents 2,4,6 --seeds 0,1,2 --iterations N --target 0.75 --out DIR --results DIR --coach-sweep --coach rule|model --judge DIR --backend cpu|wasm|webgpu --model DIR`);
   }
   return o;
 }
@@ -155,9 +162,10 @@ async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOption
   const judged = o.coach === 'model' && v.mode === 'process';
   const config = resolveTrainConfig({
     ...base, ...v.patch, seed, ...(o.model ? { agentModel: o.model } : {}), rewards: { mode: v.mode }, ...(o.iterations ? { iterations: o.iterations } : {}),
-    ...(judged ? { coach: { kind: 'model' } } : {}),
+    ...(judged ? { coach: { kind: 'model', ...(o.judge ? { model: o.judge } : {}) } } : {}),
   });
-  const dir = path.join(o.out, `n${n}-${v.label}${judged ? '-judge' : ''}-seed${seed}`);
+  const judgeName = o.judge ? `-${path.basename(path.resolve(o.judge)).replace(/[^\w.-]/g, '_')}` : '';
+  const dir = path.join(o.out, `n${n}-${v.label}${judged ? `-judge${judgeName}` : ''}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
     const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
@@ -201,7 +209,7 @@ function pooledFinal(runs: RelayRun[]): string {
 function header(o: RelayBenchOptions, backend: string, config: TrainConfig): string[] {
   const budget = config.iterations * config.promptsPerIteration * config.samplesPerPrompt;
   return [
-    `- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}; model ${config.agentModel}; ${o.coach === 'model' ? 'process reward from the relay team\'s judge model (models/relay-judge, --coach model)' : 'rule coach (relay rubric)'}`,
+    `- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}; model ${config.agentModel}; ${o.coach === 'model' ? `process reward from the judge model ${o.judge ?? 'models/relay-judge'} (--coach model${o.judge ? ' --judge' : ''})` : 'rule coach (relay rubric)'}`,
     `- budget per run: ${config.iterations} iterations x ${config.promptsPerIteration} prompts x ${config.samplesPerPrompt} samples = ${budget} rollouts at T = ${config.temperature}, lr ${config.lr}; ` +
       `held-out evaluation every ${config.evalEvery} iterations on ${config.evalTasks} tasks at T = ${config.evalTemperature}`,
     `- target: held-out step accuracy (steps right given their input, T = 1) >= ${pct(o.target)}; seeds ${o.seeds.join(', ')}; runs in ${o.out}`,

@@ -19,12 +19,14 @@
  * exactly the chance level of a 50/50 score for 450 steps (the plateau models/relay also met, README of
  * scripts/pretrain-relay.ts), so the judge starts from models/relay's weights (--init; it already reads
  * "x + k" and works the sum out), its tokenizer grown by the coach prompt's words, and its answer first
- * names the digit the step should give (--scratchpad 1: "2\nPROCESS_SCORE: 10"), then the score.
+ * names the digit the step should give (--scratchpad 1: "2\nPROCESS_SCORE: 10"), then the score; with
+ * --scratchpad 2 it also copies the digit the agent gave ("2 7\nPROCESS_SCORE: 0"), so the score is a
+ * comparison of two adjacent tokens.
  *
  * Flags: --seed, --out (default models/relay-judge), --tasks (per team size), --samples, --steps, --lr,
  *        --hidden, --layers, --vocab, --tokens-per-batch, --max-seconds (training stops there; the
  *        schedule decays by time), --checkpoints (steps, e.g. 50,150,300), --checkpoint-dir (default
- *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1.
+ *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1|2.
  * Measured fully by: npm run bench -- judge --relay (bench/judge.ts).
  * Example: npx tsx scripts/pretrain-relay-judge.ts --seed 0 --steps 100 --out /tmp/rj   (a quick trial)
  */
@@ -46,12 +48,13 @@ import { bpeFromJson, tokenizerConfig, tokenizerJson, trainBpe } from './pretrai
 import { llamaConfigJson, readModelFolder, writeModelFolder } from './pretrain/folder.ts';
 import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
 import { relayStep } from '../src/core/domains/relay/tasks.ts';
+import { relayDigit } from '../src/core/domains/relay/team.ts';
 import { chatExample } from './pretrain/transcripts.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
   'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 1, init: 'models/relay',
+  scratchpad: 2, init: 'models/relay',
 };
 type Flags = typeof DEFAULTS;
 
@@ -81,10 +84,12 @@ export function relayWant(input: string): number | null {
  * ("2\nPROCESS_SCORE: 10"): the judge works the sum out before comparing (parseCoachAnswer reads the
  * PROCESS_SCORE line wherever it stands; 16 tokens still hold the final agent's two lines).
  */
-export function judgeChat(s: RatedStep, scratchpad = true): ChatMessage[] {
+export function judgeChat(s: RatedStep, scratchpad: 0 | 1 | 2 = 1): ChatMessage[] {
   const want = relayWant(s.context.input);
+  const got = relayDigit(s.context.output);
   const answer = formatCoachAnswer(s.rating.score, s.rating.correct);
-  return [{ role: 'user', content: coachPrompt(s.context) }, { role: 'assistant', content: scratchpad ? `${want ?? '-'}\n${answer}` : answer }];
+  const pad = scratchpad === 2 ? `${want ?? '-'} ${got ?? '-'}\n` : scratchpad === 1 ? `${want ?? '-'}\n` : '';
+  return [{ role: 'user', content: coachPrompt(s.context) }, { role: 'assistant', content: `${pad}${answer}` }];
 }
 
 /** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */
@@ -119,7 +124,7 @@ async function main(): Promise<void> {
   log(`${rated.length} rated steps ${JSON.stringify(histogram(rated))} in ${playSeconds.toFixed(0)} s; balanced: ${balanced.length} ${JSON.stringify(histogram(balanced))}`);
 
   // 2. Tokenizer on the rendered chats.
-  const chats = balanced.map((s) => judgeChat(s, flags.scratchpad > 0));
+  const chats = balanced.map((s) => judgeChat(s, Math.max(0, Math.min(2, Math.round(flags.scratchpad))) as 0 | 1 | 2));
   const render = (m: ChatMessage[]) => m.map((x) => `<|im_start|>${x.role}\n${x.content}<|im_end|>\n`).join('');
   // Warm start (--init, default models/relay): its tokenizer grown by the coach prompt's words, its weights
   // (it already reads "x + k" and works the sum out in the relay prompt), new rows = mean of the merged pair.
@@ -217,7 +222,7 @@ the relay team (src/core/domains/relay/judge.ts, RELAY_JUDGE_MODEL) unless a con
   per size (never held-out ones), ${s.flags.samples} samples each at temperature 1: ${JSON.stringify(s.rated)} steps
   (${s.playSeconds.toFixed(0)} s). The relay rubric (relayRuleScore) is the rater. Balanced to equal 0s and 10s:
   ${JSON.stringify(s.balanced)}; ${s.examples} examples, ${s.meanTokens.toFixed(0)} tokens on average (longest ${s.longest}).
-- Start: ${s.flags.init ? `warm from ${s.flags.init}'s weights, its tokenizer grown by the coach prompt's words` : 'random weights'}; scratchpad answer ${s.flags.scratchpad ? 'on' : 'off'} (the digit the step should give, then the score: \`2\\nPROCESS_SCORE: 10\`).
+- Start: ${s.flags.init ? `warm from ${s.flags.init}'s weights, its tokenizer grown by the coach prompt's words` : 'random weights'}; scratchpad ${s.flags.scratchpad === 2 ? 'on: the digit the step should give and the digit given, then the score (\`2 2\\nPROCESS_SCORE: 10\`)' : s.flags.scratchpad ? 'on: the digit the step should give, then the score (\`2\\nPROCESS_SCORE: 10\`)' : 'off'}.
 - Training: Adam, lr ${s.flags.lr}, ${s.flags['tokens-per-batch']} tokens a batch, loss on the answer tokens, ${s.train.steps} steps
   (loss ${s.train.firstLoss.toFixed(3)} -> ${s.train.finalLoss.toFixed(3)}) in ${s.train.seconds.toFixed(0)} s on ${s.backend}.
 - Wall time: ${(s.totalSeconds / 60).toFixed(1)} min in all (playing, training, checkpoints, the check below).

@@ -28,6 +28,7 @@ describe('bench relay', () => {
   it('parses options and refuses bad ones by name', () => {
     expect(parseRelayArgs([])).toMatchObject({ agents: [2, 4, 6], seeds: [0, 1, 2], target: 0.75, coachSweep: false });
     expect(parseRelayArgs(['--agents', '3', '--coach-sweep'])).toMatchObject({ agents: [3], coachSweep: true });
+    expect(parseRelayArgs(['--judge', '/tmp/ckpt/step-500'])).toMatchObject({ coach: 'model', judge: '/tmp/ckpt/step-500' }); // a judge folder implies --coach model
     expect(() => parseRelayArgs(['--agents', '7'])).toThrow(/--agents takes integers in 1\.\.6/);
     expect(() => parseRelayArgs(['--target', '75'])).toThrow(/--target is a step accuracy/);
   });
