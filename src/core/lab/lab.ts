@@ -431,7 +431,7 @@ export class Lab implements LabApi {
 
   async listRuns(): Value<'listRuns'> {
     const runs = await this.platform.listRuns();
-    return Promise.all(runs.map(async (r) => ({ ...r, metrics: await this.platform.store(r.runId).metrics<never>() })));
+    return Promise.all(runs.map(async (r) => ({ ...r, team: teamOf(r.config), metrics: await this.platform.store(r.runId).metrics<never>() })));
   }
 
   async webllmModels(): Value<'webllmModels'> {
@@ -467,6 +467,16 @@ export class Lab implements LabApi {
     const device = webgpuDevice();
     if (!device) throw new Error(`the backend is ${currentBackend()?.name ?? 'not started'}, not webgpu: there is no device to lose`);
     device.destroy();
+    return null;
+  }
+}
+
+/** The team a saved run's settings resolve to (null when they no longer resolve). */
+function teamOf(partial: unknown): { name: string; domain: string } | null {
+  try {
+    const w = resolveTrainConfig(partial as Parameters<typeof resolveTrainConfig>[0]).workflow;
+    return { name: w.name, domain: w.domain };
+  } catch {
     return null;
   }
 }

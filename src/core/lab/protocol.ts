@@ -84,7 +84,8 @@ export interface Requests {
   importDataset: { args: { text: string; name: string }; value: { tasks: number; errors: string[] } };
   /** Load another agent base model: hub-layout URL / hub id, or picked files. Replaces the run. */
   loadModel: { args: { url?: string; files?: File[] }; value: { name: string; parameters: number } };
-  listRuns: { args: Record<string, never>; value: (RunRecord & { metrics: IterationMetrics[] })[] };
+  /** The saved runs with their records, and each run's team (workflow name and domain) as its settings resolve. */
+  listRuns: { args: Record<string, never>; value: (RunRecord & { team: { name: string; domain: string } | null; metrics: IterationMetrics[] })[] };
   /** web-llm's prebuilt chat models a WebLLM coach can be, smallest first. */
   webllmModels: { args: Record<string, never>; value: WebLlmModelInfo[] };
   /** Choose the WebLLM coach (null: back to the config's coach). */

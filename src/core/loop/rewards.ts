@@ -131,7 +131,7 @@ export function actionVerdicts(trajs: Trajectory[], coached: CoachedTrajectory[]
 }
 
 /** Reward of one agent's work in a trajectory under the chosen mode. */
-export function agentReward(settings: RewardSettings, t: Trajectory, score: number): number {
+export function agentReward(settings: RewardSettings, t: Pick<Trajectory, 'correct'>, score: number): number {
   const process = score / 10;
   const outcome = t.correct ? 1 : 0;
   if (settings.mode === 'process') return process;

@@ -81,6 +81,18 @@ describe('the page (src/ui)', () => {
     expect(bad).toEqual([]);
   });
 
+  // The core owns the maths and the bookkeeping: the page computes no advantage (core/lab/credit.ts
+  // does, with the trainer's functions) and reads a run's team from the core, never from its id.
+  it('computes no advantage and parses no run id', () => {
+    const bad: string[] = [];
+    for (const f of uiFiles(ui)) {
+      const src = fs.readFileSync(f, 'utf8');
+      if (/from\s*['"][^'"]*rl\/advantages(\.ts)?['"]/.test(src)) bad.push(`${rel(f)} imports rl/advantages`);
+      if (/runId\s*\.\s*(startsWith|split|match|indexOf|replace)\(/.test(src)) bad.push(`${rel(f)} parses a run id`);
+    }
+    expect(bad).toEqual([]);
+  });
+
   it('names files that exist (a move must not empty the rule)', () => {
     const all = files(core);
     for (const r of workerOnly.filter((x) => x.source.includes('src'))) expect(all.some((f) => r.test(f)), String(r)).toBe(true);

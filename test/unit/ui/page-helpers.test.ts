@@ -2,7 +2,8 @@
 // readable trajectory labels, the backend sentence, compact tick labels, the held-out accuracy's
 // Wilson intervals and which saved runs are overlaid. Hand-worked expectations.
 import { describe, expect, it } from 'vitest';
-import { creditGaps, culprits, mostDisputed, trajectoryLabels } from '../../../src/ui/credit.ts';
+import { creditGaps, culprits, mostDisputed } from '../../../src/core/lab/credit.ts';
+import { trajectoryLabels } from '../../../src/ui/credit.ts';
 import * as backendPanel from '../../../src/ui/components/BackendPanel.svelte';
 import * as chart from '../../../src/ui/components/Chart.svelte';
 import * as charts from '../../../src/ui/components/Charts.svelte';
@@ -14,7 +15,7 @@ import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.
 
 // The components' <script module> exports (tsc types a .svelte import as its default export only).
 type Overlay = { runId: string; label: string; mode: string; sharesBaseline?: boolean; metrics: { iteration: number; eval?: EvalResult }[] };
-type SavedRun = { runId: string; label: string; config: unknown; iteration: number; updatedAt: number; metrics: { iteration: number; eval?: EvalResult }[] };
+type SavedRun = { runId: string; label: string; config: unknown; iteration: number; updatedAt: number; team: { name: string; domain: string } | null; metrics: { iteration: number; eval?: EvalResult }[] };
 const { backendNotice, whereItRuns } = backendPanel as unknown as {
   backendNotice(info: BackendInfo, lanes?: number): string | null;
   whereItRuns(info: BackendInfo, lanes?: number): string;
@@ -108,6 +109,7 @@ describe('overlays', () => {
   const data = resolveTrainConfig({ ...DATA_TEAM_SETTINGS, workflow: { ...resolveTrainConfig({}).workflow, name: 'data-team', domain: 'data' } } as never);
   const rec = (runId: string, config: unknown, updatedAt: number, iterations: number[]): SavedRun => ({
     runId, label: runId.split('-').slice(2, 4).join(' '), config, iteration: Math.max(0, ...iterations), updatedAt,
+    team: runId.startsWith('data-team') ? { name: 'data-team', domain: 'data' } : { name: 'math-chain', domain: 'math' }, // as Lab.listRuns resolves it
     metrics: iterations.map((i) => ({ iteration: i, eval: i % 2 === 0 ? { greedy: i / 10, sampled: 0, tasks: 10 } : undefined })),
   });
   it('keeps saved runs of the same team with at least one iteration, not the current one, most recent first', () => {

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
 import { readUrl, setPath, urlFor } from '../../../src/ui/url-config.ts';
-import { batchAdvantages, codeBlocks, rewardUnder } from '../../../src/ui/credit.ts';
+import { batchAdvantages, rewardUnder } from '../../../src/core/lab/credit.ts';
+import { codeBlocks } from '../../../src/ui/credit.ts';
 import { adapterFiles, metricsCsv } from '../../../src/core/lab/exports.ts';
 import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
 
