@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launchChromium, npmStart, repoRoot } from '../test/helpers/browser.ts';
-import type { IterationMetrics } from '../src/core/loop/train.ts';
+import type { IterationMetrics } from '../src/core/loop/records.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 
 interface Side {

@@ -7,7 +7,7 @@
  *   held-out greedy on 200 problems: untrained 25.0 % [19.5, 31.4] -> trained 30.5 % [24.5, 37.2], +5.5 pts [+0.7, +10.3] paired
  *   files: runs/math-chain-process-seed0/ (adapters/<agent>/ as PEFT, metrics.jsonl, trajectories.jsonl, summary.json)
  */
-import type { EvalResult, Phase, TrainEvent } from '../core/loop/train.ts';
+import type { EvalResult, Phase, TrainEvent } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference } from '../core/stats/intervals.ts';
 

@@ -7,7 +7,7 @@
  */
 import { RuleCoach, cachedCoach } from '../../src/core/coach/coach.ts';
 import { cutJsonl, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../src/core/loop/checkpoint.ts';
-import type { IterationMetrics } from '../../src/core/loop/train.ts';
+import type { IterationMetrics } from '../../src/core/loop/records.ts';
 
 export class MemoryStore implements RunStore {
   files: CheckpointFiles | null = null;

@@ -11,7 +11,7 @@
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
-import type { IterationMetrics } from '../loop/train.ts';
+import type { IterationMetrics } from '../loop/records.ts';
 import type { Trajectory } from '../loop/rollout.ts';
 import type { TrajectoryView } from './protocol.ts';
 

@@ -21,7 +21,7 @@ import { AdamW } from '../rl/adamw.ts';
 import { ConfigFileError, resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/rollout.ts';
-import type { EvalResult, IterationMetrics } from '../loop/train.ts';
+import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../tasks/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';

@@ -11,7 +11,7 @@
 import { relayConfig, relayStepVerdict } from '../domains/relay/team.ts';
 import { resolveTrainConfig } from '../loop/config.ts';
 import type { Trajectory } from '../loop/rollout.ts';
-import type { EvalResult } from '../loop/train.ts';
+import type { EvalResult } from '../loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
 
 export type LessonMode = 'process' | 'outcome';

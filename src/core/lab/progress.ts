@@ -14,7 +14,7 @@
  *          bars.phase('update', 'end');     // -> { ..., done: 1, finished: true }; 'expected' next time is the seconds it took
  */
 import type { GenerationProgress } from '../engine/model/generate.ts';
-import type { EvalResult, Phase } from '../loop/train.ts';
+import type { EvalResult, Phase } from '../loop/records.ts';
 import type { ProgressInfo } from './protocol.ts';
 
 const PROGRESS_MS = 250;

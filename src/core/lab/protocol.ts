@@ -13,7 +13,7 @@
 import type { RunPlanSummary } from '../loop/run-plan.ts';
 import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
 import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
-import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/train.ts';
+import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { LessonView } from './lesson.ts';
 

@@ -29,57 +29,7 @@ import { Curriculum, type FilterCounts } from './curriculum.ts';
 import { domainOf, heldOutTasks, meanMetrics } from '../domains/index.ts';
 import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachStats } from './rewards.ts';
 import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
-
-export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
-
-export interface EvalResult {
-  greedy: number;
-  sampled: number;
-  /** Problems the accuracies are over. */
-  tasks: number;
-  /** Set while an evaluation is still running (the page's running estimate): the problems it will have in all. */
-  of?: number;
-  /** Mean quality metrics of the greedy run (data team: rocAuc, accuracy, f1, rmseOverRange...; relay team: stepAccuracy). */
-  metrics?: Record<string, number>;
-  /** The same of the run at the evaluation temperature. */
-  sampledMetrics?: Record<string, number>;
-  /**
-   * Each held-out task's result, in task order: what paired intervals between two runs need (the same
-   * problems, so the difference is taken problem by problem). Absent in records written before it.
-   */
-  perTask?: { ids: string[]; greedy: boolean[]; sampled: boolean[] };
-}
-
-export interface IterationMetrics {
-  iteration: number;
-  trainAccuracy: number;
-  meanReward: number;
-  perAgent: Record<string, { meanScore: number; reward: number; loss: number; kl: number; entropy: number; clipFraction: number; gradNorm: number; samples: number; skippedSteps: number }>;
-  kl: number;
-  coach: CoachStats;
-  filters: FilterCounts;
-  /** Mean quality metrics of this iteration's trajectories (data team), empty for math. */
-  quality: Record<string, number>;
-  trajectories: number;
-  rolloutTokensPerSecond: number;
-  updateTokensPerSecond: number;
-  seconds: Record<Phase, number>;
-  eval?: EvalResult;
-}
-
-export type TrainEvent =
-  /** A phase of an iteration began or ended (an evaluation's begins once per pass: greedy, then sampled). */
-  | { type: 'phase'; iteration: number; phase: Phase; status: 'start' | 'end' }
-  /** Inside a rollout or evaluation: one agent's pre-fill and decoding steps. */
-  | { type: 'generation'; iteration: number; agentId: string; progress: GenerationProgress }
-  | { type: 'iteration'; metrics: IterationMetrics }
-  | { type: 'trajectories'; iteration: number; trajectories: Trajectory[] }
-  | { type: 'eval'; iteration: number; result: EvalResult }
-  | { type: 'checkpoint'; iteration: number }
-  | { type: 'resumed'; iteration: number }
-  /** Something went wrong and the loop went on (e.g. an update lane died: its work was redone here). */
-  | { type: 'warning'; iteration: number; message: string }
-  | { type: 'done'; iteration: number };
+import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 
 export interface TrainerDeps {
   agentModel: LoadedModel;

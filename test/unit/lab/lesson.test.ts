@@ -8,7 +8,7 @@ import {
 } from '../../../src/core/lab/lesson.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
-import type { EvalResult } from '../../../src/core/loop/train.ts';
+import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
 
 const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);

@@ -10,7 +10,7 @@ import * as charts from '../../../src/ui/components/Charts.svelte';
 import { resolveTrainConfig, type TrainConfig } from '../../../src/core/loop/config.ts';
 import { DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
 import type { BackendInfo } from '../../../src/core/engine/backend.ts';
-import type { EvalResult } from '../../../src/core/loop/train.ts';
+import type { EvalResult } from '../../../src/core/loop/records.ts';
 import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
 
 // The components' <script module> exports (tsc types a .svelte import as its default export only).
