@@ -31,7 +31,7 @@ import { type BackendName, describeBackend, initBackend } from '../src/core/engi
 import { installNodeWebGPU } from '../src/core/engine/webgpu-node.ts';
 import { type ModelConfig, parameterCount } from '../src/core/engine/model/config.ts';
 import { type BackendResult, type EngineBenchOptions, SHAPES, benchConfig, measureBackend, shapeNamed } from './engine.ts';
-import { type UpdateBenchOptions, type UpdateResult, measureUpdate, timeMatmul, updateStepFlops } from './update.ts';
+import { type UpdateBenchOptions, type UpdateResult, measureUpdate, updateStepFlops } from './update.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 
 export interface MachineBenchOptions {

@@ -6,13 +6,13 @@ import { readFile } from 'node:fs/promises';
 import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
 import type { Coach } from '../core/coach/coach.ts';
-import type { LoadedModel } from '../core/engine/model/load.ts';
 import type { ToolRunners } from '../core/tools/runners.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { domainOf } from '../core/domains/index.ts';
 import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
 import type { RolloutTask } from '../core/loop/rollout.ts';
+import type { RunParts } from '../core/loop/session.ts';
 import { CliError, openModel } from './common.ts';
 
 /** A JSONL dataset (problem/answer) for training or evaluation; malformed lines reported, never silent. */
@@ -60,12 +60,7 @@ export async function readConfig(file: string | undefined, overrides: Record<str
   }
 }
 
-export interface RunParts {
-  agentModel: LoadedModel;
-  coach: Coach;
-  tools: ToolRunners;
-}
-
+/** The run's models, coach and tools, loaded: what a RunSession opens with (session.ts RunParts). */
 export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise<RunParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
   const coach = withCoach

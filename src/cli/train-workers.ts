@@ -22,7 +22,8 @@ import { LaneServer } from '../core/rl/lanes.ts';
 import { LanePool, serveLaneJobs, type LanePort } from '../core/rl/lane-pool.ts';
 import { ppoLoss } from '../core/rl/update.ts';
 import { disposeTools } from '../core/tools/runners.ts';
-import { setUpRun, type RunParts } from './run-setup.ts';
+import type { RunParts } from '../core/loop/session.ts';
+import { setUpRun } from './run-setup.ts';
 import { tsWorkerBoot } from './ts-worker.ts';
 
 interface Boot { role: 'update-lane'; config: ModelConfig; weights: { name: string; shape: number[]; values: Float32Array }[] }

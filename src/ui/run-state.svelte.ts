@@ -12,7 +12,7 @@ import type { RunPlanSummary } from '../core/loop/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/lesson.ts';
-import type { ProgressInfo, RunState as WorkerRunState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
+import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
 export interface EvalPoint {
   iteration: number;
@@ -23,7 +23,7 @@ export class RunState {
   backend: BackendInfo | null = $state(null);
   backendSummary = $state('');
   backendError: string | null = $state(null);
-  state: WorkerRunState = $state('booting');
+  state: LabState = $state('booting');
   stateMessage: string | undefined = $state(undefined);
   iteration = $state(0);
   config: TrainConfig | null = $state(null);

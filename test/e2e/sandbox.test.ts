@@ -20,7 +20,7 @@ import { MATH_CHAIN } from '../../src/core/loop/workflow.ts';
 import { DATA_TEAM_SETTINGS } from '../../src/core/domains/data/team.ts';
 import { decodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 import {
-  chromiumAvailable, ensureBuilt, launchChromium, openPage, repoRoot, resultsDir, screenshot, serveStatic, type StaticServer,
+  chromiumAvailable, ensureBuilt, launchChromium, repoRoot, resultsDir, screenshot, serveStatic, type StaticServer,
 } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { writeTinyModel } from '../helpers/tiny-team.ts';

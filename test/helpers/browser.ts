@@ -17,7 +17,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { INSTALL_CHROMIUM, repoRoot } from './webgpu.ts';
+import { repoRoot } from './webgpu.ts';
 
 export { repoRoot };
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -28,7 +28,7 @@ import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
 import { idleLessonView, Lesson } from './lesson.ts';
 import { ProgressBars } from './progress.ts';
-import type { LabApi, Requests, RunState, WorkerEvent } from './protocol.ts';
+import type { LabApi, LabState, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
 
 export type { LabPlatform } from './shelf.ts';
@@ -52,7 +52,7 @@ type Value<K extends keyof Requests> = Promise<Requests[K]['value']>;
 export class Lab implements LabApi {
   private readonly bars: ProgressBars;
   private readonly shelf: Shelf;
-  private state: RunState = 'booting';
+  private state: LabState = 'booting';
   /** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
   private baselineEval = true;
   /** The open run: its config, the patch it came from, what it trains with, its store, session and memory plan. */
@@ -84,7 +84,7 @@ export class Lab implements LabApi {
     });
   }
 
-  private setState(s: RunState, message?: string): void {
+  private setState(s: LabState, message?: string): void {
     this.state = s;
     this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? this.readOnly?.iteration ?? 0, message });
   }

@@ -117,7 +117,8 @@ export type ReplyMessage =
   | { type: 'reply'; id: number; ok: false; error: string };
 
 /** 'readonly': another tab trains this run; this one shows it and can take it over. */
-export type RunState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'readonly' | 'lost' | 'error';
+/** Where the lab is: what the page's buttons may do now. */
+export type LabState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'readonly' | 'lost' | 'error';
 
 /** Long steps the page shows a bar for; `eta` is seconds left when it can be estimated. */
 export interface ProgressInfo {
@@ -139,7 +140,7 @@ export type WorkerEvent =
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
   | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number;
       /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
-  | { kind: 'state'; state: RunState; iteration: number; message?: string }
+  | { kind: 'state'; state: LabState; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
   /** Trainer events except 'trajectories', which arrive as the lighter 'trajectories' kind. */
   | { kind: 'train'; event: Exclude<TrainEvent, { type: 'trajectories' }> }

@@ -9,7 +9,7 @@
  * and a resumed run makes the same choices.
  * Example: with history [1, 1, 1] (solved three times running) a task is skipped as "always solved".
  */
-import { generateMathTasks, type MathTask } from '../domains/math/tasks.ts';
+import { generateMathTasks } from '../domains/math/tasks.ts';
 import type { RngState } from '../tasks/rng.ts';
 import { Rng } from '../tasks/rng.ts';
 import type { CoachedTrajectory } from './rewards.ts';

@@ -14,10 +14,9 @@
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
-import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
+import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
 import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
-import type { GenerationProgress } from '../engine/model/generate.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
 import type { ToolRunners } from '../tools/runners.ts';
 import { EngineAgents, type AgentBackend } from './agents.ts';
@@ -27,7 +26,7 @@ import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
 import { domainOf, heldOutTasks, meanMetrics } from '../domains/index.ts';
-import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachStats } from './rewards.ts';
+import { actionVerdicts, coachTrajectories, recordCredit, trainSamples } from './rewards.ts';
 import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 
