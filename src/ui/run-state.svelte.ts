@@ -30,6 +30,8 @@ export class RunState {
   runId = $state('');
   /** Lane workers helping the training worker (one per extra core on wasm; 0 on webgpu or one core). */
   lanes: number | undefined = $state(undefined);
+  /** The coach that scores the open run, by name ("rule:relay", "model:models/relay-judge"). */
+  coach: string | null = $state(null);
   metrics: IterationMetrics[] = $state([]);
   evals: EvalPoint[] = $state([]);
   trajectories: { iteration: number; trajectories: TrajectoryView[] } | null = $state(null);
@@ -59,6 +61,7 @@ export class RunState {
         this.runId = e.runId;
         this.lanes = e.lanes;
         this.plan = e.plan;
+        this.coach = e.coach;
         break;
       case 'state':
         this.state = e.state;

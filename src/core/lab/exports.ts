@@ -11,8 +11,11 @@
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
+import { domainOf } from '../domains/index.ts';
 import type { IterationMetrics } from '../loop/records.ts';
+import { agentContext } from '../loop/rewards.ts';
 import type { Trajectory } from '../loop/rollout.ts';
+import type { WorkflowSpec } from '../loop/workflow.ts';
 import type { TrajectoryView } from './protocol.ts';
 
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
@@ -55,6 +58,27 @@ export function trajectoryView(t: Trajectory): TrajectoryView {
       text: a.text, tokens: a.tokens.length, truncated: a.truncated, observation: a.observation, coach: a.coach, reward: a.reward, advantage: a.advantage,
     })),
   };
+}
+
+/**
+ * The views of a batch. When an AI coach scored it (a judge model, WebLLM), each action also carries
+ * the rater's verdict on the same context: the team's rubric, which a judge is trained and measured
+ * against, so the inspector can show the two side by side. A rubric-scored batch needs no second view.
+ * Example: relay, coach "model:models/relay-judge": action.coach.score 10, action.rater {score: 0, reason: "passed its input on"}.
+ */
+export async function trajectoryViews(w: WorkflowSpec, trajs: Trajectory[], coachName: string): Promise<TrajectoryView[]> {
+  const views = trajs.map(trajectoryView);
+  if (!/^(model|webllm):/.test(coachName)) return views;
+  const domain = domainOf(w);
+  const jobs = trajs.flatMap((t, i) => w.agents.flatMap((spec) => {
+    const ctx = agentContext(w, t, spec.id, domain.facts?.(t, spec.id));
+    return ctx ? [{ i, agentId: spec.id, ctx }] : [];
+  }));
+  const verdicts = await domain.ruleCoach().scoreBatch(jobs.map((j) => j.ctx));
+  verdicts.forEach((r, k) => {
+    for (const a of views[jobs[k].i].actions) if (a.agentId === jobs[k].agentId) a.rater = { score: r.score, reason: r.reason };
+  });
+  return views;
 }
 
 const csvCell = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'number' ? String(+v.toPrecision(6)) : JSON.stringify(String(v)));

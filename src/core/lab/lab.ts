@@ -25,7 +25,7 @@ import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../tasks/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
-import { adapterFiles, metricsCsv, trajectoryView, zipAdapters } from './exports.ts';
+import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
 import { idleLessonView, Lesson } from './lesson.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, LabState, Requests, WorkerEvent } from './protocol.ts';
@@ -125,9 +125,11 @@ export class Lab implements LabApi {
       });
       session.trainer.on((e) => {
         if (e.type === 'trajectories') {
-          const views = { iteration: e.iteration, trajectories: e.trajectories.map(trajectoryView) };
-          this.post({ kind: 'trajectories', ...views });
-          void store.writeFile('last-trajectories.json', JSON.stringify(views)).catch((err) => this.reportError(err));
+          void trajectoryViews(c.workflow, e.trajectories, parts.coach.name).then((trajectories) => {
+            const views = { iteration: e.iteration, trajectories };
+            this.post({ kind: 'trajectories', ...views });
+            return store.writeFile('last-trajectories.json', JSON.stringify(views));
+          }).catch((err) => this.reportError(err));
           return;
         }
         if (e.type === 'generation') return this.bars.generation(e.agentId, e.progress);
@@ -142,7 +144,7 @@ export class Lab implements LabApi {
       this.run = { config: c, partial, runId, parts: runParts, store, session, plan };
       this.partialConfig = partial;
       const iteration = session.trainer.iteration;
-      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan });
+      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name });
       this.setState('ready', resumed ? `resumed at iteration ${iteration}` : undefined);
       return { config: c, runId, iteration, resumed };
     } catch (e) {
@@ -206,7 +208,7 @@ export class Lab implements LabApi {
     this.readOnly = { runId, partial, iteration };
     this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
     const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
-    this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan });
+    this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan, coach: parts.coach.name });
     this.setState('readonly', 'this run is training in another tab; this tab shows it read-only (Take over to train it here)');
     return { config: c, runId, iteration, resumed: true };
   }

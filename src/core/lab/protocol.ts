@@ -48,6 +48,8 @@ export interface ActionView {
   reward?: number;
   /** The REINFORCE++ advantage the update trained this action on (mean over its tokens); absent when it was not trained. */
   advantage?: number;
+  /** When an AI coach scored it: the rater's verdict (the team's rubric) on the same context, for comparison. */
+  rater?: { score: number; reason?: string };
 }
 
 export interface TrajectoryView {
@@ -139,6 +141,7 @@ export type WorkerEvent =
   | { kind: 'backend'; info: BackendInfo; summary: string }
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
   | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number;
+      /** The coach that scores this run, by name ("rule:relay", "model:models/relay-judge", "webllm:..."). */ coach: string;
       /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   | { kind: 'state'; state: LabState; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }

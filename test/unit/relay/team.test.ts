@@ -12,6 +12,7 @@ import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
 import { DEFAULT_REWARDS } from '../../../src/core/loop/rewards.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
+import { trajectoryViews } from '../../../src/core/lab/exports.ts';
 
 describe('relay tasks', () => {
   it('adds on a 10-position dial, and the answer chains the steps', () => {
@@ -85,6 +86,14 @@ describe('relay rubric, judged in context', () => {
     const outcome = scores.map((s) => agentReward({ ...DEFAULT_REWARDS, mode: 'outcome' }, t, s));
     expect(process).toEqual(scores.map((s) => s / 10));
     expect(outcome).toEqual([0, 0, 0, 0]);
+  });
+
+  it('beside an AI coach\'s score, the inspector gets the rater\'s verdict on the same context; a rubric-scored batch none', async () => {
+    const w = relayWorkflow(4);
+    const views = await trajectoryViews(w, [trajectory(2)], 'model:models/relay-judge');
+    expect(views[0].actions.map((a) => a.rater?.score)).toEqual([10, 0, 10, 10]);
+    expect(views[0].actions[1].rater?.reason).toMatch(/unchanged/);
+    expect((await trajectoryViews(w, [trajectory(2)], 'rule:relay'))[0].actions.every((a) => a.rater === undefined)).toBe(true);
   });
 
   it('a team with no culprit is correct and every agent scores 10', () => {
