@@ -36,7 +36,7 @@ import { EngineAgents } from '../src/core/loop/agents.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
 import { domainOf } from '../src/core/domains/index.ts';
-import { evaluateTeam } from '../src/core/loop/train.ts';
+import { evaluateTeam } from '../src/core/loop/evaluate.ts';
 import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import { formatRatio, logRatioInterval, tInterval, wilson } from '../src/core/stats/intervals.ts';

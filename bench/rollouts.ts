@@ -33,7 +33,7 @@ import type { Coach } from '../src/core/coach/coach.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
 import { ruleCoach } from '../src/core/coach/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
-import { evaluateTeam } from '../src/core/loop/train.ts';
+import { evaluateTeam } from '../src/core/loop/evaluate.ts';
 import type { EvalResult } from '../src/core/loop/records.ts';
 import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';

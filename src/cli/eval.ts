@@ -15,7 +15,7 @@ import type { LoraAdapter } from '../core/engine/lora/adapter.ts';
 import { importPeft } from '../core/engine/lora/peft.ts';
 import { EngineAgents } from '../core/loop/agents.ts';
 import { trajectoryLines, type Trajectory } from '../core/loop/rollout.ts';
-import { evaluateTeam } from '../core/loop/train.ts';
+import { evaluateTeam } from '../core/loop/evaluate.ts';
 import { folderSource } from '../core/engine/model/sources.ts';
 import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { flattenAdapter } from '../core/rl/lanes.ts';

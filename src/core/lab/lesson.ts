@@ -19,7 +19,7 @@ import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { runRolloutJob } from '../loop/remote-rollouts.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
-import { EVAL_SEED } from '../loop/train.ts';
+import { EVAL_SEED } from '../loop/evaluate.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { agentSteps, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, type AgentSteps, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
 

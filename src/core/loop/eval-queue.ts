@@ -23,7 +23,7 @@ import type { TrainConfig } from './config.ts';
 import { heldOutTasks } from '../domains/index.ts';
 import { runRolloutJob, type ReplicaParts } from './remote-rollouts.ts';
 import type { RolloutTask, Trajectory } from './rollout.ts';
-import { EVAL_SEED, evalResultOf, type EvalOffload } from './train.ts';
+import { EVAL_SEED, evalResultOf, type EvalOffload } from './evaluate.ts';
 import type { EvalResult } from './records.ts';
 
 interface Pending {

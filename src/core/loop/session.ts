@@ -30,7 +30,8 @@ import type { TrainConfig } from './config.ts';
 import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import type { TeamLanes } from './remote-rollouts.ts';
 import { trajectoryLines } from './rollout.ts';
-import { StepAborted, Trainer, type EvalOffload, type TrainerDeps } from './train.ts';
+import type { EvalOffload } from './evaluate.ts';
+import { StepAborted, Trainer, type TrainerDeps } from './train.ts';
 import type { EvalResult, IterationMetrics } from './records.ts';
 
 export type SessionEvent =

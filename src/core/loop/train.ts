@@ -14,7 +14,7 @@
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
-import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type UpdateMetrics } from '../rl/update.ts';
+import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
 import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
@@ -25,10 +25,11 @@ import type { Coach } from '../coach/coach.ts';
 import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, type FilterCounts } from './curriculum.ts';
-import { domainOf, heldOutTasks, meanMetrics } from '../domains/index.ts';
-import { actionVerdicts, coachTrajectories, recordCredit, trainSamples } from './rewards.ts';
+import { domainOf, meanMetrics } from '../domains/index.ts';
+import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachedTrajectory, type CoachStats } from './rewards.ts';
 import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
+import { evaluateTeam, type EvalOffload } from './evaluate.ts';
 
 export interface TrainerDeps {
   agentModel: LoadedModel;
@@ -59,69 +60,49 @@ export class StepAborted extends Error {
   }
 }
 
-/** A sampled evaluation pass on another thread, for adapters given as values (null: the base model). */
-export type EvalOffload = (config: TrainConfig, adapters: Map<string, AdapterSpec | null>, tasks: RolloutTask[],
-  temperature: number, seed: number) => Promise<Trajectory[]>;
-
-export interface EvalOptions {
-  /** Progress: rows of each generation stage. */
-  onStage?: (rows: number) => void;
-  /** Held-out tasks instead of the domain's generated set (first `config.evalTasks`). */
-  heldOut?: RolloutTask[];
-  onTrajectories?: (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => void;
-  /**
-   * Runs the sampled pass elsewhere (another thread) while this one runs the greedy pass; it gets the
-   * same tasks, temperature and seed, so the same trajectories. If it fails, the pass runs here.
-   */
-  offloadSampled?: (tasks: RolloutTask[], temperature: number, seed: number) => Promise<Trajectory[]>;
-  onOffloadError?: (e: Error) => void;
-}
-
 /** Mean of `xs`, 0 for none. */
 function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
-/** The evaluation's fixed sampling seed: every evaluation of a run draws the same way. */
-export const EVAL_SEED = 1_000_003;
-
-/** Held-out team accuracy for any set of agent backends (trained adapters, base model, or mixed). */
-export async function evaluateTeam(config: TrainConfig, backends: Map<string, AgentBackend>, tools: ToolRunners,
-  opts: EvalOptions = {}): Promise<EvalResult> {
-  const domain = domainOf(config.workflow);
-  const tasks = heldOutTasks(config, opts.heldOut);
-  const run = async (temperature: number) => runRollouts(config.workflow, tasks, {
-    agents: backends, tools, outcome: domain.outcome, samplesPerTask: 1, temperature,
-    seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs, onStage: (s) => opts.onStage?.(s.rows),
-  });
-  const elsewhere = opts.offloadSampled?.(tasks, config.evalTemperature, EVAL_SEED).catch((e: Error) => {
-    opts.onOffloadError?.(e);
-    return null;
-  });
-  const greedy = await run(0);
-  opts.onTrajectories?.('greedy', greedy);
-  const sampled = (await elsewhere) ?? (await run(config.evalTemperature));
-  opts.onTrajectories?.('sampled', sampled);
-  return evalResultOf(config, greedy, sampled);
+/** Tasks -> trajectories: what one iteration played. */
+interface Batch {
+  /** The curriculum level the prompts came from. */
+  level: number;
+  picked: ReturnType<Curriculum['pick']>;
+  trajs: Trajectory[];
+  /** Tokens generated in the rollouts. */
+  generated: number;
 }
 
-/**
- * An evaluation's result from its greedy and sampled trajectories (the same tasks, in order): the
- * accuracies, the domain's mean quality metrics of each pass, and each task's result. `of`: the tasks
- * a running evaluation will have in all (the page's running estimate).
- */
-export function evalResultOf(config: TrainConfig, greedy: Trajectory[], sampled: Trajectory[], of?: number): EvalResult {
-  const names = domainOf(config.workflow).metricNames;
-  const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1);
-  const metrics = meanMetrics(greedy, names);
-  const sampledMetrics = meanMetrics(sampled, names);
-  return {
-    greedy: accuracy(greedy), sampled: accuracy(sampled), tasks: greedy.length,
-    ...(of === undefined ? {} : { of }),
-    ...(Object.keys(metrics).length ? { metrics } : {}),
-    ...(Object.keys(sampledMetrics).length ? { sampledMetrics } : {}),
-    perTask: { ids: greedy.map((t) => t.task.id), greedy: greedy.map((t) => t.correct), sampled: sampled.map((t) => t.correct) },
-  };
+/** Verdicts -> samples: what the update trains on, each sample's action and reward, and what was filtered. */
+interface Chosen {
+  samples: TrainSample[];
+  rewards: ReturnType<typeof trainSamples>['rewards'];
+  actionOf: Map<TrainSample, Action>;
+  filters: FilterCounts;
+}
+
+/** Times an iteration's phases into `seconds`, announcing each start and end. */
+class PhaseClock {
+  readonly seconds: Record<Phase, number> = { rollout: 0, coach: 0, update: 0, eval: 0, checkpoint: 0 };
+  constructor(private readonly iteration: number, private readonly emit: (e: TrainEvent) => void) {}
+
+  async time<T>(phase: Phase, f: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    this.emit({ type: 'phase', iteration: this.iteration, phase, status: 'start' });
+    try {
+      return await f();
+    } finally {
+      this.seconds[phase] += (performance.now() - t0) / 1000;
+      this.emit({ type: 'phase', iteration: this.iteration, phase, status: 'end' });
+    }
+  }
+}
+
+/** A pause pressed before the update: the iteration stops here and leaves no trace (step puts the curriculum back). */
+function checkAbort(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new StepAborted();
 }
 
 export class Trainer {
@@ -144,27 +125,22 @@ export class Trainer {
   static async create(config: TrainConfig, deps: TrainerDeps, opts: { resume?: boolean } = {}): Promise<Trainer> {
     const ids = config.workflow.agents.filter((a) => !deps.external?.has(a.id)).map((a) => a.id);
     const saved = opts.resume && deps.store ? await deps.store.load() : null;
+    const resumed = saved ? await decodeCheckpoint(saved, deps.agentModel.config, ids) : null;
     const policies = new Map<string, AgentPolicy>();
-    let trainer: Trainer;
-    if (saved) {
-      const { loop, agents } = await decodeCheckpoint(saved, deps.agentModel.config, ids);
-      for (const [id, a] of agents) {
-        const optimizer = new AdamW(a.adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
-        optimizer.setState(a.optimizer);
-        policies.set(id, { adapter: a.adapter, optimizer, trainable: config.workflow.agents.find((x) => x.id === id)!.trainable });
-      }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, loop.curriculum, deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed)));
-      trainer.iteration = loop.iteration;
-      trainer.metrics.push(...(loop.metrics as IterationMetrics[]));
-    } else {
-      for (const id of ids) {
-        const spec = config.workflow.agents.find((a) => a.id === id)!;
-        const adapter = LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
-        policies.set(id, { adapter, optimizer: new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay }), trainable: spec.trainable });
-      }
-      trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, undefined, deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed)));
+    for (const id of ids) {
+      const state = resumed?.agents.get(id);
+      const adapter = state?.adapter ?? LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
+      const optimizer = new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
+      if (state) optimizer.setState(state.optimizer);
+      policies.set(id, { adapter, optimizer, trainable: config.workflow.agents.find((a) => a.id === id)!.trainable });
     }
-    if (saved) queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
+    const pool = deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed);
+    const trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, resumed?.loop.curriculum, pool));
+    if (resumed) {
+      trainer.iteration = resumed.loop.iteration;
+      trainer.metrics.push(...(resumed.loop.metrics as IterationMetrics[]));
+      queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
+    }
     return trainer;
   }
 
@@ -229,62 +205,74 @@ export class Trainer {
     }
   }
 
+  /** One iteration as stages over values: tasks -> trajectories -> verdicts -> samples -> update -> record. */
   private async iterate(signal?: AbortSignal): Promise<IterationMetrics> {
     const c = this.config;
-    const checkAbort = () => {
-      if (signal?.aborted) throw new StepAborted();
-    };
     const it = this.iteration + 1;
-    const seconds: Record<Phase, number> = { rollout: 0, coach: 0, update: 0, eval: 0, checkpoint: 0 };
-    const timed = async <T>(phase: Phase, f: () => Promise<T>): Promise<T> => {
-      const t0 = performance.now();
-      this.emit({ type: 'phase', iteration: it, phase, status: 'start' });
-      try {
-        return await f();
-      } finally {
-        seconds[phase] += (performance.now() - t0) / 1000;
-        this.emit({ type: 'phase', iteration: it, phase, status: 'end' });
-      }
-    };
+    const clock = new PhaseClock(it, (e) => this.emit(e));
+    const batch = await this.rollOut(it, clock, signal);
+    checkAbort(signal);
+    const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.deps.coach, c.rewards, domainOf(c.workflow).facts));
+    checkAbort(signal);
+    const chosen = this.samplesOf(batch, verdicts.coached);
+    const update = chosen.samples.length ? await clock.time('update', () => this.update(it, chosen.samples)) : null;
+    const metrics = this.recordOf(it, batch, verdicts, chosen, update, clock.seconds);
+    return this.finish(it, batch.trajs, metrics, clock);
+  }
 
-    const domain = domainOf(c.workflow);
-    // trajectories -> scores -> {rewards, samples} -> update -> summary; each stage returns values.
+  /** Tasks -> trajectories: the curriculum's prompts, each played `samplesPerPrompt` times at the training temperature. */
+  private async rollOut(it: number, clock: PhaseClock, signal?: AbortSignal): Promise<Batch> {
+    const c = this.config;
     const level = this.curriculum.state.level; // the level these prompts come from (record() may change it)
     const picked = this.curriculum.pick(c.promptsPerIteration);
-    checkAbort(); // a large batch takes a while to pick: a pause pressed meanwhile holds here
-    const trajs = await timed('rollout', () => runRollouts(c.workflow, picked.tasks, {
-      agents: this.backends(signal), tools: this.deps.tools, outcome: domain.outcome,
+    checkAbort(signal); // a large batch takes a while to pick: a pause pressed meanwhile holds here
+    const trajs = await clock.time('rollout', () => runRollouts(c.workflow, picked.tasks, {
+      agents: this.backends(signal), tools: this.deps.tools, outcome: domainOf(c.workflow).outcome,
       samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
-    checkAbort();
-    const { coached, stats } = await timed('coach', () => coachTrajectories(c.workflow, trajs, this.deps.coach, c.rewards, domain.facts));
-    checkAbort();
-    this.curriculum.record(trajs);
+    return { level, picked, trajs, generated };
+  }
+
+  /**
+   * Verdicts -> samples: the curriculum records the results and keeps the trajectories whose coach
+   * answered; each kept action of a trainable agent becomes a sample with its reward; samples longer
+   * than the model's context are left out. What was filtered, and why, is counted.
+   */
+  private samplesOf(batch: Batch, coached: CoachedTrajectory[]): Chosen {
+    const c = this.config;
+    this.curriculum.record(batch.trajs);
     const kept = this.curriculum.keep(coached);
-    const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => trajs[i]), kept.map((i) => coached[i]), c.rewards,
+    const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => batch.trajs[i]), kept.map((i) => coached[i]), c.rewards,
       (id) => this.policies.get(id)?.trainable ?? false);
     const context = Math.min(this.deps.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
     const filters: FilterCounts = {
-      skippedAlwaysSolved: picked.skippedAlwaysSolved, skippedNeverSolved: picked.skippedNeverSolved,
-      droppedCoachFailures: trajs.length - kept.length, droppedOverContext: all.length - samples.length, level,
+      skippedAlwaysSolved: batch.picked.skippedAlwaysSolved, skippedNeverSolved: batch.picked.skippedNeverSolved,
+      droppedCoachFailures: batch.trajs.length - kept.length, droppedOverContext: all.length - samples.length, level: batch.level,
     };
-    let update: UpdateMetrics | null = null;
-    if (samples.length) {
-      update = await timed('update', () => policyUpdate(this.deps.agentModel.model, this.policies, samples, c.update, {
-        lanes: this.lanesUsable ? this.deps.updateLanes : null,
-        onLaneError: (e) => {
-          this.lanesUsable = false;
-          this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` });
-        },
-      }));
-    }
+    return { samples, rewards, actionOf, filters };
+  }
 
-    // The record: each action keeps its verdict, reward and the advantage the update trained it on.
+  /** Samples -> update: each trainable agent's adapter takes its policy-gradient step (on lane threads while they work). */
+  private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
+    return policyUpdate(this.deps.agentModel.model, this.policies, samples, this.config.update, {
+      lanes: this.lanesUsable ? this.deps.updateLanes : null,
+      onLaneError: (e) => {
+        this.lanesUsable = false;
+        this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` });
+      },
+    });
+  }
+
+  /** The record: each action keeps its verdict, reward and the advantage the update trained it on; the iteration's metrics. */
+  private recordOf(it: number, batch: Batch, verdicts: { coached: CoachedTrajectory[]; stats: CoachStats }, chosen: Chosen,
+    update: UpdateMetrics | null, seconds: Record<Phase, number>): IterationMetrics {
+    const c = this.config;
+    const { trajs } = batch;
     const advantages = new Map<Action, number>();
-    update?.sampleAdvantages.forEach((adv, i) => advantages.set(actionOf.get(samples[i])!, adv));
-    recordCredit({ verdicts: actionVerdicts(trajs, coached), rewards, advantages });
+    update?.sampleAdvantages.forEach((adv, i) => advantages.set(chosen.actionOf.get(chosen.samples[i])!, adv));
+    recordCredit({ verdicts: actionVerdicts(trajs, verdicts.coached), rewards: chosen.rewards, advantages });
     const perAgent: IterationMetrics['perAgent'] = {};
     for (const spec of c.workflow.agents) {
       const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));
@@ -298,32 +286,36 @@ export class Trainer {
     }
     // Actions without a reward (their trajectory was dropped for a failed coach) are not counted as 0.
     const rewardValues = trajs.flatMap((t) => t.actions.flatMap((a) => (a.reward === undefined ? [] : [a.reward])));
-
-    const metrics: IterationMetrics = {
+    return {
       iteration: it,
       trainAccuracy: trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1),
       meanReward: mean(rewardValues),
       perAgent,
       kl: update?.kl ?? 0,
-      coach: stats,
-      filters,
-      quality: meanMetrics(trajs, domain.metricNames),
+      coach: verdicts.stats,
+      filters: chosen.filters,
+      quality: meanMetrics(trajs, domainOf(c.workflow).metricNames),
       trajectories: trajs.length,
-      rolloutTokensPerSecond: generated / Math.max(seconds.rollout, 1e-9),
+      rolloutTokensPerSecond: batch.generated / Math.max(seconds.rollout, 1e-9),
       updateTokensPerSecond: update?.tokensPerSecond ?? 0,
       seconds,
     };
+  }
+
+  /** The iteration is done: announced, evaluated when due (unless the caller evaluates), stored, checkpointed when due. */
+  private async finish(it: number, trajs: Trajectory[], metrics: IterationMetrics, clock: PhaseClock): Promise<IterationMetrics> {
+    const c = this.config;
     this.emit({ type: 'trajectories', iteration: it, trajectories: trajs });
     this.iteration = it;
     if (this.evalDue(it) && !this.deps.deferEvaluations) {
-      metrics.eval = await timed('eval', () => this.evaluate());
+      metrics.eval = await clock.time('eval', () => this.evaluate());
       this.emit({ type: 'eval', iteration: it, result: metrics.eval });
     }
     this.metrics.push(metrics);
     await this.deps.store?.appendMetrics(metrics);
     this.emit({ type: 'iteration', metrics });
     if (this.deps.store && (it % c.checkpointEvery === 0 || it === c.iterations)) {
-      await timed('checkpoint', () => this.checkpoint());
+      await clock.time('checkpoint', () => this.checkpoint());
     }
     return metrics;
   }

@@ -11,7 +11,7 @@ import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../../../src/core/loop/remote-rollouts.ts';
 import { RunSession, TRAJECTORIES, type SessionEvent } from '../../../src/core/loop/session.ts';
-import { evaluateTeam } from '../../../src/core/loop/train.ts';
+import { evaluateTeam } from '../../../src/core/loop/evaluate.ts';
 import type { IterationMetrics } from '../../../src/core/loop/records.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
