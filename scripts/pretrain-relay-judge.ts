@@ -150,7 +150,8 @@ async function main(): Promise<void> {
   const config = parseConfig(configJson);
   const weights = init ? init.weights : initWeights(config, new Rng(`relay-judge-init/${flags.seed}`));
   if (init && baseBpe) extendEmbeddings(weights, baseBpe, bpe);
-  const generation = { eos_token_id: [eos, 0], pad_token_id: 0, do_sample: false, max_new_tokens: 16 };
+  // The answer's length: the score lines (and ANSWER_CORRECT for the final agent) after the scratchpad; ModelCoach reads it.
+  const generation = { eos_token_id: [eos, 0], pad_token_id: 0, do_sample: false, max_new_tokens: flags.scratchpad === 2 ? 24 : 16 };
   const checkpointSteps = new Set(String(flags.checkpoints).split(',').filter(Boolean).map(Number));
   const snapshots: { step: number; weights: Map<string, tf.Tensor> }[] = [];
   const report = await trainModel(config, weights, examples, {

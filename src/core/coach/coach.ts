@@ -32,10 +32,15 @@ export interface Coach {
   scoreBatch(actions: ActionContext[]): Promise<CoachResult[]>;
 }
 
-/** A judge model in the project's engine, greedy (temperature 0), stateless. */
+/**
+ * A judge model in the project's engine, greedy (temperature 0), stateless. Its answer may run to
+ * the judge folder's own `max_new_tokens` (generation_config.json; 16 when it says none): a judge
+ * that works a step out before scoring it needs more than the bare score line.
+ */
 export class ModelCoach implements Coach {
   readonly name: string;
-  constructor(readonly judge: LoadedModel, readonly template = DEFAULT_COACH_TEMPLATE, readonly maxTokens = 16, readonly maxBatch = 16) {
+  constructor(readonly judge: LoadedModel, readonly template = DEFAULT_COACH_TEMPLATE, readonly maxTokens = judge.generation.maxNewTokens ?? 16,
+    readonly maxBatch = 16) {
     if (!judge.tokenizer) throw new Error(`${judge.source.name}: the judge needs a tokenizer and a chat template`);
     this.name = `model:${judge.source.name}`;
   }
