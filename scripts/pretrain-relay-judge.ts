@@ -21,7 +21,9 @@
  * "x + k" and works the sum out), its tokenizer grown by the coach prompt's words, and its answer first
  * names the digit the step should give (--scratchpad 1: "2\nPROCESS_SCORE: 10"), then the score; with
  * --scratchpad 2 it also copies the digit the agent gave ("2 7\nPROCESS_SCORE: 0"), so the score is a
- * comparison of two adjacent tokens.
+ * comparison of two adjacent tokens. Measured (docs/judges.md): with twice the data and 25 minutes,
+ * scratchpad 2 ranked 57.2 % [54.5, 60.3] against the shipped judge's 60.5 % [57.9, 63.5], no gain, so
+ * the default stays 1 (the shipped judge's recipe).
  *
  * Flags: --seed, --out (default models/relay-judge), --tasks (per team size), --samples, --steps, --lr,
  *        --hidden, --layers, --vocab, --tokens-per-batch, --max-seconds (training stops there; the
@@ -54,7 +56,7 @@ import { chatExample } from './pretrain/transcripts.ts';
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
   'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 2, init: 'models/relay',
+  scratchpad: 1, init: 'models/relay',
 };
 type Flags = typeof DEFAULTS;
 
