@@ -90,7 +90,8 @@ export function fieldSpec(path: string): FieldSpec | undefined {
   return byPath.get(path);
 }
 
-function valueAt(c: unknown, path: string): unknown {
+/** A setting's value in a config or a partial one, by its path ("update.klCoef"); undefined when absent. */
+export function valueAt(c: unknown, path: string): unknown {
   return path.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), c);
 }
 
