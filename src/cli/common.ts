@@ -65,10 +65,16 @@ export async function sourceFor(spec: string): Promise<ModelSource> {
   throw new CliError(`model "${spec}" is neither a folder here nor a URL; pass a folder holding config.json and model.safetensors`);
 }
 
-export async function openModel(spec: string | undefined, opts: LoadOptions = {}): Promise<LoadedModel> {
+/** The --model flag resolved to a source, refused in one line when missing or unreadable: before the backend starts. */
+export async function modelSource(spec: string | undefined): Promise<ModelSource> {
   if (!spec) throw new CliError('--model is required (a folder with config.json and model.safetensors, or a hub URL)');
+  return sourceFor(spec);
+}
+
+/** Loads a model from a --model flag (or a source already resolved by modelSource), with progress for large files. */
+export async function openModel(spec: string | ModelSource | undefined, opts: LoadOptions = {}): Promise<LoadedModel> {
   let last = 0;
-  return loadModel(await sourceFor(spec), {
+  return loadModel(typeof spec === 'object' ? spec : await modelSource(spec), {
     ...opts,
     onProgress: ({ file, loaded, total }) => {
       if (total && total > 8 << 20 && loaded - last > total / 20) {

@@ -7,7 +7,7 @@
 import { generate } from '../core/engine/model/generate.ts';
 import { stopTokenIds } from '../core/engine/model/load.ts';
 import { createStreamDecoder } from '../core/engine/tokenizer/tokenizer.ts';
-import { BACKEND_OPTION, CliError, openAdapter, openModel, parseIntFlag, parseNumber, parseOptions, startBackend } from './common.ts';
+import { BACKEND_OPTION, CliError, openAdapter, modelSource, openModel, parseIntFlag, parseNumber, parseOptions, startBackend } from './common.ts';
 
 const USAGE = `usage: mappa generate --model DIR --prompt TEXT [--chat] [--system TEXT] [--max-tokens N]
        [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR]... [--adapter DIR]
@@ -30,8 +30,9 @@ export async function generateCommand(argv: string[]): Promise<void> {
     topP: o['top-p'] === undefined ? undefined : parseNumber(o['top-p'], '--top-p', 1, { min: Number.MIN_VALUE, max: 1 }),
     seed: o.seed === undefined ? 0 : parseIntFlag(o.seed, '--seed', 0),
   };
+  const source = await modelSource(o.model); // a missing model is refused before the backend starts
   await startBackend(o.backend);
-  const loaded = await openModel(o.model, { tokenizer: 'required' });
+  const loaded = await openModel(source, { tokenizer: 'required' });
   const tok = loaded.tokenizer!;
   const adapter = await openAdapter(o.adapter, loaded);
   const messages = [...(o.system ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: o.prompt }];

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { exportWeights, mergeAdapter } from '../core/engine/lora/peft.ts';
-import { BACKEND_OPTION, CliError, openAdapter, openModel, parseOptions, startBackend } from './common.ts';
+import { BACKEND_OPTION, CliError, openAdapter, modelSource, openModel, parseOptions, startBackend } from './common.ts';
 
 const USAGE = 'usage: mappa merge --model DIR --adapter DIR --out DIR [--backend cpu|wasm|webgpu]\n';
 const CARRIED = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'special_tokens_map.json', 'chat_template.jinja'];
@@ -14,8 +14,9 @@ const CARRIED = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.j
 export async function mergeCommand(argv: string[]): Promise<void> {
   const o = parseOptions(argv, { model: { type: 'string' }, adapter: { type: 'string' }, out: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
   if (!o.adapter || !o.out) throw new CliError(`--adapter and --out are required\n\n${USAGE}`);
+  const source = await modelSource(o.model); // a missing model is refused before the backend starts
   await startBackend(o.backend);
-  const loaded = await openModel(o.model, { tokenizer: 'skip' });
+  const loaded = await openModel(source, { tokenizer: 'skip' });
   const adapter = (await openAdapter(o.adapter, loaded))!;
   const merged = mergeAdapter(loaded.model, adapter);
   await mkdir(o.out, { recursive: true });
