@@ -28,6 +28,7 @@ import { generate } from '../src/core/engine/model/generate.ts';
 import { type MemoryPlan, planMemory } from '../src/core/engine/model/memory-plan.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
+import { thisThread } from '../src/core/compute/local.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { benchConfig, randomWeights } from './engine.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
@@ -180,7 +181,7 @@ export async function measureLayers(layers: number, o: MemoryBenchOptions, confi
     const policies = new Map<string, AgentPolicy>([['mem', { adapter, optimizer, trainable: true }]]);
     const samples: TrainSample[] = Array.from({ length: o.rows }, () => ({ agent: 'mem', prompt: tokens(o.promptLen), action: tokens(o.actionLen), reward: rng.next() }));
     tracker.reset();
-    const profile = await tf.profile(async () => { await policyUpdate(model, policies, samples, { microBatchSize: o.microBatch }); });
+    const profile = await tf.profile(async () => { await policyUpdate(thisThread(model), policies, samples, { microBatchSize: o.microBatch }); });
     const updatePeak = tracker.peak - base;
     adapter.dispose();
     optimizer.dispose();

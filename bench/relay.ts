@@ -32,11 +32,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
 import { relayConfig } from '../src/core/domains/relay/team.ts';
-import { EngineAgents } from '../src/core/loop/agents.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
 import { domainOf } from '../src/core/domains/index.ts';
-import { evaluateTeam } from '../src/core/loop/evaluate.ts';
+import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
+import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import { formatRatio, logRatioInterval, tInterval, wilson } from '../src/core/stats/intervals.ts';
@@ -233,9 +233,8 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   const all: RelayRun[] = [];
   for (const n of o.agents) {
     const config = resolveTrainConfig(relayConfig(n));
-    const plain = new EngineAgents(model, new Map());
     log(`N=${n}: evaluating the untrained team once (the same for every seed and reward)`);
-    const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), {});
+    const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
     const runs: Record<Mode, RelayRun[]> = { process: [], outcome: [] };
     for (const seed of o.seeds) {
       for (const mode of ['process', 'outcome'] as const) runs[mode].push(await relayRun(n, { label: mode, mode, patch: {} }, seed, o, model, baseline));
@@ -288,8 +287,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
 async function coachReport(o: RelayBenchOptions, model: LoadedModel, backend: string): Promise<string> {
   const n = 4;
   const config = resolveTrainConfig(relayConfig(n));
-  const plain = new EngineAgents(model, new Map());
-  const baseline = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, plain])), {});
+  const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
   const coach = (m: Record<string, unknown> | null) => ({ coach: { ...config.coach, miscalibration: m } });
   const variants: Variant[] = [
     { label: 'process', mode: 'process', patch: {} },

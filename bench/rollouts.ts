@@ -28,12 +28,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { initBackend, describeBackend, type BackendName } from '../src/core/engine/backend.ts';
-import { EngineAgents } from '../src/core/loop/agents.ts';
 import type { Coach } from '../src/core/coach/coach.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
 import { ruleCoach } from '../src/core/coach/coaches.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
-import { evaluateTeam } from '../src/core/loop/evaluate.ts';
+import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
+import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult } from '../src/core/loop/records.ts';
 import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
@@ -307,8 +307,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     if (baseline) log(`every run is finished: the untrained team's evaluation is the one they recorded`);
     else {
       log('evaluating the untrained team once (the same for every seed and mode)');
-      const plain = new EngineAgents(parts.agentModel, new Map());
-      baseline = await evaluateTeam(base, new Map(base.workflow.agents.map((a) => [a.id, plain])), parts.tools);
+      baseline = (await evaluateTeam(base, LocalCompute.forTeam(parts))).result;
     }
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
     const target = o.target ?? Math.min(1, baseline[o.metric] + 0.1);

@@ -21,6 +21,7 @@ import { runRollouts } from '../src/core/loop/rollout.ts';
 import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate } from '../src/core/rl/update.ts';
+import { thisThread } from '../src/core/compute/local.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { openModel } from '../src/cli/common.ts';
 
@@ -61,7 +62,7 @@ export async function main(argv: string[]): Promise<void> {
         const { coached } = await coachTrajectories(config.workflow, trajs, coach, config.rewards);
         const { samples } = trainSamples(config.workflow, trajs, coached, config.rewards, () => true);
         t0 = performance.now();
-        await policyUpdate(model.model, policies, samples, config.update);
+        await policyUpdate(thisThread(model.model), policies, samples, config.update);
         times[kind].update.push((performance.now() - t0) / 1000);
         for (const p of policies.values()) {
           p.adapter.dispose();

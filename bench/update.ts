@@ -42,6 +42,8 @@ import { type ModelConfig, parameterCount } from '../src/core/engine/model/confi
 import { CausalLM, type Projection } from '../src/core/engine/model/llama.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
+import { thisThread } from '../src/core/compute/local.ts';
+import { LaneCompute } from '../src/core/compute/lanes.ts';
 import { Rng } from '../src/core/tasks/rng.ts';
 import { benchConfig, randomWeights, SHAPES, shapeNamed } from './engine.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
@@ -217,7 +219,7 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   const settings = { microBatchSize: o.microBatch };
   const step = async () => {
     const t0 = performance.now();
-    await policyUpdate(model, policies, samples, settings);
+    await policyUpdate(thisThread(model), policies, samples, settings);
     return (performance.now() - t0) / 1000;
   };
 
@@ -246,11 +248,12 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   }
   let laneStepSeconds: number[] | undefined;
   if (backend === 'wasm' && o.threads > 1) {
-    const { TrainWorkers } = await import('../src/cli/train-workers.ts');
-    const lanes = await TrainWorkers.start(o.threads - 1, model);
+    const { startWorkerLanes } = await import('../src/cli/train-workers.ts');
+    const lanes = await startWorkerLanes(o.threads - 1, model);
+    const compute = new LaneCompute(thisThread(model), lanes, (m) => log(`warning: ${m}`));
     const laneStep = async () => {
       const t1 = performance.now();
-      await policyUpdate(model, policies, samples, settings, { lanes });
+      await policyUpdate(compute, policies, samples, settings);
       return (performance.now() - t1) / 1000;
     };
     await laneStep(); // the workers' shapes warm up once

@@ -13,14 +13,14 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LoraAdapter } from '../core/engine/lora/adapter.ts';
 import { importPeft } from '../core/engine/lora/peft.ts';
-import { EngineAgents } from '../core/loop/agents.ts';
-import { trajectoryLines, type Trajectory } from '../core/loop/rollout.ts';
-import { evaluateTeam } from '../core/loop/evaluate.ts';
+import { trajectoryLines } from '../core/loop/rollout.ts';
+import { evaluateTeam } from '../core/loop/eval-queue.ts';
+import { computeFor } from '../core/compute/lanes.ts';
 import { folderSource } from '../core/engine/model/sources.ts';
 import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
-import { flattenAdapter } from '../core/rl/lanes.ts';
+import { adapterValues } from '../core/engine/lora/adapter-values.ts';
 import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
-import { TrainWorkers } from './train-workers.ts';
+import { startWorkerLanes } from './train-workers.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 
@@ -36,22 +36,16 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const parts = await setUpRun(config, false);
   const adapters = new Map<string, LoraAdapter | null>();
   for (const [id, dir] of found) adapters.set(id, dir ? await importPeft(folderSource(dir), parts.agentModel.config, id) : null);
-  const engine = new EngineAgents(parts.agentModel, adapters);
-  let lines = '';
-  const keep = o.trajectories ? (mode: 'greedy' | 'sampled', trajs: Trajectory[]) => { lines += trajectoryLines(0, trajs, { eval: mode }); } : undefined;
-  const worker = threadCount(o.threads) > 1 ? await TrainWorkers.start(1, parts.agentModel.model) : null;
-  let result;
+  const worker = threadCount(o.threads) > 1 ? await startWorkerLanes(1, parts.agentModel.model) : null;
+  let chunk;
   try {
-    const specs = new Map([...adapters].map(([id, a]) => [id, a ? flattenAdapter(a) : null]));
-    result = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, engine])), parts.tools, {
-      heldOut, onTrajectories: keep,
-      offloadSampled: worker ? (tasks, t, seed) => worker.rollouts(config, specs, tasks, t, seed) : undefined,
-      onOffloadError: (e) => process.stderr.write(`warning: the evaluation thread failed (${e.message}); its pass ran on the main thread\n`),
-    });
+    const compute = computeFor(parts, worker, (m) => process.stderr.write(`warning: ${m}\n`));
+    chunk = await evaluateTeam(config, compute, { heldOut, adapters: new Map([...adapters].map(([id, a]) => [id, a ? adapterValues(a) : null])) });
   } finally {
     await worker?.close();
   }
-  if (o.trajectories) await writeFile(o.trajectories, lines);
+  const { result } = chunk;
+  if (o.trajectories) await writeFile(o.trajectories, trajectoryLines(0, chunk.greedy, { eval: 'greedy' }) + trajectoryLines(0, chunk.sampled, { eval: 'sampled' }));
   const greedy = accuracyInterval(result.greedy, result.tasks, result.perTask?.greedy);
   const sampled = accuracyInterval(result.sampled, result.tasks, result.perTask?.sampled);
   process.stderr.write(`greedy ${formatPercent(greedy)} on ${result.tasks} problems\n` +

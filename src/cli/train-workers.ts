@@ -1,28 +1,26 @@
 /**
- * Worker threads for `mappa train`: each holds a replica of the base model on its own tfjs `wasm`
- * backend (one core each; tfjs-backend-wasm 4.22 runs a single thread in Node) and runs
- *   - the update's log-prob and gradient jobs (src/core/rl/lanes.ts), and
- *   - an evaluation's sampled pass (the whole team, with its own sandbox), while the main thread runs
- *     the greedy one.
- * `mappa train` starts one worker per extra core; the results equal a single-thread run's.
+ * Worker threads for `mappa train` and `mappa eval`: each holds a replica of the base model on its
+ * own tfjs `wasm` backend (one core each; tfjs-backend-wasm 4.22 runs a single thread in Node) and
+ * answers LaneCompute's jobs (core/compute/lanes.ts): the update's log-prob and gradient
+ * micro-batches, and evaluation passes of the whole team (with its own sandbox). The results equal a
+ * single-thread run's.
  *
  * Example:
- *   const workers = await TrainWorkers.start(1, loaded.model);   // 2 cores: this thread + 1 worker
- *   await policyUpdate(model, policies, samples, settings, { lanes: workers });
- *   await workers.close();
+ *   const lanes = await startWorkerLanes(1, loaded.model);        // 2 cores: this thread + 1 worker
+ *   const compute = computeFor(parts, lanes, warn);                // what the run trains with
+ *   await lanes.close();
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { initBackend } from '../core/engine/backend.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { resultTransfer, TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
 import type { ModelConfig } from '../core/engine/model/config.ts';
 import { CausalLM } from '../core/engine/model/llama.ts';
-import { LaneServer } from '../core/rl/lanes.ts';
-import { LanePool, serveLaneJobs, type LanePort } from '../core/rl/lane-pool.ts';
-import { ppoLoss } from '../core/rl/update.ts';
+import { LanePool, serveLaneJobs, type LanePort } from '../core/compute/lane-pool.ts';
+import type { Lanes } from '../core/compute/lanes.ts';
+import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
+import type { TeamParts } from '../core/compute/compute.ts';
 import { disposeTools } from '../core/tools/runners.ts';
-import type { RunParts } from '../core/loop/session.ts';
 import { setUpRun } from './run-setup.ts';
 import { tsWorkerBoot } from './ts-worker.ts';
 
@@ -41,33 +39,31 @@ function nodePort(w: Worker): LanePort {
   };
 }
 
-export class TrainWorkers extends TeamLanes {
-  /** Starts `count` workers, each with a copy of `model`'s weights (Hugging Face layout). */
-  static async start(count: number, model: CausalLM): Promise<TrainWorkers> {
-    const weights = model.hfNames().map((name) => {
-      const t = model.hfWeight(name);
-      const out = { name, shape: t.shape, values: t.dataSync() as Float32Array };
-      t.dispose();
-      return out;
-    });
-    const boot = tsWorkerBoot(import.meta.url);
-    const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot }));
-    try {
-      await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
-        w.once('message', (m: { ready?: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
-        w.once('error', reject);
-      })));
-    } catch (e) {
-      await Promise.all(workers.map((w) => w.terminate()));
-      throw new Error(`worker thread failed to start: ${(e as Error).message}`);
-    }
-    return new TrainWorkers(new LanePool<TeamJob, TeamResult>(workers.map(nodePort), 'worker'));
+/** Starts `count` workers, each with a copy of `model`'s weights (Hugging Face layout). */
+export async function startWorkerLanes(count: number, model: CausalLM): Promise<Lanes> {
+  const weights = model.hfNames().map((name) => {
+    const t = model.hfWeight(name);
+    const out = { name, shape: t.shape, values: t.dataSync() as Float32Array };
+    t.dispose();
+    return out;
+  });
+  const boot = tsWorkerBoot(import.meta.url);
+  const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot }));
+  try {
+    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
+      w.once('message', (m: { ready?: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
+      w.once('error', reject);
+    })));
+  } catch (e) {
+    await Promise.all(workers.map((w) => w.terminate()));
+    throw new Error(`worker thread failed to start: ${(e as Error).message}`);
   }
+  return new LanePool<LaneJob, LaneResult>(workers.map(nodePort), 'worker');
 }
 
-/** Worker side of a rollout job: the run's parts (model with tokenizer, sandbox, SQL tool), made once per config. */
-let team: { key: string; parts: RunParts } | null = null;
-async function replicaParts(config: TrainConfig): Promise<RunParts> {
+/** Worker side of a team pass: the run's parts (model with tokenizer, sandbox, SQL tool), made once per config. */
+let team: { key: string; parts: TeamParts } | null = null;
+async function replicaParts(config: TrainConfig): Promise<TeamParts> {
   const key = JSON.stringify([config.agentModel, config.workflow]);
   if (team?.key !== key) {
     if (team) await disposeTools(team.parts.tools);
@@ -83,14 +79,14 @@ async function serve(): Promise<void> {
   try {
     await initBackend({ force: 'wasm' }); // the main thread's kernels and gradients, on this thread's wasm
     const model = new CausalLM(config, new Map(weights.map((w) => [w.name, tf.tensor(w.values, w.shape)])));
-    server = new LaneServer(model, ppoLoss);
+    server = new LaneServer(model, replicaParts);
   } catch (e) {
     parentPort!.postMessage({ error: (e as Error).message });
     return;
   }
   parentPort!.postMessage({ ready: true });
   const endpoint = { postMessage: (m: unknown, t?: Transferable[]) => parentPort!.postMessage(m, t as never), onMessage: (h: (m: unknown) => void) => parentPort!.on('message', h) };
-  serveLaneJobs<TeamJob, TeamResult>(endpoint, teamJobHandler((job) => server.handle(job), replicaParts), resultTransfer);
+  serveLaneJobs<LaneJob, LaneResult>(endpoint, (job) => server.handle(job), laneTransfer);
 }
 
 if (!isMainThread && (workerData as { role?: string } | null)?.role === 'update-lane') void serve();

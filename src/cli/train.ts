@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { RunSession } from '../core/loop/session.ts';
+import { RunSession, type RunParts } from '../core/loop/session.ts';
 import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/loop/run-size.ts';
@@ -15,7 +15,8 @@ import { pct, printer, summaryLines } from './train-output.ts';
 import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { acquireRunLock, RunLockedError } from '../platform/node/run-lock.ts';
-import { TrainWorkers } from './train-workers.ts';
+import { startWorkerLanes } from './train-workers.ts';
+import { computeFor } from '../core/compute/lanes.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
@@ -79,23 +80,23 @@ export async function trainCommand(argv: string[]): Promise<void> {
     const parts = await setUpRun(config, true);
     cleanup.add(() => disposeTools(parts.tools));
     const threads = threadCount(o.threads);
-    const workers = threads > 1 ? await TrainWorkers.start(threads - 1, parts.agentModel.model) : null;
-    if (workers) {
-      cleanup.add(() => workers.close()); // worker threads would keep the process alive after an error
+    const lanes = threads > 1 ? await startWorkerLanes(threads - 1, parts.agentModel.model) : null;
+    if (lanes) {
+      cleanup.add(() => lanes.close()); // worker threads would keep the process alive after an error
       process.stderr.write(`${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
     }
-    await trainRun(config, { ...parts, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), workers, controller.signal, cleanup, Boolean(o.json), out);
+    const compute = computeFor(parts, lanes, (m) => process.stderr.write(`warning: ${m}\n`));
+    await trainRun(config, { ...parts, compute, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), controller.signal, cleanup, Boolean(o.json), out);
   } finally {
     await cleanup.run();
   }
 }
 
-async function trainRun(config: TrainConfig, parts: Parameters<typeof RunSession.open>[1], store: FileStore, workers: TrainWorkers | null,
-  signal: AbortSignal, cleanup: Cleanup, json: boolean, out: string): Promise<void> {
+async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, signal: AbortSignal, cleanup: Cleanup, json: boolean, out: string): Promise<void> {
   let baseline: EvalResult | undefined;
   let started = Date.now();
   const session = await RunSession.open(config, parts, {
-    store, lanes: workers, evaluations: 'inline',
+    store, evaluations: 'inline',
     emit: (e) => {
       if (e.type === 'warning') process.stderr.write(`warning: ${e.message}\n`);
       if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {

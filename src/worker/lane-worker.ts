@@ -1,19 +1,18 @@
 /**
  * A lane Web Worker: one replica of the agent model on its own single-threaded `wasm` backend,
- * answering the training worker's team jobs (update micro-batches and evaluation passes), as the
- * CLI's worker threads do (src/cli/train-workers.ts).
+ * answering the training worker's LaneCompute jobs (update micro-batches and evaluation passes), as
+ * the CLI's worker threads do (src/cli/train-workers.ts).
  *
  * For: src/worker/lanes.ts, which starts one per extra core. Not for: anything the page sees.
  * Protocol: the first job is `{kind: 'boot', spec, baseUrl, files?}` (the model to load, as the
- * training worker names it); every later one is a TeamJob (core/loop/remote-rollouts.ts).
+ * training worker names it), answered `{kind: 'ready'}`; every later one is a LaneJob (core/compute/lane-server.ts).
  */
 /// <reference lib="webworker" />
 import { initBackend } from '../core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../core/engine/model/load.ts';
-import { LaneServer } from '../core/rl/lanes.ts';
-import { serveLaneJobs } from '../core/rl/lane-pool.ts';
-import { ppoLoss } from '../core/rl/update.ts';
-import { resultTransfer, teamJobHandler, type ReplicaParts, type TeamJob, type TeamResult } from '../core/loop/remote-rollouts.ts';
+import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
+import { serveLaneJobs } from '../core/compute/lane-pool.ts';
+import type { TeamParts } from '../core/compute/compute.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import type { ToolRunners } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
@@ -29,16 +28,16 @@ let replica: { model: LoadedModel; server: LaneServer; baseUrl: string } | null 
 let sandbox: Sandbox | null = null;
 let sql: Sandbox | null = null;
 
-async function boot(b: LaneBoot): Promise<TeamResult> {
+async function boot(b: LaneBoot): Promise<LaneResult> {
   await initBackend({ force: 'wasm' });
   if (b.files) pickedModels.set(b.spec, b.files);
   const model = await loadModel(sourceFor(b.spec, b.baseUrl), { tokenizer: 'required' });
-  replica = { model, server: new LaneServer(model.model, ppoLoss), baseUrl: b.baseUrl };
-  return { kind: 'logprobs', logp: new Float32Array(0) }; // "ready"
+  replica = { model, server: new LaneServer(model.model, parts), baseUrl: b.baseUrl };
+  return { kind: 'ready' };
 }
 
 /** The tools an evaluation pass needs, started on first use (Pyodide only if an agent runs Python). */
-async function parts(config: TrainConfig): Promise<ReplicaParts> {
+async function parts(config: TrainConfig): Promise<TeamParts> {
   const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
   const tools: ToolRunners = {};
   if (uses('python') || uses('javascript')) tools.python = tools.javascript = sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href });
@@ -46,14 +45,12 @@ async function parts(config: TrainConfig): Promise<ReplicaParts> {
   return { agentModel: replica!.model, tools };
 }
 
-const team = teamJobHandler((job) => replica!.server.handle(job), parts);
-
-serveLaneJobs<TeamJob | LaneBoot, TeamResult>(
+serveLaneJobs<LaneJob | LaneBoot, LaneResult>(
   { postMessage: (m, t) => scope.postMessage(m, t ?? []), onMessage: (h) => scope.addEventListener('message', (ev) => h(ev.data)) },
   (job) => {
     if (job.kind === 'boot') return boot(job);
     if (!replica) throw new Error('lane worker: a job arrived before the model was loaded');
-    return team(job);
+    return replica.server.handle(job);
   },
-  resultTransfer,
+  laneTransfer,
 );

@@ -17,7 +17,7 @@
 import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../engine/backend.ts';
 import { importPeft } from '../engine/lora/peft.ts';
 import { memorySource } from '../engine/model/sources.ts';
-import { AdamW } from '../rl/adamw.ts';
+import { computeFor } from '../compute/lanes.ts';
 import { ConfigFileError, resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/rollout.ts';
@@ -84,6 +84,11 @@ export class Lab implements LabApi {
     });
   }
 
+  /** A lane's failure (the run goes on in this worker alone), shown as the run's warning. */
+  private readonly warn = (message: string): void => {
+    this.post({ kind: 'train', event: { type: 'warning', iteration: this.run?.session.trainer.iteration ?? 0, message } });
+  };
+
   private setState(s: LabState, message?: string): void {
     this.state = s;
     this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? this.readOnly?.iteration ?? 0, message });
@@ -115,9 +120,9 @@ export class Lab implements LabApi {
       const store = this.platform.store(runId);
       if (!(await this.claimWriter(runId, store, opts.takeOver ? 'take-over' : 'if-free'))) return await this.openReadOnly(c, partial, runId, store, parts);
       const lanes = await this.shelf.lanes(c.agentModel);
-      const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined };
+      const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute: computeFor(parts, lanes, this.warn) };
       const session = await RunSession.open(c, runParts, {
-        store, lanes, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
+        store, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
           this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: session.trainer.iteration, message: e.message } : e });
@@ -233,8 +238,8 @@ export class Lab implements LabApi {
     if (writer !== this.partner?.writer) await store.claim?.();
     let session: RunSession | null = null;
     const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
-    session = await RunSession.open(c, run.parts, {
-      store, lanes: this.shelf.openLanes(), evaluations: 'alongside', baseline: false,
+    session = await RunSession.open(c, { ...run.parts, compute: computeFor(run.parts, this.shelf.openLanes(), this.warn) }, {
+      store, evaluations: 'alongside', baseline: false,
       emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
     });
     session.trainer.on((e) => (e.type === 'iteration' ? announce() : undefined));
@@ -405,10 +410,7 @@ export class Lab implements LabApi {
     const policy = trainer.policies.get(agentId);
     if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
     if (this.state !== 'ready') throw new Error('pause the run before importing an adapter');
-    const adapter = await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.deps.agentModel.config, agentId);
-    policy.adapter.dispose();
-    policy.optimizer.dispose();
-    trainer.policies.set(agentId, { adapter, optimizer: new AdamW(adapter.variables(), { lr: run.config.lr, weightDecay: run.config.weightDecay }), trainable: policy.trainable });
+    trainer.replaceAdapter(agentId, await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.deps.agentModel.config, agentId));
     await trainer.checkpoint();
     return { agentId };
   }

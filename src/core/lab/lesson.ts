@@ -17,7 +17,6 @@
  */
 import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
-import { runRolloutJob } from '../loop/remote-rollouts.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
 import { EVAL_SEED } from '../loop/evaluate.ts';
 import type { EvalResult } from '../loop/records.ts';
@@ -114,7 +113,7 @@ export class Lesson {
         const how = await session.run({ signal });
         await session.saveIfBehind();
         if (how !== 'done') return 'paused';
-        await this.measureAgents(c, parts, session, store, data);
+        await this.measureAgents(c, session, store, data);
         data.done = true;
         this.show('running');
         return 'done';
@@ -159,7 +158,7 @@ export class Lesson {
   }
 
   /** Per-agent step accuracy on the held-out set, greedy: untrained and trained (kept in the run's store). */
-  private async measureAgents(c: TrainConfig, parts: RunParts, session: RunSession, store: RunStore, data: LessonRunData): Promise<void> {
+  private async measureAgents(c: TrainConfig, session: RunSession, store: RunStore, data: LessonRunData): Promise<void> {
     const saved = await store.readFile(AGENTS_FILE);
     const text = saved instanceof Uint8Array ? new TextDecoder().decode(saved) : saved;
     const kept = text ? (JSON.parse(text) as { iteration: number; base: AgentSteps; final: AgentSteps }) : null;
@@ -168,9 +167,9 @@ export class Lesson {
       return;
     }
     const n = c.workflow.agents.length;
-    const pass = async (adapters: ReturnType<RunSession['trainer']['adapterValues']>) => agentSteps(await runRolloutJob({
-      kind: 'rollouts', config: c, adapters: [...adapters], tasks: session.queue.tasks, temperature: 0, seed: EVAL_SEED,
-    }, parts), n);
+    const pass = async (adapters: ReturnType<RunSession['trainer']['adapterValues']>) => agentSteps((await session.trainer.compute.play([{
+      config: c, adapters, tasks: session.queue.tasks, samplesPerTask: 1, temperature: 0, seed: EVAL_SEED,
+    }]))[0], n);
     const base = this.runs.find((r) => r.n === n && r.agents.base)?.agents.base ?? (await pass(new Map()));
     const final = await pass(session.trainer.adapterValues());
     this.unitsDone += evaluationUnits(n, this.plan);

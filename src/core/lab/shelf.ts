@@ -19,7 +19,7 @@ import { buildCoach } from '../coach/coaches.ts';
 import { domainOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
-import type { TeamLanes } from '../loop/remote-rollouts.ts';
+import type { Lanes } from '../compute/lanes.ts';
 import type { RunParts } from '../loop/session.ts';
 import { createSqlTool } from '../tools/sql.ts';
 import type { ToolRunners } from '../tools/runners.ts';
@@ -55,7 +55,7 @@ export interface LabPlatform {
   pickModel(spec: string, files: PickedFile[]): void;
   /** Lanes to start beside this worker (0 where there is no extra core). */
   laneCount(): number;
-  startLanes(count: number, spec: string, baseUrl: string): Promise<TeamLanes>;
+  startLanes(count: number, spec: string, baseUrl: string): Promise<Lanes>;
   /** The agents' Python / JavaScript sandbox. */
   createSandbox(baseUrl: string): Sandbox;
   /** The device's memory in GiB when the platform tells (navigator.deviceMemory). */
@@ -78,7 +78,7 @@ export class Shelf {
   /** The SQL tool (DuckDB-wasm), started when a workflow uses it (data team). */
   private sql: Sandbox | null = null;
   /** Lane workers (one per extra core, wasm only) and the model spec their replicas hold. */
-  private running: { spec: string; lanes: TeamLanes } | null = null;
+  private running: { spec: string; lanes: Lanes } | null = null;
 
   constructor(private readonly platform: LabPlatform, private readonly bars: ProgressBars, private readonly post: (e: WorkerEvent) => void) {}
 
@@ -176,7 +176,7 @@ export class Shelf {
   }
 
   /** The lanes already running, if any. */
-  openLanes(): TeamLanes | null {
+  openLanes(): Lanes | null {
     return this.running?.lanes ?? null;
   }
 
@@ -184,7 +184,7 @@ export class Shelf {
    * Lane workers for this model (wasm only: on webgpu the one device does the work), started once per
    * model. A failure to start them is a warning: the run goes on in this worker alone.
    */
-  async lanes(spec: string): Promise<TeamLanes | null> {
+  async lanes(spec: string): Promise<Lanes | null> {
     const want = currentBackend()?.name === 'wasm' ? this.platform.laneCount() : 0;
     if (this.running && (this.running.spec !== spec || want === 0)) {
       await this.running.lanes.close();

@@ -51,6 +51,8 @@ export class EngineAgents implements AgentBackend {
   readonly trainable = true;
   /** Pre-fill and decoding progress of each generate call (the page's progress bars). */
   onProgress?: (agentId: string, p: GenerationProgress) => void;
+  /** Stops generation between two decoding steps (generate throws the signal's reason). */
+  signal?: AbortSignal;
   constructor(
     readonly loaded: LoadedModel,
     readonly adapters: Map<string, LoraAdapter | null>,
@@ -88,6 +90,7 @@ export class EngineAgents implements AgentBackend {
           eosTokenIds: eos,
           adapter,
           onProgress: this.onProgress && ((p) => this.onProgress!(agentId, p)),
+          signal: this.signal,
         });
         gens.forEach((g, j) => {
           const i = idx[j];

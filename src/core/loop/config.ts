@@ -7,7 +7,7 @@
  *          resolveTrainConfig({lerning_rate: 1}) -> ConfigFileError: unknown key "lerning_rate" ...
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
-import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update.ts';
+import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { Miscalibration } from '../coach/coach.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';

@@ -5,9 +5,13 @@
  * raise the difficulty as accuracy rises) and dropping trajectories whose coach failed.
  * Not for: task generation itself (tasks/math.ts).
  *
- * State is plain data (history per task id, level, generator RNG state) so a checkpoint saves it
- * and a resumed run makes the same choices.
- * Example: with history [1, 1, 1] (solved three times running) a task is skipped as "always solved".
+ * State is a plain value (history per task id, level, generator RNG state): `pick` and `record`
+ * return the next state and never change the one they were given, so an iteration that stops
+ * half-way leaves its start state as it was, a checkpoint saves it, and a resumed run makes the
+ * same choices.
+ * Example: with history [1, 1, 1] (solved three times running) a task is skipped as "always solved":
+ *          const c = new Curriculum(settings, seed); let s = c.start();
+ *          const picked = c.pick(s, 8); s = c.record(picked.state, trajectories);
  */
 import { generateMathTasks } from '../domains/math/tasks.ts';
 import type { RngState } from '../tasks/rng.ts';
@@ -57,14 +61,27 @@ export interface FilterCounts {
 /** A training task as the curriculum hands it out (generated math, or an imported dataset row). */
 export type CurriculumTask = RolloutTask & { level?: number };
 
-export class Curriculum {
+/** An iteration's prompts, what was skipped, and the state after picking them. */
+export interface Picked {
+  tasks: CurriculumTask[];
+  skippedAlwaysSolved: number;
+  skippedNeverSolved: number;
   state: CurriculumState;
+}
+
+/** A deep copy of a state (it is plain data). */
+const copy = (s: CurriculumState): CurriculumState => structuredClone(s);
+
+export class Curriculum {
   /**
    * `fixedPool`: train on these tasks (an imported dataset) instead of generated problems; the
    * level then stays as it is (the dataset sets the difficulty).
    */
-  constructor(readonly settings: CurriculumSettings, readonly seed: number, state?: CurriculumState, readonly fixedPool?: CurriculumTask[]) {
-    this.state = state ?? { level: settings.startLevel, rng: new Rng(`curriculum:${seed}`).getState(), history: {}, recent: [] };
+  constructor(readonly settings: CurriculumSettings, readonly seed: number, readonly fixedPool?: CurriculumTask[]) {}
+
+  /** The state of a run that has not trained yet. */
+  start(): CurriculumState {
+    return { level: this.settings.startLevel, rng: new Rng(`curriculum:${this.seed}`).getState(), history: {}, recent: [] };
   }
 
   private pools = new Map<number, CurriculumTask[]>();
@@ -80,9 +97,9 @@ export class Curriculum {
   }
 
   /** Pick `count` prompts for this iteration, skipping decided ones; counts what it skipped. */
-  pick(count: number): { tasks: CurriculumTask[]; skippedAlwaysSolved: number; skippedNeverSolved: number } {
-    const rng = Rng.fromState(this.state.rng);
-    const pool = this.pool(this.state.level);
+  pick(state: CurriculumState, count: number): Picked {
+    const rng = Rng.fromState(state.rng);
+    const pool = this.pool(state.level);
     let skippedAlwaysSolved = 0;
     let skippedNeverSolved = 0;
     const tasks: CurriculumTask[] = [];
@@ -91,7 +108,7 @@ export class Curriculum {
       const i = rng.int(0, pool.length - 1);
       if (tried.has(i)) continue;
       tried.add(i);
-      const h = this.state.history[pool[i].id] ?? [];
+      const h = state.history[pool[i].id] ?? [];
       if (this.settings.skipDecided && h.length >= this.settings.history) {
         const last = h.slice(-this.settings.history);
         if (last.every((x) => x === 1)) { skippedAlwaysSolved++; continue; }
@@ -99,8 +116,7 @@ export class Curriculum {
       }
       tasks.push(pool[i]);
     }
-    this.state.rng = rng.getState();
-    return { tasks, skippedAlwaysSolved, skippedNeverSolved };
+    return { tasks, skippedAlwaysSolved, skippedNeverSolved, state: { ...copy(state), rng: rng.getState() } };
   }
 
   /** The trajectories the update learns from (indices): all, or without those whose coach failed (when enabled). */
@@ -108,24 +124,21 @@ export class Curriculum {
     return coached.flatMap((c, i) => (!this.settings.dropCoachFailures || [...c.agentScores.values()].every((r) => r.ok) ? [i] : []));
   }
 
-  /** Record results; adapt the level from the rolling accuracy. */
-  record(trajs: Trajectory[]): void {
+  /** The state after these results: each task's history, and the level adapted from the rolling accuracy. */
+  record(state: CurriculumState, trajs: Trajectory[]): CurriculumState {
+    const next = copy(state);
     for (const t of trajs) {
-      const h = (this.state.history[t.task.id] ??= []);
+      const h = (next.history[t.task.id] ??= []);
       h.push(t.correct ? 1 : 0);
       if (h.length > this.settings.history) h.shift();
-      this.state.recent.push(t.correct ? 1 : 0);
+      next.recent.push(t.correct ? 1 : 0);
     }
     const window = 64;
-    if (this.state.recent.length > window) this.state.recent = this.state.recent.slice(-window);
-    if (!this.settings.adaptLevel || this.fixedPool || this.state.level === 0 || this.state.recent.length < window / 2) return;
-    const acc = this.state.recent.reduce((a, b) => a + b, 0) / this.state.recent.length;
-    if (acc >= this.settings.raiseAt && this.state.level < 5) {
-      this.state.level++;
-      this.state.recent = [];
-    } else if (acc <= this.settings.lowerAt && this.state.level > 1) {
-      this.state.level--;
-      this.state.recent = [];
-    }
+    if (next.recent.length > window) next.recent = next.recent.slice(-window);
+    if (!this.settings.adaptLevel || this.fixedPool || next.level === 0 || next.recent.length < window / 2) return next;
+    const acc = next.recent.reduce((a, b) => a + b, 0) / next.recent.length;
+    if (acc >= this.settings.raiseAt && next.level < 5) return { ...next, level: next.level + 1, recent: [] };
+    if (acc <= this.settings.lowerAt && next.level > 1) return { ...next, level: next.level - 1, recent: [] };
+    return next;
   }
 }

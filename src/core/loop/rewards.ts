@@ -3,9 +3,9 @@
  * actions each agent learns from.
  *
  * For: `coachTrajectories` (builds what the coach sees, calls it, returns the verdicts),
- * `trainSamples` (rewards per action -> TrainSample per trainable agent) and `recordCredit` (the
- * iteration's verdicts, rewards and advantages written onto its actions, once, for the record).
- * Each stage returns values; nothing writes into the trajectories until recordCredit.
+ * `trainSamples` (rewards per action -> TrainSample per trainable agent) and `creditedTrajectories`
+ * (the record: copies of the trajectories whose actions carry their verdict, reward and advantage).
+ * Each stage returns values; nothing is written into the trajectories it was given.
  * Not for: advantages (rl/advantages.ts).
  *
  * Reward of an agent's action (MAPPA sections 3-4):
@@ -19,7 +19,7 @@
  * each action (`actionVerdicts`) is always its agent's, the one its reward comes from.
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
-import type { TrainSample } from '../rl/update.ts';
+import type { TrainSample } from '../rl/batches.ts';
 import { actionInputText, NEUTRAL_SCORE, type ActionContext } from '../coach/coach-format.ts';
 import type { Coach, CoachResult } from '../coach/coach.ts';
 import type { Action, Trajectory } from './rollout.ts';
@@ -175,16 +175,34 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
   return { samples, rewards, actionOf };
 }
 
+/** What the record keeps of an iteration's credit, per action: its verdict, its reward and the advantage trained on. */
+export interface Credit {
+  verdicts: Map<Action, ActionVerdict>;
+  /** Absent for actions of trajectories dropped before the update. */
+  rewards?: Map<Action, ActionReward>;
+  /** Absent for actions not trained on. */
+  advantages?: Map<Action, number>;
+}
+
 /**
- * The iteration's credit written onto its actions, once, after the update: the verdict, the reward
- * (absent on trajectories dropped before the update) and the advantage trained on (absent when not
- * trained). The trajectory record (inspector, trajectories.jsonl) is the only reader.
+ * The iteration's record: a copy of each trajectory whose actions carry their credit (the trajectories
+ * given are not changed). The inspector and trajectories.jsonl read it.
+ * Example: an action with verdict score 8, reward 0.8, advantage 0.31 -> {...action, coach: {score: 8, ...}, reward: 0.8, advantage: 0.31}
  */
-export function recordCredit(credit: { verdicts: Map<Action, ActionVerdict>; rewards?: Map<Action, ActionReward>; advantages?: Map<Action, number> }): void {
-  for (const [a, v] of credit.verdicts) a.coach = v;
-  for (const [a, r] of credit.rewards ?? []) {
-    a.reward = r.reward;
-    a.tokenRewards = r.tokenRewards;
+export function creditedTrajectories(trajs: Trajectory[], credit: Credit): Trajectory[] {
+  return trajs.map((t) => ({ ...t, actions: t.actions.map((a) => creditedAction(a, credit)) }));
+}
+
+function creditedAction(a: Action, credit: Credit): Action {
+  const out: Action = { ...a };
+  const verdict = credit.verdicts.get(a);
+  if (verdict) out.coach = verdict;
+  const r = credit.rewards?.get(a);
+  if (r) {
+    out.reward = r.reward;
+    out.tokenRewards = r.tokenRewards;
   }
-  for (const [a, adv] of credit.advantages ?? []) a.advantage = adv;
+  const advantage = credit.advantages?.get(a);
+  if (advantage !== undefined) out.advantage = advantage;
+  return out;
 }

@@ -4,19 +4,19 @@
  * train iteration after iteration, keep every trajectory, evaluate every `evalEvery` iterations,
  * stop at a pause with nothing lost, and hand out the trained adapters as PEFT files.
  *
- * Evaluations, two ways:
+ * Evaluations, two ways, both through the one evaluation queue (eval-queue.ts):
  *   'inline'    (CLI)   the untrained team whole before the first iteration, each later evaluation
- *                       inside its iteration (Trainer); its sampled pass on a lane when there is one
+ *                       whole at the end of its iteration (one chunk of every problem)
  *   'alongside' (page)  training starts at once; the evaluations are queued and measured a chunk at
  *                       a time, so their running estimates arrive while the team learns:
- *     each turn:  [lane]  next evaluation chunk (greedy + sampled)   } at the same time: the lane
- *                 [here]  trainer.step() (rollouts, coach, update)   } is idle during rollouts
+ *     each turn:  [beside]  next evaluation chunk (greedy + sampled)   } at the same time, where the
+ *                 [here]    trainer.step() (rollouts, coach, update)   } Compute has room (`spare`)
  *                 then: queue this iteration's evaluation if due; report the chunk
- *     no lane:    the chunk runs here after the step
- *     all iterations done: the remaining evaluations, greedy here and sampled on a lane
+ *     no room:    the chunk runs here after the step
+ *     all iterations done: the remaining evaluations, whole
  *
  * For: src/cli/train.ts and src/core/lab/lab.ts (the page's worker); each drives a run through this.
- * Not for: building the model, coach or lanes (the caller passes them) or drawing anything.
+ * Not for: building the model, coach or Compute (the caller passes them) or drawing anything.
  *
  * Example: const s = await RunSession.open(config, { agentModel, coach, tools }, { store, evaluations: 'inline', emit });
  *          s.trainer.on((e) => ...);                 // phases, iterations, trajectories
@@ -28,9 +28,7 @@ import { exportPeft } from '../engine/lora/peft.ts';
 import { TRAJECTORIES, type RunStore } from './checkpoint.ts';
 import type { TrainConfig } from './config.ts';
 import { EvalQueue, type EvalChunk } from './eval-queue.ts';
-import type { TeamLanes } from './remote-rollouts.ts';
 import { trajectoryLines } from './rollout.ts';
-import type { EvalOffload } from './evaluate.ts';
 import { StepAborted, Trainer, type TrainerDeps } from './train.ts';
 import type { EvalResult, IterationMetrics } from './records.ts';
 
@@ -40,13 +38,11 @@ export type SessionEvent =
   | { type: 'warning'; message: string }
   | { type: 'done'; iteration: number };
 
-/** What a run trains with: TrainerDeps without the parts the session sets itself. */
-export type RunParts = Omit<TrainerDeps, 'store' | 'updateLanes' | 'evalOffload' | 'deferEvaluations'>;
+/** What a run trains with: TrainerDeps without the store, which the session sets itself. */
+export type RunParts = Omit<TrainerDeps, 'store'>;
 
 export interface SessionOptions {
   store?: RunStore | null;
-  /** Worker threads / Web Workers with model replicas: the update's micro-batches and evaluation passes. */
-  lanes?: TeamLanes | null;
   evaluations: 'inline' | 'alongside';
   /** Measure the untrained team (default true; false: it is measured elsewhere, e.g. by the compared run). */
   baseline?: boolean;
@@ -71,7 +67,6 @@ const LOCAL_SHARE = 0.25;
 
 export class RunSession {
   private chunkSize = FIRST_CHUNK;
-  private lanesUsable = true;
   private lastCheckpoint: number;
 
   constructor(readonly trainer: Trainer, readonly queue: EvalQueue, private readonly opts: SessionOptions, readonly history: RunHistory = { resumed: false, metrics: [], evals: [] }) {
@@ -103,13 +98,10 @@ export class RunSession {
    * are dropped), fresh otherwise; queues the evaluations it still lacks.
    */
   static async open(config: TrainConfig, parts: RunParts, opts: SessionOptions): Promise<RunSession> {
-    const { store, lanes } = opts;
+    const { store } = opts;
     if (opts.fresh) await store?.clear();
     const saved = store ? await store.load() : null;
-    const inline = opts.evaluations === 'inline';
-    const trainer = await Trainer.create(config, {
-      ...parts, store, updateLanes: lanes, evalOffload: inline ? lanes?.rollouts : null, deferEvaluations: !inline,
-    }, { resume: Boolean(saved) });
+    const trainer = await Trainer.create(config, { ...parts, store }, { resume: Boolean(saved) });
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
     let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
     if (store) {
@@ -119,7 +111,7 @@ export class RunSession {
       history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
       if (!saved) await store.writeFile(TRAJECTORIES, '');
     }
-    const session = new RunSession(trainer, new EvalQueue(config, trainer.deps, { heldOut: parts.dataset?.eval }), opts, history);
+    const session = new RunSession(trainer, new EvalQueue(config, trainer.compute, { heldOut: parts.dataset?.eval }), opts, history);
     const measured = records.filter((r) => r.eval).map((r) => r.iteration);
     session.queueMissing(opts.baseline === false ? [0, ...measured] : measured);
     return session;
@@ -135,23 +127,6 @@ export class RunSession {
     if (it > 0 && this.trainer.evalDue(it) && !saved.includes(it)) this.queue.enqueue(it, this.trainer.adapterValues());
   }
 
-  private get lanes(): TeamLanes | null {
-    return this.lanesUsable ? this.opts.lanes ?? null : null;
-  }
-
-  /** A lane's EvalOffload: greedy on the second-to-last lane where there are two, sampled on the last. */
-  private remote(pass: 'greedy' | 'sampled'): EvalOffload | null {
-    const lanes = this.lanes;
-    if (!lanes) return null;
-    const lane = pass === 'greedy' && lanes.count > 1 ? lanes.count - 1 : lanes.count;
-    return (config, adapters, tasks, temperature, seed) => lanes.rollouts(config, adapters, tasks, temperature, seed, lane);
-  }
-
-  private laneFailed = (e: Error) => {
-    this.lanesUsable = false;
-    this.opts.emit({ type: 'warning', message: `a lane worker failed (${e.message}); its evaluation chunk ran on the training worker, and the rest of the run evaluates there` });
-  };
-
   private async record(chunk: EvalChunk | null): Promise<void> {
     if (!chunk) return;
     this.opts.emit({ type: 'eval', iteration: chunk.iteration, result: chunk.result });
@@ -165,15 +140,20 @@ export class RunSession {
     if (perTask > 0) this.chunkSize = Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, Math.round(seconds / perTask)));
   }
 
-  /** The queued evaluations, whole, one after the other (greedy here, sampled on a lane). */
+  /** The queued evaluations, one after the other (inline: each whole; alongside: in the largest chunks). */
   private async evaluateQueued(signal?: AbortSignal): Promise<boolean> {
     while (this.queue.pending.length) {
       if (signal?.aborted) return false;
-      const size = this.opts.evaluations === 'inline' ? this.queue.tasks.length : MAX_CHUNK;
-      await this.record(await this.queue.runChunk(size, { sampled: this.remote('sampled') }, this.laneFailed));
+      await this.record(await this.queue.runChunk(this.opts.evaluations === 'inline' ? Infinity : MAX_CHUNK));
     }
     return true;
   }
+
+  /** Inline: the team as it is after iteration `it`, measured whole now (the iteration's own evaluation). */
+  private evaluateNow = async (it: number): Promise<EvalResult> => {
+    this.queue.enqueue(it, this.trainer.adapterValues());
+    return (await this.queue.runChunk(Infinity))!.result;
+  };
 
   /**
    * Trains until the last iteration (then finishes the evaluations), one iteration with `single`,
@@ -188,13 +168,10 @@ export class RunSession {
       if (inline && !(await this.evaluateQueued(opts.signal))) return 'paused';
       if (opts.signal?.aborted) return 'paused';
       if (t.iteration >= iterations) return this.finish(opts.signal);
-      const lanes = this.lanes;
-      const alongside = !inline && lanes && this.queue.pending.length
-        ? this.queue.runChunk(this.chunkSize, { greedy: this.remote('greedy'), sampled: this.remote('sampled') }, this.laneFailed)
-        : null;
+      const alongside = !inline && t.compute.spare && this.queue.pending.length ? this.queue.runChunk(this.chunkSize, { beside: true }) : null;
       let metrics: IterationMetrics | null = null;
       try {
-        metrics = await t.step({ signal: opts.signal });
+        metrics = await t.step({ signal: opts.signal, evaluate: inline ? this.evaluateNow : undefined });
         await this.flushed();
       } catch (e) {
         if (!(e instanceof StepAborted)) {
@@ -210,20 +187,20 @@ export class RunSession {
     }
   }
 
-  /** Alongside: queue this iteration's evaluation if due; without a lane, advance the queue here. */
+  /** Alongside: queue this iteration's evaluation if due; without room beside this thread, advance the queue here. */
   private async afterStep(metrics: IterationMetrics, chunk: EvalChunk | null, alongside: boolean): Promise<void> {
     if (this.trainer.evalDue(metrics.iteration)) this.queue.enqueue(metrics.iteration, this.trainer.adapterValues());
     if (alongside) {
       this.resize(chunk, metrics.seconds.rollout + metrics.seconds.coach);
-    } else if (this.queue.pending.length && !this.lanes) {
-      const local = await this.queue.runChunk(this.chunkSize, {});
+    } else if (this.queue.pending.length && !this.trainer.compute.spare) {
+      const local = await this.queue.runChunk(this.chunkSize);
       await this.record(local);
       const between = metrics.seconds.rollout + metrics.seconds.coach + metrics.seconds.update;
       this.resize(local, LOCAL_SHARE * between);
     }
   }
 
-  /** After the last iteration: the evaluations still queued, at full size, greedy here and sampled on a lane. */
+  /** After the last iteration: the evaluations still queued, at full size. */
   private async finish(signal?: AbortSignal): Promise<'paused' | 'done'> {
     if (!(await this.evaluateQueued(signal))) return 'paused';
     this.opts.emit({ type: 'done', iteration: this.trainer.iteration });

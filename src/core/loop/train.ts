@@ -7,6 +7,10 @@
  *     -> update each trainable agent's adapter -> metrics event
  *     every k iterations: held-out evaluation (temperature 0.6 and greedy) and a checkpoint
  *
+ * Each stage returns what the next one needs, and the iteration commits (its iteration number, the
+ * curriculum, the adapters' step) only at the end. Where rollouts and the update run is the
+ * Compute's business (compute/compute.ts): this file never sees a thread.
+ *
  * For: `Trainer`, one iteration at a time (`step`); a whole run, with its evaluations, resume and
  * pause, is session.ts's RunSession, which the CLI and the page's lab both drive.
  * Not for: printing or drawing — listeners get events, nothing flows back up.
@@ -15,21 +19,21 @@
  */
 import { AdamW } from '../rl/adamw.ts';
 import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
-import { flattenAdapter, type AdapterSpec, type UpdateLanes } from '../rl/lanes.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
+import { adapterValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
 import type { ToolRunners } from '../tools/runners.ts';
-import { EngineAgents, type AgentBackend } from './agents.ts';
+import type { Compute } from '../compute/compute.ts';
+import { LocalCompute } from '../compute/local.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
 import type { Coach } from '../coach/coach.ts';
 import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
-import { Curriculum, type FilterCounts } from './curriculum.ts';
+import { Curriculum, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
 import { domainOf, meanMetrics } from '../domains/index.ts';
-import { actionVerdicts, coachTrajectories, recordCredit, trainSamples, type CoachedTrajectory, type CoachStats } from './rewards.ts';
-import { runRollouts, type Action, type RolloutTask, type Trajectory } from './rollout.ts';
+import { actionVerdicts, coachTrajectories, creditedTrajectories, trainSamples, type CoachedTrajectory, type CoachStats } from './rewards.ts';
+import type { Action, RolloutTask, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
-import { evaluateTeam, type EvalOffload } from './evaluate.ts';
 
 export interface TrainerDeps {
   agentModel: LoadedModel;
@@ -37,19 +41,10 @@ export interface TrainerDeps {
   /** What the agents' code blocks run on, by language (the SQL tool for workflows that use it: data team). */
   tools: ToolRunners;
   store?: CheckpointStore | null;
-  /** Frozen agents on another engine (e.g. WebLLM), by agent id. */
-  external?: Map<string, AgentBackend>;
   /** Train (and optionally evaluate) on an imported dataset instead of generated math problems. */
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
-  /** Extra threads for the update (Node CLI: one worker per extra core); same results as without. */
-  updateLanes?: UpdateLanes | null;
-  /** Runs an evaluation's sampled pass on another thread (Node CLI: a worker of --threads); same results. */
-  evalOffload?: EvalOffload | null;
-  /**
-   * Leave the held-out evaluations to the caller (the page queues them in an EvalQueue and runs them
-   * alongside training); step() then only reports, through `evalDue`, which iterations need one.
-   */
-  deferEvaluations?: boolean;
+  /** Where rollouts and the update run (default: this thread alone); every Compute gives the same results. */
+  compute?: Compute;
 }
 
 /** Thrown by step() when its signal aborts it; the iteration left no trace (see step). */
@@ -69,18 +64,19 @@ function mean(xs: number[]): number {
 interface Batch {
   /** The curriculum level the prompts came from. */
   level: number;
-  picked: ReturnType<Curriculum['pick']>;
+  picked: Picked;
   trajs: Trajectory[];
   /** Tokens generated in the rollouts. */
   generated: number;
 }
 
-/** Verdicts -> samples: what the update trains on, each sample's action and reward, and what was filtered. */
+/** Verdicts -> samples: what the update trains on, each sample's action and reward, what was filtered, and the curriculum after it. */
 interface Chosen {
   samples: TrainSample[];
   rewards: ReturnType<typeof trainSamples>['rewards'];
   actionOf: Map<TrainSample, Action>;
   filters: FilterCounts;
+  curriculum: CurriculumState;
 }
 
 /** Times an iteration's phases into `seconds`, announcing each start and end. */
@@ -100,30 +96,39 @@ class PhaseClock {
   }
 }
 
-/** A pause pressed before the update: the iteration stops here and leaves no trace (step puts the curriculum back). */
+/** A pause pressed before the update: the iteration stops here and leaves no trace (nothing was committed yet). */
 function checkAbort(signal?: AbortSignal): void {
   if (signal?.aborted) throw new StepAborted();
 }
 
+/** What step() may be told: a signal that stops it before its update, and who evaluates the team when due. */
+export interface StepOptions {
+  signal?: AbortSignal;
+  /** Measures the team as it is after iteration `it` (RunSession's evaluation queue); absent: the caller evaluates later. */
+  evaluate?: (it: number) => Promise<EvalResult>;
+}
+
 export class Trainer {
+  /** The last finished iteration (0 before the first). */
   iteration = 0;
   readonly metrics: IterationMetrics[] = [];
+  readonly compute: Compute;
   private listeners = new Set<(e: TrainEvent) => void>();
-  /** Cleared when an update lane fails: the rest of the run updates on this thread alone. */
-  private lanesUsable = true;
-  /** Cleared when the evaluation thread fails: later evaluations run here alone. */
-  private offloadUsable = true;
 
   private constructor(
     readonly config: TrainConfig,
     readonly deps: TrainerDeps,
     readonly policies: Map<string, AgentPolicy>,
     readonly curriculum: Curriculum,
-  ) {}
+    /** The curriculum after the last finished iteration; an iteration replaces it only when it finishes. */
+    private curriculumState: CurriculumState,
+  ) {
+    this.compute = deps.compute ?? LocalCompute.forTeam(deps);
+  }
 
   /** Fresh adapters per agent, or the store's checkpoint when there is one (resume). */
   static async create(config: TrainConfig, deps: TrainerDeps, opts: { resume?: boolean } = {}): Promise<Trainer> {
-    const ids = config.workflow.agents.filter((a) => !deps.external?.has(a.id)).map((a) => a.id);
+    const ids = config.workflow.agents.map((a) => a.id);
     const saved = opts.resume && deps.store ? await deps.store.load() : null;
     const resumed = saved ? await decodeCheckpoint(saved, deps.agentModel.config, ids) : null;
     const policies = new Map<string, AgentPolicy>();
@@ -135,7 +140,8 @@ export class Trainer {
       policies.set(id, { adapter, optimizer, trainable: config.workflow.agents.find((a) => a.id === id)!.trainable });
     }
     const pool = deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed);
-    const trainer = new Trainer(config, deps, policies, new Curriculum(config.curriculum, config.seed, resumed?.loop.curriculum, pool));
+    const curriculum = new Curriculum(config.curriculum, config.seed, pool);
+    const trainer = new Trainer(config, deps, policies, curriculum, resumed?.loop.curriculum ?? curriculum.start());
     if (resumed) {
       trainer.iteration = resumed.loop.iteration;
       trainer.metrics.push(...(resumed.loop.metrics as IterationMetrics[]));
@@ -158,55 +164,37 @@ export class Trainer {
     return it % this.config.evalEvery === 0 || it === this.config.iterations;
   }
 
-  /** Every trainable agent's adapter as values (an evaluation's snapshot). */
-  adapterValues(): Map<string, AdapterSpec | null> {
-    return new Map([...this.policies].map(([id, p]) => [id, flattenAdapter(p.adapter)]));
+  /** Every agent's adapter as values (a snapshot: an evaluation's, or the rollouts'). */
+  adapterValues(): Map<string, AdapterValues | null> {
+    return new Map([...this.policies].map(([id, p]) => [id, adapterValues(p.adapter)]));
   }
 
-  private backends(signal?: AbortSignal): Map<string, AgentBackend> {
-    const engine = new EngineAgents(this.deps.agentModel, new Map([...this.policies].map(([id, p]) => [id, p.adapter])));
-    engine.onProgress = (agentId, progress) => {
-      if (signal?.aborted) throw new StepAborted(); // between two decoding steps
-      this.emit({ type: 'generation', iteration: this.iteration, agentId, progress });
-    };
-    return new Map(this.config.workflow.agents.map((a) => [a.id, this.deps.external?.get(a.id) ?? engine]));
-  }
-
-  /** Team accuracy on the held-out subset, greedy and at the evaluation temperature (fixed seeds). */
-  async evaluate(): Promise<EvalResult> {
-    const offload = this.deps.evalOffload;
-    const engineOnly = !this.config.workflow.agents.some((a) => this.deps.external?.has(a.id));
-    return evaluateTeam(this.config, this.backends(), this.deps.tools, {
-      onStage: () => this.emit({ type: 'phase', iteration: this.iteration, phase: 'eval', status: 'start' }),
-      heldOut: this.deps.dataset?.eval,
-      offloadSampled: offload && this.offloadUsable && engineOnly
-        ? (tasks, temperature, seed) => offload(this.config, this.adapterValues(), tasks, temperature, seed)
-        : undefined,
-      onOffloadError: (e) => {
-        this.offloadUsable = false;
-        this.emit({ type: 'warning', iteration: this.iteration, message: `the evaluation thread failed (${e.message}); its pass ran on the main thread, and the rest of the run evaluates there alone` });
-      },
-    });
+  /** Puts `adapter` in place of an agent's own (an uploaded one), with a fresh optimizer; the old adapter is freed. */
+  replaceAdapter(agentId: string, adapter: LoraAdapter): void {
+    const policy = this.policies.get(agentId);
+    if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...this.policies.keys()].join(', ')})`);
+    policy.adapter.dispose();
+    policy.optimizer.dispose();
+    this.policies.set(agentId, { adapter, optimizer: new AdamW(adapter.variables(), { lr: this.config.lr, weightDecay: this.config.weightDecay }), trainable: policy.trainable });
   }
 
   /**
    * One iteration of the loop; returns its metrics. `signal` stops it early (a pause that should not
-   * wait for the whole iteration): up to the start of the update it throws StepAborted and puts the
-   * curriculum back, so nothing changed and the same iteration runs again, identically, next time.
+   * wait for the whole iteration): up to the start of the update it throws StepAborted, and since an
+   * iteration commits nothing before its end, the same iteration runs again, identically, next time.
    * Once the update has begun the iteration completes.
    */
-  async step(opts: { signal?: AbortSignal } = {}): Promise<IterationMetrics> {
-    const curriculumBefore = JSON.stringify(this.curriculum.state);
+  async step(opts: StepOptions = {}): Promise<IterationMetrics> {
     try {
-      return await this.iterate(opts.signal);
+      return await this.iterate(opts);
     } catch (e) {
-      if (e instanceof StepAborted) this.curriculum.state = JSON.parse(curriculumBefore);
+      if (opts.signal?.aborted && e === opts.signal.reason) throw new StepAborted(); // stopped between two decoding steps
       throw e;
     }
   }
 
   /** One iteration as stages over values: tasks -> trajectories -> verdicts -> samples -> update -> record. */
-  private async iterate(signal?: AbortSignal): Promise<IterationMetrics> {
+  private async iterate({ signal, evaluate }: StepOptions): Promise<IterationMetrics> {
     const c = this.config;
     const it = this.iteration + 1;
     const clock = new PhaseClock(it, (e) => this.emit(e));
@@ -215,20 +203,20 @@ export class Trainer {
     const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.deps.coach, c.rewards, domainOf(c.workflow).facts));
     checkAbort(signal);
     const chosen = this.samplesOf(batch, verdicts.coached);
-    const update = chosen.samples.length ? await clock.time('update', () => this.update(it, chosen.samples)) : null;
-    const metrics = this.recordOf(it, batch, verdicts, chosen, update, clock.seconds);
-    return this.finish(it, batch.trajs, metrics, clock);
+    const update = chosen.samples.length ? await clock.time('update', () => this.update(chosen.samples)) : null;
+    const record = this.recordOf(it, batch, verdicts, chosen, update, clock.seconds);
+    return this.finish(it, record, chosen.curriculum, clock, evaluate);
   }
 
   /** Tasks -> trajectories: the curriculum's prompts, each played `samplesPerPrompt` times at the training temperature. */
   private async rollOut(it: number, clock: PhaseClock, signal?: AbortSignal): Promise<Batch> {
     const c = this.config;
-    const level = this.curriculum.state.level; // the level these prompts come from (record() may change it)
-    const picked = this.curriculum.pick(c.promptsPerIteration);
+    const level = this.curriculumState.level; // the level these prompts come from
+    const picked = this.curriculum.pick(this.curriculumState, c.promptsPerIteration);
     checkAbort(signal); // a large batch takes a while to pick: a pause pressed meanwhile holds here
-    const trajs = await clock.time('rollout', () => runRollouts(c.workflow, picked.tasks, {
-      agents: this.backends(signal), tools: this.deps.tools, outcome: domainOf(c.workflow).outcome,
-      samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it, toolTimeoutMs: c.toolTimeoutMs,
+    const pass = { config: c, adapters: this.adapterValues(), tasks: picked.tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it };
+    const [trajs] = await clock.time('rollout', () => this.compute.play([pass], {
+      signal, onProgress: (agentId, progress) => this.emit({ type: 'generation', iteration: it, agentId, progress }),
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
     return { level, picked, trajs, generated };
@@ -241,7 +229,7 @@ export class Trainer {
    */
   private samplesOf(batch: Batch, coached: CoachedTrajectory[]): Chosen {
     const c = this.config;
-    this.curriculum.record(batch.trajs);
+    const curriculum = this.curriculum.record(batch.picked.state, batch.trajs);
     const kept = this.curriculum.keep(coached);
     const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => batch.trajs[i]), kept.map((i) => coached[i]), c.rewards,
       (id) => this.policies.get(id)?.trainable ?? false);
@@ -251,28 +239,21 @@ export class Trainer {
       skippedAlwaysSolved: batch.picked.skippedAlwaysSolved, skippedNeverSolved: batch.picked.skippedNeverSolved,
       droppedCoachFailures: batch.trajs.length - kept.length, droppedOverContext: all.length - samples.length, level: batch.level,
     };
-    return { samples, rewards, actionOf, filters };
+    return { samples, rewards, actionOf, filters, curriculum };
   }
 
-  /** Samples -> update: each trainable agent's adapter takes its policy-gradient step (on lane threads while they work). */
-  private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
-    return policyUpdate(this.deps.agentModel.model, this.policies, samples, this.config.update, {
-      lanes: this.lanesUsable ? this.deps.updateLanes : null,
-      onLaneError: (e) => {
-        this.lanesUsable = false;
-        this.emit({ type: 'warning', iteration: it, message: `an update thread failed (${e.message}); its share was computed on the main thread, and the rest of the run uses that thread alone` });
-      },
-    });
+  /** Samples -> update: each trainable agent's adapter takes its policy-gradient step. */
+  private update(samples: TrainSample[]): Promise<UpdateMetrics> {
+    return policyUpdate(this.compute, this.policies, samples, this.config.update);
   }
 
-  /** The record: each action keeps its verdict, reward and the advantage the update trained it on; the iteration's metrics. */
+  /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */
   private recordOf(it: number, batch: Batch, verdicts: { coached: CoachedTrajectory[]; stats: CoachStats }, chosen: Chosen,
-    update: UpdateMetrics | null, seconds: Record<Phase, number>): IterationMetrics {
+    update: UpdateMetrics | null, seconds: Record<Phase, number>): { metrics: IterationMetrics; trajs: Trajectory[] } {
     const c = this.config;
-    const { trajs } = batch;
     const advantages = new Map<Action, number>();
     update?.sampleAdvantages.forEach((adv, i) => advantages.set(chosen.actionOf.get(chosen.samples[i])!, adv));
-    recordCredit({ verdicts: actionVerdicts(trajs, verdicts.coached), rewards: chosen.rewards, advantages });
+    const trajs = creditedTrajectories(batch.trajs, { verdicts: actionVerdicts(batch.trajs, verdicts.coached), rewards: chosen.rewards, advantages });
     const perAgent: IterationMetrics['perAgent'] = {};
     for (const spec of c.workflow.agents) {
       const acts = trajs.flatMap((t) => t.actions.filter((a) => a.agentId === spec.id));
@@ -286,7 +267,7 @@ export class Trainer {
     }
     // Actions without a reward (their trajectory was dropped for a failed coach) are not counted as 0.
     const rewardValues = trajs.flatMap((t) => t.actions.flatMap((a) => (a.reward === undefined ? [] : [a.reward])));
-    return {
+    const metrics: IterationMetrics = {
       iteration: it,
       trainAccuracy: trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1),
       meanReward: mean(rewardValues),
@@ -300,15 +281,18 @@ export class Trainer {
       updateTokensPerSecond: update?.tokensPerSecond ?? 0,
       seconds,
     };
+    return { metrics, trajs };
   }
 
-  /** The iteration is done: announced, evaluated when due (unless the caller evaluates), stored, checkpointed when due. */
-  private async finish(it: number, trajs: Trajectory[], metrics: IterationMetrics, clock: PhaseClock): Promise<IterationMetrics> {
+  /** The iteration is done: committed, announced, evaluated when due (by `evaluate`, if given), stored, checkpointed when due. */
+  private async finish(it: number, { metrics, trajs }: { metrics: IterationMetrics; trajs: Trajectory[] }, curriculum: CurriculumState,
+    clock: PhaseClock, evaluate?: (it: number) => Promise<EvalResult>): Promise<IterationMetrics> {
     const c = this.config;
     this.emit({ type: 'trajectories', iteration: it, trajectories: trajs });
     this.iteration = it;
-    if (this.evalDue(it) && !this.deps.deferEvaluations) {
-      metrics.eval = await clock.time('eval', () => this.evaluate());
+    this.curriculumState = curriculum;
+    if (this.evalDue(it) && evaluate) {
+      metrics.eval = await clock.time('eval', () => evaluate(it));
       this.emit({ type: 'eval', iteration: it, result: metrics.eval });
     }
     this.metrics.push(metrics);
@@ -323,7 +307,7 @@ export class Trainer {
   async checkpoint(): Promise<void> {
     if (!this.deps.store) return;
     const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) => [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
-    await this.deps.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculum.state, metrics: this.metrics, config: this.config }, agents));
+    await this.deps.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
     this.emit({ type: 'checkpoint', iteration: this.iteration });
   }
 

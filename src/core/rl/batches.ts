@@ -2,7 +2,7 @@
  * The update's samples and their micro-batches: right-padded [B, T] rows of prompt + action
  * tokens, which positions are action tokens, and the no-gradient log-prob passes over them.
  *
- * For: update.ts (its stages build their jobs from these) and a lane (the same plain arrays).
+ * For: update.ts (its stages build their jobs from these) and compute/ (which runs them).
  * Not for: the loss or the optimizer step (update.ts).
  *
  * Example: samples prompt [1, 2], action [3] and prompt [4], action [5, 6]:
@@ -13,7 +13,6 @@ import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
 import { promptBatches } from '../engine/model/generate.ts';
-import type { LaneBatch } from './lanes.ts';
 
 export interface TrainSample {
   agent: string;
@@ -29,14 +28,25 @@ export interface TrainSample {
   truncated?: boolean;
 }
 
-/** One micro-batch's right-padded rows (lanes.ts `LaneBatch`: the same plain arrays travel to a lane). */
-export type Batch = LaneBatch;
+/** One micro-batch's right-padded rows, as plain arrays (what a gradient is computed on, here or elsewhere). */
+export interface MicroBatch {
+  ids: number[][]; // [B, T]
+  mask: number[][]; // [B, T]
+  /** [B, T-1] 1 where the log-prob is of an action token (and the action is not truncated). */
+  actionMask: number[][];
+  /** [B, T-1] advantage at action positions, 0 elsewhere. */
+  advantages: number[][];
+  /** [B, T-1] old log-prob at action positions. */
+  oldLogprobs: number[][];
+  /** [B, T-1] reference-model log-prob at action positions. */
+  refLogprobs: number[][];
+}
 
 /** Right-pad prompt+action rows. Example: prompt [1,2], action [3] -> ids [1,2,3], action position 1 of T-1. */
-export function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; old: number[][]; ref: number[][] }, rows?: number[]): Batch {
+export function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; old: number[][]; ref: number[][] }, rows?: number[]): MicroBatch {
   const idx = rows ?? samples.map((_, i) => i);
   const width = Math.max(...idx.map((i) => samples[i].prompt.length + samples[i].action.length));
-  const b: Batch = { ids: [], mask: [], actionMask: [], advantages: [], oldLogprobs: [], refLogprobs: [] };
+  const b: MicroBatch = { ids: [], mask: [], actionMask: [], advantages: [], oldLogprobs: [], refLogprobs: [] };
   for (const i of idx) {
     const s = samples[i];
     const seq = [...s.prompt, ...s.action];

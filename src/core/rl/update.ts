@@ -14,41 +14,21 @@
  *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches
  *      (`miniBatchGradient`), clip by the global norm, one AdamW step — unless loss or gradient is
  *      not finite: then skip, keep the adapter as it was, and report it (`clippedStep`).
- * Lanes (other threads) take a share of stages 1 and 3a's micro-batches (`Sharing`).
+ * Where the passes run (this thread, or shared with lanes) is the Compute's business (compute/).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
-import type { CausalLM } from '../engine/model/llama.ts';
-import { rowLogProbs } from '../engine/model/score.ts';
+import type { Compute, LogProbJob } from '../compute/compute.ts';
 import type { AdamW } from './adamw.ts';
-import { computeAdvantages, type Whitening } from './advantages.ts';
-import { flattenAdapter, shareJobs, unflatten, type AdapterSpec, type LaneBatch, type UpdateLanes } from './lanes.ts';
-import { chunks, logProbRows, makeBatch, microBatches, perSample, positionLogProbs, type Batch, type TrainSample } from './batches.ts';
+import { computeAdvantages } from './advantages.ts';
+import { chunks, logProbRows, makeBatch, microBatches, perSample, type MicroBatch, type TrainSample } from './batches.ts';
 
 export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type TrainSample } from './batches.ts';
+export { ppoLoss } from './ppo.ts';
 
 
-export interface UpdateSettings {
-  klCoef: number;
-  clipEps: number;
-  whitening: Whitening;
-  microBatchSize: number;
-  /** Optimizer steps per agent per update (the agent's samples split into this many mini-batches). */
-  miniBatches: number;
-  epochs: number;
-  maxGradNorm: number;
-  /**
-   * Mask actions that hit their token budget out of the loss (MAPPA.md: "truncated completions are
-   * masked out"). Turn off where the budget cuts actions that still did their job: a data-team SQL
-   * block cut right after its last statement runs, is scored on what it did, and masking it would
-   * leave only the short replies of the successful trajectories to learn from.
-   */
-  maskTruncated: boolean;
-}
-
-export const DEFAULT_UPDATE: UpdateSettings = {
-  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true,
-};
+export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
+import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
 
 export interface AgentPolicy {
   adapter: LoraAdapter;
@@ -81,68 +61,6 @@ export interface UpdateMetrics {
   sampleAdvantages: number[];
 }
 
-/**
- * The PPO-clipped loss of one micro-batch, normalised by `tokenCount` (all action tokens of the
- * mini-batch), plus side metrics (summed, not normalised) kept out of the gradient path.
- */
-export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: Batch, clipEps: number, tokenCount: number,
-  side?: tf.Tensor1D[]): tf.Scalar {
-  // Only positions that predict an action token are projected to the vocabulary.
-  const rows: number[] = [];
-  b.actionMask.forEach((row, r) => row.forEach((m, t) => m && rows.push(r * row.length + t)));
-  const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / grid[0].length)][k % grid[0].length]));
-  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side }); // [N]
-  const adv = at(b.advantages);
-  const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
-  const surr1 = tf.mul(ratio, adv);
-  const surr2 = tf.mul(tf.clipByValue(ratio, 1 - clipEps, 1 + clipEps), adv);
-  const loss = tf.div(tf.sum(tf.neg(tf.minimum(surr1, surr2))), tokenCount) as tf.Scalar;
-  if (side) {
-    // Entropy of the full next-token distribution, clip indicator and k1 KL to the reference (metrics only).
-    // Kept past the gradient tape's cleanup; read asynchronously by the caller ([entropy, clipped, kl] sums).
-    side.push(tf.keep(tf.stack([
-      tf.sum(entropy!),
-      tf.sum(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clipEps), 'float32')),
-      tf.sum(tf.sub(logp, at(b.refLogprobs))),
-    ]) as tf.Tensor1D));
-  }
-  return loss;
-}
-
-/** Other threads for the update (lanes.ts): they compute a share of the micro-batches, with the same result. */
-export interface UpdateThreads {
-  lanes?: UpdateLanes | null;
-  /** A lane failed: its share is redone on this thread, and the caller hears why. */
-  onLaneError?: (e: Error) => void;
-}
-
-/**
- * Micro-batches shared between this thread and the lanes; after a lane fails, everything runs here
- * (the failed share is redone here too, so the result is the same), and the caller hears why once.
- */
-class Sharing {
-  private failed = false;
-
-  constructor(readonly lanes: UpdateLanes | null | undefined, private readonly onLaneError?: (e: Error) => void) {}
-
-  /** Whether lanes take part (an adapter is then flattened once for them). */
-  get active(): boolean {
-    return Boolean(this.lanes?.count) && !this.failed;
-  }
-
-  run<J extends { ids: number[][] }, R>(jobs: J[], local: (j: J) => Promise<R>, remote: (lanes: UpdateLanes, lane: number, j: J) => Promise<R>): Promise<R[]> {
-    const lanes = this.lanes;
-    return shareJobs(jobs, rowsCost, this.active ? lanes!.count : 0, local,
-      (lane, j) => remote(lanes!, lane, j), (e) => {
-        this.failed = true;
-        this.onLaneError?.(e);
-      });
-  }
-}
-
-/** A job's cost for sharing: its padded [rows, T] cells. */
-const rowsCost = (j: { ids: number[][] }) => j.ids.length * j.ids[0].length;
-
 /** Refuses samples the update cannot learn from, naming the agent. */
 function checkSamples(samples: TrainSample[], policies: Map<string, AgentPolicy>): void {
   for (const x of samples) {
@@ -154,29 +72,22 @@ function checkSamples(samples: TrainSample[], policies: Map<string, AgentPolicy>
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
- * and the reference (adapter off), no gradient; each micro-batch a job for this thread or a lane.
+ * and the reference (adapter off), no gradient; one job per micro-batch and adapter.
  */
-async function samplingLogProbs(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
-  microBatchSize: number, sharing: Sharing): Promise<{ old: number[][]; ref: number[][] }> {
+async function samplingLogProbs(compute: Compute, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
+  microBatchSize: number): Promise<{ old: number[][]; ref: number[][] }> {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
-  interface LogProbJob { rows: number[]; adapter: LoraAdapter | null; spec: AdapterSpec | null; into: number[][]; ids: number[][]; mask: number[][]; perRow: number[][] }
-  const jobs: LogProbJob[] = [];
+  const jobs: (LogProbJob & { rows: number[]; perRow: number[][]; into: number[][] })[] = [];
   for (const [agent, idx] of byAgent) {
     const adapter = policies.get(agent)!.adapter;
-    const spec = sharing.lanes?.count ? flattenAdapter(adapter) : null;
     for (const rows of microBatches(samples, idx, microBatchSize)) {
-      const r = logProbRows(samples, rows);
-      jobs.push({ rows, adapter, spec, into: old, ...r }, { rows, adapter: null, spec: null, into: ref, ...r });
+      const { ids, mask, perRow } = logProbRows(samples, rows);
+      const job = { rows, ids, mask, perRow, positions: perRow.flat() };
+      jobs.push({ ...job, adapter, into: old }, { ...job, adapter: null, into: ref });
     }
   }
-  const results = await sharing.run(jobs,
-    (j) => positionLogProbs(model, j.ids, j.mask, j.perRow.flat(), j.adapter),
-    async (lanes, lane, j) => {
-      const r = await lanes.run(lane, { kind: 'logprobs', adapter: j.spec, ids: j.ids, mask: j.mask, positions: j.perRow.flat() });
-      if (r.kind !== 'logprobs') throw new Error('lane answered a log-prob job with gradients');
-      return r.logp;
-    });
+  const results = await compute.logProbs(jobs);
   jobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, results[k]));
   return { old, ref };
 }
@@ -187,33 +98,16 @@ interface MiniBatchGradient {
   loss: number;
   /** Padded tokens the micro-batches ran (for tokens per second). */
   cells: number;
+  /** Per micro-batch, in order: sums over its action tokens [entropy, clipped tokens, k1 KL to the reference]. */
+  sides: [number, number, number][];
 }
 
-/**
- * Stage 3a: the PPO gradient of one mini-batch, its micro-batches shared with the lanes; each
- * micro-batch's side metrics (entropy, clipped, kl sums) are added to `side` in order.
- */
-async function miniBatchGradient(model: CausalLM, policy: AgentPolicy, batches: LaneBatch[], clipEps: number, tokenCount: number,
-  sharing: Sharing, side: number[]): Promise<MiniBatchGradient> {
-  const vars = policy.adapter.variables();
-  const spec = sharing.active ? flattenAdapter(policy.adapter) : null;
-  const parts = await sharing.run(batches,
-    async (b) => {
-      const sideOut: tf.Tensor1D[] = [];
-      const { value, grads } = tf.variableGrads(() => ppoLoss(model, policy.adapter, b, clipEps, tokenCount, sideOut), vars);
-      const loss = (await value.data())[0];
-      const sums = Array.from(await sideOut[0].data()) as [number, number, number];
-      tf.dispose([value, ...sideOut]);
-      return { loss, grads: vars.map((v) => grads[v.name]), side: sums };
-    },
-    async (lanes, lane, b) => {
-      const r = await lanes.run(lane, { kind: 'gradients', adapter: spec ?? flattenAdapter(policy.adapter), batch: b, clipEps, tokenCount });
-      if (r.kind !== 'gradients') throw new Error('lane answered a gradient job with log-probs');
-      return { loss: r.loss, grads: unflatten(r.grads, vars), side: r.side };
-    });
-  const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0 };
+/** Stage 3a: the PPO gradient of one mini-batch, summed over its micro-batches in order. */
+async function miniBatchGradient(compute: Compute, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number, tokenCount: number): Promise<MiniBatchGradient> {
+  const parts = await compute.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount })));
+  const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0, sides: parts.map((p) => p.side) };
   for (const [k, part] of parts.entries()) {
-    out.cells += rowsCost(batches[k]);
+    out.cells += batches[k].ids.length * batches[k].ids[0].length;
     out.loss += part.loss;
     if (out.grads === null) out.grads = part.grads;
     else {
@@ -222,7 +116,6 @@ async function miniBatchGradient(model: CausalLM, policy: AgentPolicy, batches: 
       prev.forEach((t) => t.dispose());
       part.grads.forEach((t) => t.dispose());
     }
-    part.side.forEach((v, j) => (side[j] += v));
   }
   return out;
 }
@@ -253,17 +146,16 @@ async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number
  * trainable agent, per mini-batch: gradient (3a) and clipped step (3b). Returns per-agent metrics
  * and each sample's mean advantage (what the trainer records on its action).
  */
-export async function policyUpdate(model: CausalLM, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  settings: Partial<UpdateSettings> = {}, opts: UpdateThreads = {}): Promise<UpdateMetrics> {
+export async function policyUpdate(compute: Compute, policies: Map<string, AgentPolicy>, samples: TrainSample[],
+  settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   checkSamples(samples, policies);
-  const sharing = new Sharing(opts.lanes, opts.onLaneError);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
-  const { old, ref } = await samplingLogProbs(model, policies, samples, byAgent, s.microBatchSize, sharing);
+  const { old, ref } = await samplingLogProbs(compute, policies, samples, byAgent, s.microBatchSize);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
@@ -287,7 +179,8 @@ export async function policyUpdate(model: CausalLM, policies: Map<string, AgentP
         const batches = microBatches(samples, mini, s.microBatchSize)
           .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
           .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        const g = await miniBatchGradient(model, policy, batches, s.clipEps, tokenCount, sharing, side);
+        const g = await miniBatchGradient(compute, policy.adapter, batches, s.clipEps, tokenCount);
+        for (const part of g.sides) part.forEach((v, j) => (side[j] += v));
         cells += g.cells;
         if (g.grads === null) continue;
         const { gradNorm, skipped } = await clippedStep(policy, g.grads, g.loss, s.maxGradNorm);

@@ -12,11 +12,15 @@ describe('curriculum', () => {
   it('is deterministic per seed and skips prompts recently always or never solved, counting each', () => {
     const a = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
     const b = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
-    const first = a.pick(6).tasks;
-    expect(b.pick(6).tasks.map((t) => t.id)).toEqual(first.map((t) => t.id));
+    const start = a.start();
+    const picked = a.pick(start, 6);
+    const first = picked.tasks;
+    expect(b.pick(b.start(), 6).tasks.map((t) => t.id)).toEqual(first.map((t) => t.id));
+    expect(start).toEqual(a.start()); // picking changed nothing it was given
     // Three solves of task 0 and three failures of task 1: both are skipped next time.
-    for (let k = 0; k < 3; k++) a.record([traj(first[0].id, true), traj(first[1].id, false)]);
-    const { tasks, skippedAlwaysSolved, skippedNeverSolved } = a.pick(6);
+    let s = picked.state;
+    for (let k = 0; k < 3; k++) s = a.record(s, [traj(first[0].id, true), traj(first[1].id, false)]);
+    const { tasks, skippedAlwaysSolved, skippedNeverSolved } = a.pick(s, 6);
     expect(tasks.map((t) => t.id)).not.toContain(first[0].id);
     expect(tasks.map((t) => t.id)).not.toContain(first[1].id);
     expect(skippedAlwaysSolved).toBe(1);
@@ -36,25 +40,25 @@ describe('curriculum', () => {
 
   it('raises the level when rolling accuracy is high and lowers it when low', () => {
     const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 2 }, 0);
-    c.record(Array.from({ length: 40 }, (_, i) => traj(`t${i}`, i % 10 !== 0))); // 90 %
-    expect(c.state.level).toBe(3);
-    c.record(Array.from({ length: 40 }, (_, i) => traj(`u${i}`, i % 10 === 0))); // 10 %
-    expect(c.state.level).toBe(2);
+    const before = c.start();
+    const up = c.record(before, Array.from({ length: 40 }, (_, i) => traj(`t${i}`, i % 10 !== 0))); // 90 %
+    expect(up.level).toBe(3);
+    expect(before).toEqual(c.start()); // the state it was given is unchanged
+    const down = c.record(up, Array.from({ length: 40 }, (_, i) => traj(`u${i}`, i % 10 === 0))); // 10 %
+    expect(down.level).toBe(2);
   });
 
   it('startLevel 0 mixes every level, as the held-out set does, and never adapts', () => {
     const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 0, poolSize: 20 }, 0);
-    const levels = new Set(c.pick(40).tasks.map((t) => t.level));
+    const levels = new Set(c.pick(c.start(), 40).tasks.map((t) => t.level));
     expect(levels.size).toBeGreaterThan(3);
-    c.record(Array.from({ length: 40 }, (_, i) => traj(`m${i}`, true)));
-    expect(c.state.level).toBe(0);
+    expect(c.record(c.start(), Array.from({ length: 40 }, (_, i) => traj(`m${i}`, true))).level).toBe(0);
   });
 
   it('trains on an imported dataset when given one (and keeps its level)', () => {
     const pool = [{ id: 'd1', problem: 'p1', answer: '1' }, { id: 'd2', problem: 'p2', answer: '2' }];
-    const c = new Curriculum(DEFAULT_CURRICULUM, 0, undefined, pool);
-    expect(c.pick(2).tasks.map((t) => t.id).sort()).toEqual(['d1', 'd2']);
-    c.record(Array.from({ length: 40 }, (_, i) => traj(`d${(i % 2) + 1}`, true)));
-    expect(c.state.level).toBe(1);
+    const c = new Curriculum(DEFAULT_CURRICULUM, 0, pool);
+    expect(c.pick(c.start(), 2).tasks.map((t) => t.id).sort()).toEqual(['d1', 'd2']);
+    expect(c.record(c.start(), Array.from({ length: 40 }, (_, i) => traj(`d${(i % 2) + 1}`, true))).level).toBe(1);
   });
 });

@@ -15,7 +15,10 @@ import { domainOf, heldOutTasks, HELD_OUT_ORDER_SEED, mathEvalTasks } from '../.
 import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
-import type { ReplicaParts } from '../../../src/core/loop/remote-rollouts.ts';
+import type { Compute } from '../../../src/core/compute/compute.ts';
+
+/** A compute that is never asked to play (these checks only read the queue's tasks). */
+const idle: Compute = { logProbs: async () => [], gradients: async () => [], play: async () => [], spare: false };
 import type { RolloutTask } from '../../../src/core/loop/rollout.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { prefixCoverage, stratifiedOrder } from '../../../src/core/stats/order.ts';
@@ -154,12 +157,12 @@ describe('held-out order: the tasks themselves', () => {
 
   it('the page (EvalQueue) and evaluateTeam take the same tasks in the same order (heldOutTasks)', () => {
     const config = resolveTrainConfig({ evalTasks: 50 });
-    const queue = new EvalQueue(config, {} as ReplicaParts);
+    const queue = new EvalQueue(config, idle);
     expect(queue.tasks.map((t) => t.id)).toEqual(mathEvalTasks(50).map((t) => t.id));
     expect(heldOutTasks(config).map((t) => t.id)).toEqual(queue.tasks.map((t) => t.id));
     // A user's held-out dataset keeps its own order: its first evalTasks problems.
     const given = Array.from({ length: 60 }, (_, i) => ({ id: `mine-${i}`, problem: `${i} + 1`, answer: String(i + 1) }) as RolloutTask);
-    expect(new EvalQueue(config, {} as ReplicaParts, { heldOut: given }).tasks).toEqual(given.slice(0, 50));
+    expect(new EvalQueue(config, idle, { heldOut: given }).tasks).toEqual(given.slice(0, 50));
     expect(heldOutTasks(config, given)).toEqual(given.slice(0, 50));
   });
 

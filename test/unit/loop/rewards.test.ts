@@ -9,7 +9,7 @@ import { computeAdvantages } from '../../../src/core/rl/advantages.ts';
 import type { ActionContext } from '../../../src/core/coach/coach-format.ts';
 import type { Coach, CoachResult } from '../../../src/core/coach/coach.ts';
 import {
-  actionVerdicts, agentReward, coachTrajectories, DEFAULT_REWARDS, recordCredit, trainSamples, type RewardSettings,
+  actionVerdicts, agentReward, coachTrajectories, DEFAULT_REWARDS, creditedTrajectories, trainSamples, type RewardSettings,
 } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { AgentSpec, WorkflowSpec } from '../../../src/core/loop/workflow.ts';
@@ -63,11 +63,11 @@ class ScriptedCoach implements Coach {
 const settings = (s: Partial<RewardSettings>): RewardSettings => ({ ...DEFAULT_REWARDS, ...s });
 
 async function rewards(s: RewardSettings, correct = false) {
-  const t = trajectory(correct);
+  const played = trajectory(correct);
   const coach = new ScriptedCoach();
-  const { coached, stats } = await coachTrajectories(TEAM, [t], coach, s);
-  const { samples, rewards: byAction } = trainSamples(TEAM, [t], coached, s, () => true);
-  recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
+  const { coached, stats } = await coachTrajectories(TEAM, [played], coach, s);
+  const { samples, rewards: byAction } = trainSamples(TEAM, [played], coached, s, () => true);
+  const [t] = creditedTrajectories([played], { verdicts: actionVerdicts([played], coached), rewards: byAction });
   return { t, coach, coached, stats, samples, rewards: t.actions.map((a) => a.reward) };
 }
 
@@ -136,25 +136,25 @@ describe('rewards', () => {
   });
 
   it('a failed coach answer counts as a failure and scores the neutral 5 -> 0.5', async () => {
-    const t = trajectory(false);
-    const { coached, stats } = await coachTrajectories(TEAM, [t], new ScriptedCoach('Verifier'), settings({}));
-    const { rewards: byAction } = trainSamples(TEAM, [t], coached, settings({}), () => true);
-    // The stages return values; the actions carry nothing until the iteration records its credit.
-    expect(t.actions.map((a) => [a.coach, a.reward])).toEqual(t.actions.map(() => [undefined, undefined]));
-    recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
+    const played = trajectory(false);
+    const { coached, stats } = await coachTrajectories(TEAM, [played], new ScriptedCoach('Verifier'), settings({}));
+    const { rewards: byAction } = trainSamples(TEAM, [played], coached, settings({}), () => true);
+    const [t] = creditedTrajectories([played], { verdicts: actionVerdicts([played], coached), rewards: byAction });
+    // Every stage returns values: the played trajectory carries nothing; its record carries the credit.
+    expect(played.actions.map((a) => [a.coach, a.reward])).toEqual(played.actions.map(() => [undefined, undefined]));
     expect(stats).toEqual({ calls: 3, failures: 1, cached: 0 });
     expect(t.actions[3].reward).toBe(0.5);
     expect(t.actions[3].coach).toMatchObject({ ok: false, attempts: 2, score: 5 });
   });
 
   it('samples: one per action of a trainable agent, reward on the action, grouped by task/agent/turn', async () => {
-    const t = trajectory(false);
-    t.actions.push(action('verifier', 2, '', [])); // an empty action: rewarded, but nothing to train on
+    const played = trajectory(false);
+    played.actions.push(action('verifier', 2, '', [])); // an empty action: rewarded, but nothing to train on
     const frozen = new Set(['solver']);
-    const { coached } = await coachTrajectories(TEAM, [t], new ScriptedCoach(), settings({}));
-    const { samples, rewards: byAction, actionOf } = trainSamples(TEAM, [t], coached, settings({}), (id) => !frozen.has(id));
-    recordCredit({ verdicts: actionVerdicts([t], coached), rewards: byAction });
-    expect(samples.map((s) => t.actions.indexOf(actionOf.get(s)!))).toEqual([1, 2, 3]);
+    const { coached } = await coachTrajectories(TEAM, [played], new ScriptedCoach(), settings({}));
+    const { samples, rewards: byAction, actionOf } = trainSamples(TEAM, [played], coached, settings({}), (id) => !frozen.has(id));
+    const [t] = creditedTrajectories([played], { verdicts: actionVerdicts([played], coached), rewards: byAction });
+    expect(samples.map((s) => played.actions.indexOf(actionOf.get(s)!))).toEqual([1, 2, 3]);
     expect(samples.map((s) => [s.agent, s.group, s.reward, s.action])).toEqual([
       ['executor', 'p1/executor/1', 0.8, [4, 5]],
       ['executor', 'p1/executor/2', 0.8, [6, 7, 8]],

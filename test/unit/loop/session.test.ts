@@ -9,14 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
-import { TeamLanes, teamJobHandler, type TeamJob, type TeamResult } from '../../../src/core/loop/remote-rollouts.ts';
 import { RunSession, TRAJECTORIES, type SessionEvent } from '../../../src/core/loop/session.ts';
-import { evaluateTeam } from '../../../src/core/loop/evaluate.ts';
+import { EVAL_SEED, evalResultOf } from '../../../src/core/loop/evaluate.ts';
 import type { IterationMetrics } from '../../../src/core/loop/records.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
-import { LanePool, serveLaneJobs } from '../../../src/core/rl/lane-pool.ts';
-import { LaneServer } from '../../../src/core/rl/lanes.ts';
-import { ppoLoss } from '../../../src/core/rl/update.ts';
+import { runRollouts } from '../../../src/core/loop/rollout.ts';
+import { domainOf, heldOutTasks } from '../../../src/core/domains/index.ts';
+import type { Compute } from '../../../src/core/compute/compute.ts';
+import { LanePool, serveLaneJobs } from '../../../src/core/compute/lane-pool.ts';
+import { LaneCompute } from '../../../src/core/compute/lanes.ts';
+import { LocalCompute } from '../../../src/core/compute/local.ts';
+import { LaneServer, type LaneJob, type LaneResult } from '../../../src/core/compute/lane-server.ts';
 import { disposeTools, type ToolRunners } from '../../../src/core/tools/runners.ts';
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
@@ -39,10 +42,10 @@ describe('RunSession: learning first, measuring alongside', () => {
     },
   });
   const parts = () => ({ agentModel: model, tools });
-  const session = async (store: MemoryStore, lanes: TeamLanes | null = null, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
+  const session = async (store: MemoryStore, compute?: Compute, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
     const events: SessionEvent[] = [];
-    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), tools }, {
-      store, lanes, evaluations: opts.evaluations ?? 'alongside', baseline: opts.baseline, emit: (e) => events.push(e),
+    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), tools, compute }, {
+      store, evaluations: opts.evaluations ?? 'alongside', baseline: opts.baseline, emit: (e) => events.push(e),
     });
     return { s, trainer: s.trainer, events };
   };
@@ -85,17 +88,19 @@ describe('RunSession: learning first, measuring alongside', () => {
     await alone.s.run();
 
     const { port1, port2 } = new MessageChannel();
-    const server = new LaneServer(model.model, ppoLoss);
-    serveLaneJobs<TeamJob, TeamResult>({ postMessage: (m) => port2.postMessage(m), onMessage: (h) => port2.on('message', h) },
-      teamJobHandler((job) => server.handle(job), async () => parts()));
-    const pool = new LanePool<TeamJob, TeamResult>([{
+    const server = new LaneServer(model.model, async () => parts());
+    serveLaneJobs<LaneJob, LaneResult>({ postMessage: (m) => port2.postMessage(m), onMessage: (h) => port2.on('message', h) }, (job) => server.handle(job));
+    const pool = new LanePool<LaneJob, LaneResult>([{
       postMessage: (m) => port1.postMessage(m), listen: (onReply) => port1.on('message', onReply), terminate: () => { port1.close(); port2.close(); },
     }]);
-    const lanes = new TeamLanes(pool);
+    const warnings: string[] = [];
+    const compute = new LaneCompute(LocalCompute.forTeam(parts()), pool, (m) => warnings.push(m));
+    expect(compute.spare).toBe(true);
     const there = new MemoryStore();
-    const withLane = await session(there, lanes);
+    const withLane = await session(there, compute);
     await withLane.s.run();
-    await lanes.close();
+    await pool.close();
+    expect(warnings).toEqual([]);
     server.dispose();
     const strip = (rs: unknown[]) => rs.map((r) => ((r as { perAgent?: unknown }).perAgent ? stable(r as IterationMetrics) : r));
     expect(strip(there.records)).toEqual(strip(here.records));
@@ -103,16 +108,16 @@ describe('RunSession: learning first, measuring alongside', () => {
 
   it('a pause in the middle of an iteration leaves no trace: the run goes on exactly as an uninterrupted one', async () => {
     const reference = new MemoryStore();
-    const a = await session(reference, null, { baseline: false }); // no evaluations: the iterations alone
+    const a = await session(reference, undefined, { baseline: false }); // no evaluations: the iterations alone
     await a.s.run();
 
     const store = new MemoryStore();
-    const b = await session(store, null, { baseline: false });
+    const b = await session(store, undefined, { baseline: false });
     const controller = new AbortController();
     let steps = 0;
     b.trainer.on((e) => {
-      // Generation events carry the last finished iteration (0) while iteration 1 decodes.
-      if (e.type === 'generation' && e.iteration === 0 && ++steps === 3) controller.abort(); // mid-decoding
+      // Generation events carry the iteration being played (1); the abort is seen before the next decoding step.
+      if (e.type === 'generation' && e.iteration === 1 && ++steps === 3) controller.abort(); // mid-decoding
     });
     expect(await b.s.run({ signal: controller.signal })).toBe('paused');
     expect(b.trainer.iteration).toBe(0);
@@ -122,12 +127,15 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(iterations(store)).toEqual(iterations(reference));
   });
 
-  it('inline (the CLI): the untrained team whole before training, as evaluateTeam measures it; later evaluations inside their iteration; trajectories kept', async () => {
+  it('inline (the CLI): the untrained team whole before training, as the plain rollouts measure it; later evaluations inside their iteration; trajectories kept', async () => {
     const store = new MemoryStore();
-    const { s } = await session(store, null, { evaluations: 'inline' });
+    const { s } = await session(store, undefined, { evaluations: 'inline' });
     expect(await s.run()).toBe('done');
-    const base = new EngineAgents(model, new Map());
-    const reference = await evaluateTeam(config, new Map(config.workflow.agents.map((a) => [a.id, base])), tools);
+    // The reference: the base model's team played directly on the held-out tasks, greedy and sampled, with the evaluation seed.
+    const play = (temperature: number) => runRollouts(config.workflow, heldOutTasks(config), {
+      agents: new EngineAgents(model, new Map()), tools, outcome: domainOf(config.workflow).outcome, samplesPerTask: 1, temperature, seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs,
+    });
+    const reference = evalResultOf(config, await play(0), await play(config.evalTemperature));
     const records = store.records as { iteration: number; eval?: unknown; perAgent?: unknown }[];
     expect(records.map((r) => [r.iteration, Boolean(r.perAgent), Boolean(r.eval)])).toEqual([[0, false, true], [1, true, false], [2, true, true]]);
     expect(records[0].eval).toEqual(reference);
@@ -136,7 +144,7 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(JSON.parse(lines[0]).iteration).toBe(1);
 
     // Opened again on the same store: resumed at the end, nothing left to measure or train.
-    const again = await session(store, null, { evaluations: 'inline' });
+    const again = await session(store, undefined, { evaluations: 'inline' });
     expect(again.s.history).toMatchObject({ resumed: true, evals: [{ iteration: 0 }] });
     expect(again.s.history.metrics.map((m) => m.iteration)).toEqual([1, 2]);
     expect(again.s.queue.pending).toEqual([]);

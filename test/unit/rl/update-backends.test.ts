@@ -11,6 +11,7 @@ import { loadModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { policyUpdate, type TrainSample } from '../../../src/core/rl/update.ts';
+import { thisThread } from '../../../src/core/compute/local.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 async function updatedAdapter(backend: BackendName) {
@@ -23,7 +24,7 @@ async function updatedAdapter(backend: BackendName) {
     { agent: 'a', prompt: [9, 8], action: [7, 6, 5, 4], reward: 0.2, tokenRewards: [0, 0.1, 0, 0] },
     { agent: 'a', prompt: [3], action: [30, 31], reward: 0.5 },
   ];
-  for (let k = 0; k < 3; k++) await policyUpdate(base.model, policies, samples, { microBatchSize: 2 });
+  for (let k = 0; k < 3; k++) await policyUpdate(thisThread(base.model), policies, samples, { microBatchSize: 2 });
   const values = await adapter.values();
   adapter.dispose();
   base.model.dispose();

@@ -12,6 +12,7 @@ import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { actionLogProbs, microBatches, policyUpdate, ppoLoss, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
+import { thisThread } from '../../../src/core/compute/local.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
@@ -92,7 +93,7 @@ describe('policy-gradient update', () => {
     for (let it = 0; it < 30; it++) {
       const gens = await generate(base.model, [...prompts, ...prompts], { maxNewTokens: 6, temperature: 1, seed: it, adapter: p.adapter });
       const samples: TrainSample[] = gens.map((g, i) => ({ agent: 'learner', prompt: [...prompts, ...prompts][i], action: g.tokens, reward: rewardOf(g.tokens) }));
-      const m = await policyUpdate(base.model, policies, samples, { microBatchSize: 3, klCoef: 0.001 });
+      const m = await policyUpdate(thisThread(base.model), policies, samples, { microBatchSize: 3, klCoef: 0.001 });
       expect(m.agents.learner.skippedSteps).toBe(0);
     }
     const end = (await meanReward(1000)) + (await meanReward(1001));
@@ -103,14 +104,14 @@ describe('policy-gradient update', () => {
   it('a non-finite reward is refused; a non-finite gradient skips the step and keeps the adapter', async () => {
     const p = policy('nan');
     const policies = new Map([['nan', p]]);
-    await expect(policyUpdate(base.model, policies, [{ agent: 'nan', prompt: [1, 2], action: [3], reward: NaN }])).rejects.toThrow(/non-finite reward/);
+    await expect(policyUpdate(thisThread(base.model), policies, [{ agent: 'nan', prompt: [1, 2], action: [3], reward: NaN }])).rejects.toThrow(/non-finite reward/);
     const before = await p.adapter.values();
     // Poison one parameter: the forward pass produces NaN, so loss and gradient are not finite.
     const v = p.adapter.variables()[0];
     const poisoned = v.dataSync().slice();
     poisoned[0] = NaN;
     v.assign(tf.tensor(poisoned, v.shape));
-    const m = await policyUpdate(base.model, policies, [
+    const m = await policyUpdate(thisThread(base.model), policies, [
       { agent: 'nan', prompt: [1, 2], action: [3, 4], reward: 1 }, { agent: 'nan', prompt: [1, 5], action: [6], reward: 0 }]);
     expect(m.agents.nan.skippedSteps).toBe(1);
     expect(m.agents.nan.skipReasons[0]).toMatch(/non-finite/);
@@ -126,11 +127,11 @@ describe('policy-gradient update', () => {
     ];
     const masked = policy('cut');
     const before = await masked.adapter.values();
-    const m1 = await policyUpdate(base.model, new Map([['cut', masked]]), cut);
+    const m1 = await policyUpdate(thisThread(base.model), new Map([['cut', masked]]), cut);
     expect(m1.agents.cut.steps).toBe(0); // nothing to learn from
     for (const [k, x] of await masked.adapter.values()) expect(x.b).toEqual(before.get(k)!.b);
     const trained = policy('cut');
-    const m2 = await policyUpdate(base.model, new Map([['cut', trained]]), cut, { maskTruncated: false });
+    const m2 = await policyUpdate(thisThread(base.model), new Map([['cut', trained]]), cut, { maskTruncated: false });
     expect(m2.agents.cut.steps).toBe(1);
     const changed = [...(await trained.adapter.values())].some(([k, x]) => x.b.some((v, i) => v !== before.get(k)!.b[i]));
     expect(changed).toBe(true);
@@ -145,7 +146,7 @@ describe('policy-gradient update', () => {
       { agent: 'b', prompt: [4, 4, 4], action: [k + 1], reward: 0.3, tokenRewards: [0.1] },
     ];
     const p1 = new Map([['a', policy('a', 1e-2, 5)], ['b', policy('b', 1e-2, 6)]]);
-    for (let k = 0; k < 2; k++) await policyUpdate(base.model, p1, samples(k), { microBatchSize: 1 });
+    for (let k = 0; k < 2; k++) await policyUpdate(thisThread(base.model), p1, samples(k), { microBatchSize: 1 });
     // Snapshot and restore into fresh policies.
     const p2 = new Map<string, AgentPolicy>();
     for (const [name, pol] of p1) {
@@ -156,8 +157,8 @@ describe('policy-gradient update', () => {
     }
     const before = tf.memory().numTensors;
     for (let k = 2; k < 22; k++) {
-      await policyUpdate(base.model, p1, samples(k), { microBatchSize: 2 });
-      await policyUpdate(base.model, p2, samples(k), { microBatchSize: 2 });
+      await policyUpdate(thisThread(base.model), p1, samples(k), { microBatchSize: 2 });
+      await policyUpdate(thisThread(base.model), p2, samples(k), { microBatchSize: 2 });
     }
     expect(tf.memory().numTensors).toBe(before);
     for (const name of ['a', 'b']) {

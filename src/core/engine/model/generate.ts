@@ -32,6 +32,8 @@ export interface GenerateOptions extends SamplingOptions {
   onProgress?: (p: GenerationProgress) => void;
   /** Called after each step for each still-running row with its new token. */
   onToken?: (row: number, token: number) => void;
+  /** Checked before each step (the pre-fill and every decoding step): once aborted, generate throws its reason. */
+  signal?: AbortSignal;
 }
 
 export interface GenerationProgress {
@@ -110,6 +112,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   opts.onProgress?.({ phase: 'prefill', done: 0, total: 1, rows: ids.length, tokens: prefillTokens });
   try {
     for (let step = 0; step < opts.maxNewTokens; step++) {
+      opts.signal?.throwIfAborted();
       const out = model.forward(useCache ? stepIds : seqIds, {
         attentionMask: useCache ? stepMask : seqMask,
         cache,

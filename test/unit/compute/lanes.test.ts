@@ -1,28 +1,31 @@
 /**
- * Update lanes (src/core/rl/lanes.ts, src/cli/train-workers.ts): the policy update with a worker
- * thread computing part of the micro-batches gives the single-thread update's adapters and metrics
- * (the reference: the same update with no lanes, on the same wasm backend); a lane that dies mid-update
- * has its share redone on this thread; jobs are shared by cost.
+ * LaneCompute (src/core/compute/lanes.ts, with src/cli/train-workers.ts's worker threads): the policy
+ * update with a worker thread computing part of the micro-batches gives the single-thread update's
+ * adapters and metrics (the reference: LocalCompute alone, on the same wasm backend); a lane that
+ * dies mid-update has its share redone on this thread, is reported once, and is not asked again;
+ * jobs are shared by cost.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TrainWorkers } from '../../../src/cli/train-workers.ts';
+import { startWorkerLanes } from '../../../src/cli/train-workers.ts';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
-import { shareJobs, type LaneJob, type LaneResult, type UpdateLanes } from '../../../src/core/rl/lanes.ts';
+import { LaneCompute, shareJobs, type Lanes } from '../../../src/core/compute/lanes.ts';
+import { thisThread } from '../../../src/core/compute/local.ts';
+import type { LaneJob, LaneResult } from '../../../src/core/compute/lane-server.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
-let workers: TrainWorkers;
+let workers: Lanes;
 beforeAll(async () => {
   await initBackend({ force: 'wasm' });
   base = await loadModel(folderSource(path.join(PARITY, 'llama')));
-  workers = await TrainWorkers.start(1, base.model);
+  workers = await startWorkerLanes(1, base.model);
 }, 60_000);
 afterAll(async () => { await workers?.close(); });
 
@@ -48,27 +51,28 @@ const flat = async (p: Map<string, AgentPolicy>) =>
   Promise.all([...p.values()].map(async (x) => [...(await x.adapter.values()).values()].flatMap((v) => [...v.a, ...v.b])));
 
 /** Lanes that fail every job: the boundary where a worker thread dies (it cannot be made to die on cue). */
-class DeadLanes implements UpdateLanes {
+class DeadLanes implements Lanes {
   count = 1;
   calls = 0;
-  async run(_lane: number, _job: LaneJob): Promise<LaneResult> {
+  async post(_lane: number, _job: LaneJob): Promise<LaneResult> {
     this.calls++;
     throw new Error('worker exited (code 1)');
   }
   async close(): Promise<void> {}
 }
 
-describe('update lanes', () => {
+describe('LaneCompute: the update shared with lane threads', () => {
   it('a worker thread computing part of the micro-batches gives the single-thread adapters and metrics', async () => {
     const serial = policies('team');
     const shared = policies('team'); // same names, so the same initial A
     const start = await flat(serial);
     const settings = { microBatchSize: 2, miniBatches: 2 };
     const jobs: string[] = [];
-    const counted: UpdateLanes = { count: 1, run: (lane, job) => (jobs.push(job.kind), workers.run(lane, job)), close: async () => {} };
+    const counted: Lanes = { count: 1, post: (lane, job) => (jobs.push(job.kind), workers.post(lane, job)), close: async () => {} };
+    const compute = new LaneCompute(thisThread(base.model), counted);
     for (let round = 0; round < 2; round++) {
-      const a = await policyUpdate(base.model, serial, samples(round), settings);
-      const b = await policyUpdate(base.model, shared, samples(round), settings, { lanes: counted });
+      const a = await policyUpdate(thisThread(base.model), serial, samples(round), settings);
+      const b = await policyUpdate(compute, shared, samples(round), settings);
       for (const id of ['solver', 'verifier']) {
         const { loss, gradNorm, entropy, kl, clipFraction, steps } = a.agents[id];
         expect(b.agents[id]).toMatchObject({ loss, gradNorm, entropy, kl, clipFraction, steps });
@@ -89,12 +93,20 @@ describe('update lanes', () => {
     const rescued = policies('team2');
     const dead = new DeadLanes();
     const errors: string[] = [];
-    const a = await policyUpdate(base.model, serial, samples(7), { microBatchSize: 2 });
-    const b = await policyUpdate(base.model, rescued, samples(7), { microBatchSize: 2 }, { lanes: dead, onLaneError: (e) => errors.push(e.message) });
-    expect(errors).toEqual(['worker exited (code 1)']);
+    const compute = new LaneCompute(thisThread(base.model), dead, (m) => errors.push(m));
+    expect(compute.spare).toBe(true);
+    const a = await policyUpdate(thisThread(base.model), serial, samples(7), { microBatchSize: 2 });
+    const b = await policyUpdate(compute, rescued, samples(7), { microBatchSize: 2 });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^a lane thread failed \(worker exited \(code 1\)\); its share was redone on this thread/);
     expect(dead.calls).toBeGreaterThan(0);
     expect(b.agents.solver.loss).toBe(a.agents.solver.loss);
     expect(await flat(rescued)).toEqual(await flat(serial));
+    // From then on this compute runs everything here: the dead lane is not asked again.
+    const calls = dead.calls;
+    expect(compute.spare).toBe(false);
+    await policyUpdate(compute, rescued, samples(8), { microBatchSize: 2 });
+    expect(dead.calls).toBe(calls);
     for (const p of [...serial.values(), ...rescued.values()]) p.adapter.dispose();
   }, 120_000);
 

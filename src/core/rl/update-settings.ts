@@ -1,0 +1,32 @@
+/**
+ * The policy update's settings and their defaults (MAPPA section 4: KL coefficient, PPO clip,
+ * whitening, micro- and mini-batches, epochs, gradient clipping, truncation masking).
+ *
+ * For: a run's config (loop/config.ts) and the update (update.ts). Kept apart from update.ts so that
+ * reading a config never loads the update.
+ * Example: { ...DEFAULT_UPDATE, microBatchSize: 2 }  // the defaults with two rows a micro-batch
+ */
+import type { Whitening } from './advantages.ts';
+
+export interface UpdateSettings {
+  klCoef: number;
+  clipEps: number;
+  whitening: Whitening;
+  microBatchSize: number;
+  /** Optimizer steps per agent per update (the agent's samples split into this many mini-batches). */
+  miniBatches: number;
+  epochs: number;
+  maxGradNorm: number;
+  /**
+   * Mask actions that hit their token budget out of the loss (MAPPA.md: "truncated completions are
+   * masked out"). Turn off where the budget cuts actions that still did their job: a data-team SQL
+   * block cut right after its last statement runs, is scored on what it did, and masking it would
+   * leave only the short replies of the successful trajectories to learn from.
+   */
+  maskTruncated: boolean;
+}
+
+export const DEFAULT_UPDATE: UpdateSettings = {
+  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true,
+};
+
