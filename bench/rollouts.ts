@@ -145,7 +145,7 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
         'are written by scripts/pretrain.ts; build them first, pass --config FILE naming other models, or use --quick');
     }
   }
-  return setUpRun(config, true);
+  return setUpRun(config);
 }
 
 /**

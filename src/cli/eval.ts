@@ -21,7 +21,7 @@ import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { adapterValues } from '../core/engine/lora/adapter-values.ts';
 import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
 import { startWorkerLanes } from './train-workers.ts';
-import { readConfig, readDataset, setUpRun } from './run-setup.ts';
+import { readConfig, readDataset, setUpTeam } from './run-setup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 
 const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [--dataset FILE] [--trajectories FILE] [--backend cpu|wasm|webgpu]\n' +
@@ -33,7 +33,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : parseIntFlag(o.tasks, '--tasks', 1, 200) });
   const found = o.adapters ? adapterFolders(o.adapters, config.workflow.agents.map((a) => a.id)) : new Map<string, string | null>();
   await startBackend(o.backend);
-  const parts = await setUpRun(config, false);
+  const parts = await setUpTeam(config);
   const adapters = new Map<string, LoraAdapter | null>();
   for (const [id, dir] of found) adapters.set(id, dir ? await importPeft(folderSource(dir), parts.agentModel.config, id) : null);
   const worker = threadCount(o.threads) > 1 ? await startWorkerLanes(1, parts.agentModel.model) : null;

@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
-import type { Coach } from '../core/coach/coach.ts';
-import type { ToolRunners } from '../core/tools/runners.ts';
+import { toolsFor } from '../core/tools/runners.ts';
+import type { TeamParts } from '../core/compute/compute.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { domainOf } from '../core/domains/index.ts';
@@ -60,15 +60,14 @@ export async function readConfig(file: string | undefined, overrides: Record<str
   }
 }
 
-/** The run's models, coach and tools, loaded: what a RunSession opens with (session.ts RunParts). */
-export async function setUpRun(config: TrainConfig, withCoach: boolean): Promise<RunParts> {
+/** The team's model and tools, loaded: what playing it needs (`mappa eval`, a worker thread's passes). */
+export async function setUpTeam(config: TrainConfig): Promise<TeamParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
-  const coach = withCoach
-    ? await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach)
-    : ({ name: 'none', scoreBatch: async () => [] } as Coach);
-  const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
-  const tools: ToolRunners = {};
-  if (uses('python') || uses('javascript')) tools.python = tools.javascript = createSandbox();
-  if (uses('sql')) tools.sql = createSqlTool();
-  return { agentModel, coach, tools };
+  return { agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool() }) };
+}
+
+/** The run's models, coach and tools, loaded: what a RunSession opens with (session.ts RunParts). */
+export async function setUpRun(config: TrainConfig): Promise<RunParts> {
+  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
+  return { ...(await setUpTeam(config)), coach };
 }

@@ -21,7 +21,7 @@ import type { Lanes } from '../core/compute/lanes.ts';
 import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
 import type { TeamParts } from '../core/compute/compute.ts';
 import { disposeTools } from '../core/tools/runners.ts';
-import { setUpRun } from './run-setup.ts';
+import { setUpTeam } from './run-setup.ts';
 import { tsWorkerBoot } from './ts-worker.ts';
 
 interface Boot { role: 'update-lane'; config: ModelConfig; weights: { name: string; shape: number[]; values: Float32Array }[] }
@@ -67,7 +67,7 @@ async function replicaParts(config: TrainConfig): Promise<TeamParts> {
   const key = JSON.stringify([config.agentModel, config.workflow]);
   if (team?.key !== key) {
     if (team) await disposeTools(team.parts.tools);
-    team = { key, parts: await setUpRun(config, false) };
+    team = { key, parts: await setUpTeam(config) };
   }
   return team.parts;
 }

@@ -77,7 +77,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       controller.abort();
     });
     await startBackend(o.backend);
-    const parts = await setUpRun(config, true);
+    const parts = await setUpRun(config);
     cleanup.add(() => disposeTools(parts.tools));
     const threads = threadCount(o.threads);
     const lanes = threads > 1 ? await startWorkerLanes(threads - 1, parts.agentModel.model) : null;

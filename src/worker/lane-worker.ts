@@ -14,7 +14,7 @@ import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core
 import { serveLaneJobs } from '../core/compute/lane-pool.ts';
 import type { TeamParts } from '../core/compute/compute.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import type { ToolRunners } from '../core/tools/runners.ts';
+import { toolsFor } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
@@ -38,10 +38,10 @@ async function boot(b: LaneBoot): Promise<LaneResult> {
 
 /** The tools an evaluation pass needs, started on first use (Pyodide only if an agent runs Python). */
 async function parts(config: TrainConfig): Promise<TeamParts> {
-  const uses = (tool: string) => config.workflow.agents.some((a) => a.tools.includes(tool as never));
-  const tools: ToolRunners = {};
-  if (uses('python') || uses('javascript')) tools.python = tools.javascript = sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href });
-  if (uses('sql')) tools.sql = sql ??= createSqlTool();
+  const tools = toolsFor(config.workflow, {
+    code: () => (sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href })),
+    sql: () => (sql ??= createSqlTool()),
+  });
   return { agentModel: replica!.model, tools };
 }
 

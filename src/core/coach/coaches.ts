@@ -47,7 +47,10 @@ export function judgeSpec(s: Pick<CoachSettings, 'model'>, rule?: TeamRule): str
  * A model coach is named "model:<judge folder>" (e.g. "model:models/relay-judge"), so a run's summary says which judge coached.
  */
 export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, rule: TeamRule = ruleCoach): Promise<Coach> {
-  let coach: Coach = s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(judgeSpec(s, rule)), s.template || DEFAULT_COACH_TEMPLATE);
-  if (s.miscalibration) coach = new MiscalibratedCoach(coach, s.miscalibration);
-  return cachedCoach(coach);
+  return wrapCoach(s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(judgeSpec(s, rule)), s.template || DEFAULT_COACH_TEMPLATE), s);
+}
+
+/** A scorer as a run uses it: with the config's miscalibration (noise, bias) when it asks for one, and a content cache. */
+export function wrapCoach(scorer: Coach, s: Pick<CoachSettings, 'miscalibration'>): Coach {
+  return cachedCoach(s.miscalibration ? new MiscalibratedCoach(scorer, s.miscalibration) : scorer);
 }

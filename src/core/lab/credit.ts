@@ -35,6 +35,36 @@ export function batchAdvantages(trajs: TrajectoryView[], reward: (t: TrajectoryV
   return trajs.map((t) => t.actions.map(() => advantages[k++][0]));
 }
 
+/** One column of the credit view: a reward mode, and one trajectory's rewards and advantages under it. */
+export interface CreditColumn {
+  mode: RewardMode;
+  rewards: number[];
+  advantages: number[];
+}
+
+/**
+ * The credit view of trajectory `index` (the page draws it as is): under each reward mode, each of
+ * its actions' reward and batch-normalised advantage (batchAdvantages over the whole batch).
+ * Example: wrong answer, scores 9 / 8 / 2 -> process rewards [0.9, 0.8, 0.2], outcome [0, 0, 0].
+ */
+export function creditTable(trajs: TrajectoryView[], index: number, processWeight: number): CreditColumn[] {
+  const t = trajs[index];
+  return MODES.map((mode) => ({
+    mode,
+    rewards: t.actions.map((a) => rewardUnder(mode, processWeight, t, a)),
+    advantages: batchAdvantages(trajs, (tt, a) => rewardUnder(mode, processWeight, tt, a))[index],
+  }));
+}
+
+/**
+ * For actions the update did not train on (a frozen agent, a filtered trajectory), the advantage
+ * they would have had: their reward (as recorded, else under `mode`) normalised over the batch. The
+ * inspector shows the recorded `advantage` where there is one and this estimate, marked as such, elsewhere.
+ */
+export function estimatedAdvantages(trajs: TrajectoryView[], mode: RewardMode, processWeight: number): number[][] {
+  return batchAdvantages(trajs, (t, a) => a.reward ?? rewardUnder(mode, processWeight, t, a));
+}
+
 /** One trajectory's disagreement between process and outcome credit. */
 export interface CreditGap {
   /** Index of the trajectory in the batch. */

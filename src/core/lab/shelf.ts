@@ -14,15 +14,15 @@ import { checkFits } from '../engine/model/fits.ts';
 import { loadModel, type LoadedModel } from '../engine/model/load.ts';
 import type { ModelSource } from '../engine/model/source.ts';
 import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
-import { cachedCoach, MiscalibratedCoach, type Coach } from '../coach/coach.ts';
-import { buildCoach } from '../coach/coaches.ts';
+import type { Coach } from '../coach/coach.ts';
+import { buildCoach, wrapCoach } from '../coach/coaches.ts';
 import { domainOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { Lanes } from '../compute/lanes.ts';
 import type { RunParts } from '../loop/session.ts';
 import { createSqlTool } from '../tools/sql.ts';
-import type { ToolRunners } from '../tools/runners.ts';
+import { toolsFor } from '../tools/runners.ts';
 import type { Sandbox } from '../tools/sandbox.ts';
 import type { ProgressBars } from './progress.ts';
 import type { RunRecord, WorkerEvent } from './protocol.ts';
@@ -124,9 +124,9 @@ export class Shelf {
   /** The spec a loadModel request names: picked files ('picked:<folder>', loaded afresh) or a hub id / URL. */
   modelSpec(url: string | undefined, files: File[] | undefined): string {
     if (files?.length) {
-      const folder = (files[0] as File & { webkitRelativePath?: string }).webkitRelativePath?.split('/')[0] || 'files';
+      const folder = files[0].webkitRelativePath?.split('/')[0] || 'files';
       const spec = `picked:${folder}`;
-      this.platform.pickModel(spec, files as unknown as PickedFile[]);
+      this.platform.pickModel(spec, files);
       this.models.delete(spec);
       return spec;
     }
@@ -155,8 +155,7 @@ export class Shelf {
 
   private coach(c: TrainConfig): Promise<Coach> | Coach {
     if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow).ruleCoach);
-    const coach = c.coach.miscalibration ? new MiscalibratedCoach(this.webllm.coach, c.coach.miscalibration) : this.webllm.coach;
-    return cachedCoach(coach);
+    return wrapCoach(this.webllm.coach, c.coach);
   }
 
   /** The agents' code sandbox, started on first use. */
@@ -168,10 +167,7 @@ export class Shelf {
   async parts(c: TrainConfig): Promise<RunParts> {
     const agentModel = await this.model(c.agentModel);
     const coach = await this.coach(c);
-    const uses = (tool: string) => c.workflow.agents.some((a) => a.tools.includes(tool as never));
-    const tools: ToolRunners = {};
-    if (uses('python') || uses('javascript')) tools.python = tools.javascript = this.sandbox();
-    if (uses('sql')) tools.sql = this.sql ??= createSqlTool();
+    const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool()) });
     return { agentModel, coach, tools };
   }
 

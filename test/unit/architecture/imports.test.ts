@@ -59,6 +59,24 @@ describe('the import graph of src/core', () => {
   });
 });
 
+describe('the algorithm apart from the scheduling', () => {
+  // Where work runs (this thread, lane threads) is compute/'s business: the loop and the update ask the
+  // Compute interface (compute/compute.ts) and never import lanes, pools, workers or message plumbing.
+  const threads = /compute\/(lanes|lane-pool|lane-server)\.ts$|worker|\/cli\//;
+  const importsOfFile = (f: string) => graph.get(path.join(root, f)) ?? [];
+
+  it('src/core/rl/update.ts imports nothing about lanes or workers', () => {
+    expect(importsOfFile('src/core/rl/update.ts').length).toBeGreaterThan(0); // the file is where the rule says
+    expect(importsOfFile('src/core/rl/update.ts').filter((d) => threads.test(d)).map(rel)).toEqual([]);
+  });
+
+  it('no file of src/core/loop or src/core/rl imports anything about threads', () => {
+    const bad = [...graph].filter(([f]) => /src\/core\/(loop|rl)\//.test(f))
+      .flatMap(([f, deps]) => deps.filter((d) => threads.test(d)).map((d) => `${rel(f)} -> ${rel(d)}`));
+    expect(bad).toEqual([]);
+  });
+});
+
 describe('the page (src/ui)', () => {
   const ui = path.join(root, 'src/ui');
   const uiFiles = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -88,6 +106,8 @@ describe('the page (src/ui)', () => {
     for (const f of uiFiles(ui)) {
       const src = fs.readFileSync(f, 'utf8');
       if (/from\s*['"][^'"]*rl\/advantages(\.ts)?['"]/.test(src)) bad.push(`${rel(f)} imports rl/advantages`);
+      // The views come ready from core/lab/credit.ts (creditTable, estimatedAdvantages): no advantage maths here.
+      if (/\b(batchAdvantages|computeAdvantages)\b/.test(src)) bad.push(`${rel(f)} computes advantages`);
       if (/runId\s*\.\s*(startsWith|split|match|indexOf|replace)\(/.test(src)) bad.push(`${rel(f)} parses a run id`);
     }
     expect(bad).toEqual([]);

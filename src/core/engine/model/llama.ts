@@ -97,9 +97,11 @@ export class CausalLM {
    * second copy. A tied embedding also serves the lookup, so its [H, V] copy is made only up to
    * MAX_TIED_HEAD_COPY_BYTES. Other transposed products (LoRA, attention, gradients) go through the
    * project's wasm matmul wrapper (kernels/wasm-matmul.ts), which transposes per call.
+   * The model owns the tensors it is given (dispose() frees them); the caller's map is not changed.
    */
-  constructor(config: ModelConfig, weights: Map<string, tf.Tensor>) {
+  constructor(config: ModelConfig, given: Map<string, tf.Tensor>) {
     this.config = config;
+    const weights = new Map(given);
     this.weights = weights;
     this.invFreq = inverseFrequencies(config);
     const split = (name: string) => {
