@@ -83,7 +83,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
     const lanes = threads > 1 ? await startWorkerLanes(threads - 1, parts.agentModel.model) : null;
     if (lanes) {
       cleanup.add(() => lanes.close()); // worker threads would keep the process alive after an error
-      process.stderr.write(`${threads} threads (this one + ${threads - 1} worker${threads > 2 ? 's' : ''}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
+      const workers = `${threads - 1} worker${threads > 2 ? 's' : ''}`;
+      process.stderr.write(`${threads} threads (this one + ${workers}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
     }
     const compute = computeFor(parts, lanes, (m) => process.stderr.write(`warning: ${m}\n`));
     await trainRun(config, { ...parts, compute, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), controller.signal, cleanup, Boolean(o.json), out);
