@@ -93,6 +93,20 @@ export const MATH_CHAIN: WorkflowSpec = {
   ],
 };
 
+/** The placeholders that name an earlier agent: {{output:x}} (its text) and {{tool:x}} (its last tool output). */
+const AGENT_REF = /\{\{(output|tool):([\w-]+)\}\}/g;
+
+/**
+ * What an agent's prompt text reads, in words: the problem, its part of the task, and each earlier
+ * agent it names (the team diagram shows it).
+ * Example: templateSources('Problem: {{problem}}\n{{output:solver}}\n{{tool:executor}}')
+ *   -> ['the problem', 'solver', 'executor (tool output)']
+ */
+export function templateSources(text: string): string[] {
+  const refs = [...text.matchAll(AGENT_REF)].map((m) => `${m[2]}${m[1] === 'tool' ? ' (tool output)' : ''}`);
+  return [...(text.includes('{{problem}}') ? ['the problem'] : []), ...(text.includes('{{part}}') ? ['its part of the task'] : []), ...new Set(refs)];
+}
+
 /** Fill {{name}} placeholders; an unknown placeholder is an error naming it. */
 export function renderTemplate(template: string, vars: Record<string, string | number>): string {
   return template.replace(/\{\{([\w:-]+)\}\}/g, (_, name: string) => {
@@ -150,7 +164,7 @@ export function validateWorkflow(w: WorkflowSpec): WorkflowSpec {
     if (a.turns > 1 && a.tools.length === 0) throw new WorkflowError(`${at}: several turns need a tool (turns continue after tool output)`);
     for (const t of a.tools) if (!['python', 'javascript', 'sql'].includes(t)) throw new WorkflowError(`${at}: unknown tool "${t}" (python, javascript, sql)`);
     for (const text of [a.system, a.user, a.followUp ?? '']) {
-      for (const [, ref] of text.matchAll(/\{\{(?:output|tool):([\w-]+)\}\}/g)) {
+      for (const [, , ref] of text.matchAll(AGENT_REF)) {
         if (!seen.has(ref)) throw new WorkflowError(`${at}: refers to {{…:${ref}}} but "${ref}" is not an earlier agent`);
       }
     }

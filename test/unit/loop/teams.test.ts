@@ -1,0 +1,40 @@
+/**
+ * The shipped teams and switching between them (src/core/domains/teams.ts), and what a prompt reads
+ * (templateSources, src/core/loop/workflow.ts): the page's team menu and diagram take these as they are.
+ */
+import { describe, expect, it } from 'vitest';
+import { switchTeam, teamPresets, teamSettings } from '../../../src/core/domains/teams.ts';
+import { DATA_TEAM, DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
+import { relayConfig, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { MATH_CHAIN, templateSources, validateWorkflow } from '../../../src/core/loop/workflow.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+
+describe('teams', () => {
+  it('ships the math chain, the data team and relays of 2, 4 and 6, each a valid copy the caller may edit', () => {
+    const presets = teamPresets();
+    expect(presets.map((p) => p.name)).toEqual([MATH_CHAIN.name, DATA_TEAM.name, 'relay-2', 'relay-4', 'relay-6']);
+    for (const p of presets) expect(() => validateWorkflow(p.workflow)).not.toThrow();
+    presets[0].workflow.agents[0].maxTokens = 1;
+    expect(teamPresets()[0].workflow.agents[0].maxTokens).toBe(MATH_CHAIN.agents[0].maxTokens);
+  });
+
+  it('switching keeps the user\'s settings, drops what the old team brought and adds the new team\'s', () => {
+    const relay4 = relayWorkflow(4);
+    const toRelay = switchTeam({ seed: 3 }, MATH_CHAIN, relay4);
+    expect(toRelay).toMatchObject({ seed: 3, ...teamSettings(relay4), workflow: relay4 });
+    expect(resolveTrainConfig(toRelay).workflow.name).toBe('relay-4');
+    // Back to math: the relay's model, budget and learning rate go, the user's seed stays.
+    const back = switchTeam(toRelay, relay4, MATH_CHAIN);
+    for (const k of Object.keys(relayConfig(4)).filter((k) => k !== 'workflow')) expect(back).not.toHaveProperty(k);
+    expect(back).toMatchObject({ seed: 3, workflow: MATH_CHAIN });
+    // Another relay size keeps every setting; the data team brings its own.
+    expect(switchTeam(toRelay, relay4, relayWorkflow(6))).toMatchObject({ ...toRelay, workflow: relayWorkflow(6) });
+    expect(switchTeam({}, MATH_CHAIN, teamPresets()[1].workflow)).toMatchObject(DATA_TEAM_SETTINGS);
+  });
+
+  it('templateSources says what a prompt reads, once each', () => {
+    expect(templateSources('Problem: {{problem}}\n{{output:solver}}\n{{tool:executor}}\n{{output:solver}}'))
+      .toEqual(['the problem', 'solver', 'executor (tool output)']);
+    expect(templateSources('{{part}}')).toEqual(['its part of the task']);
+  });
+});
