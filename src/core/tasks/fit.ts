@@ -111,7 +111,63 @@ function matrix(columns: number[][], rows: number): Float32Array {
 
 /** Fits `model` on `train` and predicts every row of `test`. Throws FitError on unusable input. */
 export function fitPredict(train: DataTable, test: DataTable, target: string, model?: FitModel, options: FitOptions = {}): FitResult {
-  const maxRows = options.maxRows ?? 20_000;
+  const shape = checkTables(train, test, target, options.maxRows ?? 20_000);
+  const { nTrain, nTest, features } = shape;
+  const y = numericColumn(train, target, 'target'); // [N]
+  const { chosen, task } = chooseModel(y, target, model);
+  const data = prepareData(train, test, shape, y, task);
+  const settings = fitSettings(chosen, options);
+  const { trainScores, testScores, weights } = trainAndScore(chosen, task, data, settings);
+
+  const trainMetrics: Record<string, number> = task === 'classification'
+    ? { ...classificationMetrics(y, Array.from(trainScores)) }
+    : { ...regressionMetrics(y, Array.from(trainScores)) };
+  const predictions = predictionsTable(test, task, testScores, nTest);
+  // Weights were fitted on standardised features (and target): report them per sd of each feature, in target units.
+  const scaledWeights = weights?.map((w, j) => ({ feature: features[j], weight: round(task === 'regression' ? w * data.ySd : w) }));
+  const result = { model: chosen, task, target, features, trainRows: nTrain, predictions, trainMetrics, weights: scaledWeights };
+  return { ...result, summary: summarise(result, settings.hidden, nTest) };
+}
+
+type FitTask = FitResult['task'];
+
+/** The fit's hyperparameters, FitOptions with the per-model defaults filled in. */
+interface FitSettings {
+  steps: number;
+  lr: number;
+  l2: number;
+  hidden: number;
+  seed: number;
+}
+
+/** The standardised inputs of one fit. */
+interface FitData {
+  d: number; // features
+  nTrain: number; // N
+  nTest: number; // M
+  xTrain: Float32Array; // [N, d] row-major, standardised with the train mean/sd
+  xTest: Float32Array; // [M, d] row-major, standardised with the train mean/sd
+  yFit: number[]; // [N] the target as fitted: standardised for regression, 0/1 for classification
+  yMean: number; // regression: the target's mean and sd, to undo on predictions; else 0 and 1
+  ySd: number;
+}
+
+/** What training yields: probabilities (classification) or values in target units, and linear/logistic weights. */
+interface Scores {
+  trainScores: Float32Array; // [N]
+  testScores: Float32Array; // [M]
+  weights?: number[]; // [d] per standardised feature; linear and logistic only
+}
+
+/** The rows and features of one fit: N train rows, M test rows, d feature names. */
+interface TableShape {
+  nTrain: number;
+  nTest: number;
+  features: string[];
+}
+
+/** Row counts and feature names, or a FitError for a missing target, too few or too many rows, or mismatched features. */
+function checkTables(train: DataTable, test: DataTable, target: string, maxRows: number): TableShape {
   if (!train.columns.includes(target)) throw new FitError(`table ${train.name} has no target column "${target}" (columns: ${train.columns.join(', ')})`);
   const nTrain = train.data[0]?.length ?? 0;
   const nTest = test.data[0]?.length ?? 0;
@@ -122,80 +178,111 @@ export function fitPredict(train: DataTable, test: DataTable, target: string, mo
   if (features.length === 0) throw new FitError(`table ${train.name} has no feature columns besides "${target}" and id`);
   const absent = features.filter((f) => !test.columns.includes(f));
   if (absent.length) throw new FitError(`table ${test.name} lacks the feature column${absent.length > 1 ? 's' : ''} ${absent.join(', ')} that ${train.name} has; build both tables the same way`);
+  return { nTrain, nTest, features };
+}
 
-  const y = numericColumn(train, target, 'target');
+/** The model to fit (default: 'logistic' for a 0/1 target, else 'linear') and whether that is classification or regression. */
+function chooseModel(y: number[], target: string, model?: FitModel): { chosen: FitModel; task: FitTask } {
   const binary = y.every((v) => v === 0 || v === 1);
   const chosen: FitModel = model ?? (binary ? 'logistic' : 'linear');
   if (chosen === 'logistic' && !binary) throw new FitError(`logistic regression needs a 0/1 target; "${target}" has other values (use 'linear' for a number)`);
-  const task = chosen === 'logistic' || (chosen === 'mlp' && binary) ? 'classification' : 'regression';
+  const task: FitTask = chosen === 'logistic' || (chosen === 'mlp' && binary) ? 'classification' : 'regression';
+  return { chosen, task };
+}
 
-  const trainCols = features.map((f) => numericColumn(train, f, 'feature'));
-  const testCols = features.map((f) => numericColumn(test, f, 'feature'));
+/** Features of both tables as numbers standardised with the train mean/sd, and the target as fitted. */
+function prepareData(train: DataTable, test: DataTable, { nTrain, nTest, features }: TableShape, y: number[], task: FitTask): FitData {
+  const trainCols = features.map((f) => numericColumn(train, f, 'feature')); // d columns of N
+  const testCols = features.map((f) => numericColumn(test, f, 'feature')); // d columns of M
   const { scaled: xTrainCols } = standardise(trainCols);
   const { scaled: xTestCols } = standardise(testCols, trainCols);
   const yMean = task === 'regression' ? y.reduce((a, b) => a + b, 0) / y.length : 0;
   const ySd = task === 'regression' ? Math.sqrt(y.reduce((a, b) => a + (b - yMean) ** 2, 0) / y.length) || 1 : 1;
   const yFit = y.map((v) => (v - yMean) / ySd);
-
   const d = features.length;
-  const steps = options.steps ?? (chosen === 'mlp' ? 600 : 300);
-  const lr = options.learningRate ?? (chosen === 'mlp' ? 0.01 : 0.05);
-  const l2 = options.l2 ?? 1e-3;
-  const hidden = options.hidden ?? 16;
-  const seed = options.seed ?? 0;
+  return { d, nTrain, nTest, xTrain: matrix(xTrainCols, nTrain), xTest: matrix(xTestCols, nTest), yFit, yMean, ySd };
+}
 
-  const xTrain = tf.tensor2d(matrix(xTrainCols, nTrain), [nTrain, d]); // [N, d]
-  const xTest = tf.tensor2d(matrix(xTestCols, nTest), [nTest, d]); // [M, d]
-  const yT = tf.tensor2d(Float32Array.from(yFit), [nTrain, 1]); // [N, 1]
-  // Made inside tidy so the initial-value tensors are released (the variable keeps the data).
-  const vars: tf.Variable[] = chosen === 'mlp'
-    ? [tf.tidy(() => tf.variable(tf.randomNormal([d, hidden], 0, 1 / Math.sqrt(d), 'float32', seed))), tf.tidy(() => tf.variable(tf.zeros([hidden]))),
-      tf.tidy(() => tf.variable(tf.randomNormal([hidden, 1], 0, 1 / Math.sqrt(hidden), 'float32', seed + 1))), tf.tidy(() => tf.variable(tf.zeros([1])))]
-    : [tf.tidy(() => tf.variable(tf.zeros([d, 1]))), tf.tidy(() => tf.variable(tf.zeros([1])))];
-  const forward = (x: tf.Tensor2D): tf.Tensor2D => { // logits or standardised values, [rows, 1]
-    if (chosen !== 'mlp') return tf.add(tf.matMul(x, vars[0] as tf.Tensor2D), vars[1]);
-    const h = tf.tanh(tf.add(tf.matMul(x, vars[0] as tf.Tensor2D), vars[1])); // [rows, hidden]
-    return tf.add(tf.matMul(h, vars[2] as tf.Tensor2D), vars[3]);
+/** FitOptions with defaults: 300 steps at lr 0.05 for linear/logistic, 600 at 0.01 for the MLP; l2 1e-3; 16 hidden units. */
+function fitSettings(chosen: FitModel, options: FitOptions): FitSettings {
+  return {
+    steps: options.steps ?? (chosen === 'mlp' ? 600 : 300),
+    lr: options.learningRate ?? (chosen === 'mlp' ? 0.01 : 0.05),
+    l2: options.l2 ?? 1e-3,
+    hidden: options.hidden ?? 16,
+    seed: options.seed ?? 0,
   };
-  const optimizer = tf.train.adam(lr);
-  let trainScores: Float32Array;
-  let testScores: Float32Array;
-  let weights: number[] | undefined;
+}
+
+/**
+ * The trainable weights: linear/logistic [w [d, 1], b [1]] starting at zero; MLP [w1 [d, hidden], b1 [hidden],
+ * w2 [hidden, 1], b2 [1]] with seeded normal weights. Even indices are the weights the L2 penalty applies to.
+ */
+function initVariables(chosen: FitModel, d: number, hidden: number, seed: number): tf.Variable[] {
+  // Made inside tidy so the initial-value tensors are released (the variable keeps the data).
+  if (chosen !== 'mlp') return [tf.tidy(() => tf.variable(tf.zeros([d, 1]))), tf.tidy(() => tf.variable(tf.zeros([1])))];
+  return [tf.tidy(() => tf.variable(tf.randomNormal([d, hidden], 0, 1 / Math.sqrt(d), 'float32', seed))), tf.tidy(() => tf.variable(tf.zeros([hidden]))),
+    tf.tidy(() => tf.variable(tf.randomNormal([hidden, 1], 0, 1 / Math.sqrt(hidden), 'float32', seed + 1))), tf.tidy(() => tf.variable(tf.zeros([1])))];
+}
+
+/** The model on rows x [rows, d]: logits (classification) or standardised values (regression), [rows, 1]. */
+function forward(chosen: FitModel, vars: tf.Variable[], x: tf.Tensor2D): tf.Tensor2D {
+  if (chosen !== 'mlp') return tf.add(tf.matMul(x, vars[0] as tf.Tensor2D), vars[1]);
+  const h = tf.tanh(tf.add(tf.matMul(x, vars[0] as tf.Tensor2D), vars[1])); // [rows, hidden]
+  return tf.add(tf.matMul(h, vars[2] as tf.Tensor2D), vars[3]);
+}
+
+/** Training loss: cross-entropy (classification) or mean squared error (regression), plus l2 times the sum of squared weights. */
+function loss(chosen: FitModel, task: FitTask, vars: tf.Variable[], x: tf.Tensor2D, y: tf.Tensor2D, l2: number): tf.Scalar {
+  const out = forward(chosen, vars, x); // [N, 1]
+  const fitLoss = task === 'classification' ? tf.losses.sigmoidCrossEntropy(y, out) : tf.losses.meanSquaredError(y, out);
+  const penalty = vars.filter((_, k) => k % 2 === 0).map((w) => tf.sum(tf.square(w))).reduce((a, b) => tf.add(a, b));
+  return tf.add(fitLoss, tf.mul(penalty, l2)) as tf.Scalar;
+}
+
+/** Full-batch Adam on the train rows, then the scores of train and test rows; disposes every tensor it made. */
+function trainAndScore(chosen: FitModel, task: FitTask, data: FitData, s: FitSettings): Scores {
+  const xTrain = tf.tensor2d(data.xTrain, [data.nTrain, data.d]); // [N, d]
+  const xTest = tf.tensor2d(data.xTest, [data.nTest, data.d]); // [M, d]
+  const yT = tf.tensor2d(Float32Array.from(data.yFit), [data.nTrain, 1]); // [N, 1]
+  const vars = initVariables(chosen, data.d, s.hidden, s.seed);
+  const optimizer = tf.train.adam(s.lr);
   try {
-    for (let step = 0; step < steps; step++) {
-      optimizer.minimize(() => {
-        const out = forward(xTrain);
-        const fitLoss = task === 'classification' ? tf.losses.sigmoidCrossEntropy(yT, out) : tf.losses.meanSquaredError(yT, out);
-        const penalty = vars.filter((_, k) => k % 2 === 0).map((w) => tf.sum(tf.square(w))).reduce((a, b) => tf.add(a, b));
-        return tf.add(fitLoss, tf.mul(penalty, l2)) as tf.Scalar;
-      }, false, vars);
-    }
-    const link = (x: tf.Tensor2D) => tf.tidy(() => (task === 'classification' ? tf.sigmoid(forward(x)) : tf.add(tf.mul(forward(x), ySd), yMean)).dataSync() as Float32Array);
-    trainScores = link(xTrain);
-    testScores = link(xTest);
-    if (chosen !== 'mlp') weights = Array.from(vars[0].dataSync());
+    for (let step = 0; step < s.steps; step++) optimizer.minimize(() => loss(chosen, task, vars, xTrain, yT, s.l2), false, vars);
+    // Back to the target's scale: probabilities via the sigmoid, or undo the target standardisation.
+    const link = (x: tf.Tensor2D) => tf.tidy(() => (task === 'classification' ? tf.sigmoid(forward(chosen, vars, x)) : tf.add(tf.mul(forward(chosen, vars, x), data.ySd), data.yMean)).dataSync() as Float32Array);
+    const trainScores = link(xTrain);
+    const testScores = link(xTest);
+    return { trainScores, testScores, weights: chosen !== 'mlp' ? Array.from(vars[0].dataSync()) : undefined };
   } finally {
     tf.dispose([xTrain, xTest, yT, ...vars]);
     optimizer.dispose();
   }
+}
 
-  const trainMetrics: Record<string, number> = task === 'classification'
-    ? { ...classificationMetrics(y, Array.from(trainScores)) }
-    : { ...regressionMetrics(y, Array.from(trainScores)) };
+const round = (v: number) => Number(v.toFixed(6));
+const fmt = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
+
+/** The test table's id column (or row numbers 1..M as "row"), the prediction and, for classification, the probability. */
+function predictionsTable(test: DataTable, task: FitTask, testScores: Float32Array, nTest: number): DataTable {
   const idIndex = test.columns.findIndex(isId);
   const ids: Cell[] = idIndex >= 0 ? test.data[idIndex] : Array.from({ length: nTest }, (_, i) => i + 1);
-  const round = (v: number) => Number(v.toFixed(6));
-  const predictions: DataTable = task === 'classification'
-    ? { name: 'predictions', columns: [idIndex >= 0 ? test.columns[idIndex] : 'row', 'prediction', 'probability'],
-      data: [ids, Array.from(testScores, (p) => (p >= 0.5 ? 1 : 0)), Array.from(testScores, round)] }
-    : { name: 'predictions', columns: [idIndex >= 0 ? test.columns[idIndex] : 'row', 'prediction'], data: [ids, Array.from(testScores, round)] };
-  const scaledWeights = weights?.map((w, j) => ({ feature: features[j], weight: round(task === 'regression' ? w * ySd : w) }));
-  const name = { linear: 'linear regression', logistic: 'logistic regression', mlp: `MLP (${hidden} tanh units)` }[chosen];
-  const fmt = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
-  const figures = task === 'classification'
-    ? `train accuracy ${fmt(trainMetrics.accuracy)}, train ROC-AUC ${fmt(trainMetrics.rocAuc)}`
-    : `train RMSE ${fmt(trainMetrics.rmse)} (${fmt(trainMetrics.rmseOverRange)} of the range)`;
-  const summary = `fit_predict: ${name} of ${target} on ${d} feature${d > 1 ? 's' : ''} (${features.join(', ')}), ${nTrain} train rows -> ${nTest} predictions; ${figures}` +
-    (scaledWeights ? `; effect per sd: ${scaledWeights.map((w) => `${w.feature} ${w.weight >= 0 ? '+' : ''}${w.weight.toFixed(2)}`).join(', ')}` : '');
-  return { model: chosen, task, target, features, trainRows: nTrain, predictions, trainMetrics, weights: scaledWeights, summary };
+  const idColumn = idIndex >= 0 ? test.columns[idIndex] : 'row';
+  if (task === 'regression') return { name: 'predictions', columns: [idColumn, 'prediction'], data: [ids, Array.from(testScores, round)] };
+  return {
+    name: 'predictions',
+    columns: [idColumn, 'prediction', 'probability'],
+    data: [ids, Array.from(testScores, (p) => (p >= 0.5 ? 1 : 0)), Array.from(testScores, round)],
+  };
+}
+
+/** The paragraph the agent reads: model, target, features, row counts, train figures and, if any, the effect per sd. */
+function summarise(r: Omit<FitResult, 'summary'>, hidden: number, nTest: number): string {
+  const name = { linear: 'linear regression', logistic: 'logistic regression', mlp: `MLP (${hidden} tanh units)` }[r.model];
+  const d = r.features.length;
+  const figures = r.task === 'classification'
+    ? `train accuracy ${fmt(r.trainMetrics.accuracy)}, train ROC-AUC ${fmt(r.trainMetrics.rocAuc)}`
+    : `train RMSE ${fmt(r.trainMetrics.rmse)} (${fmt(r.trainMetrics.rmseOverRange)} of the range)`;
+  return `fit_predict: ${name} of ${r.target} on ${d} feature${d > 1 ? 's' : ''} (${r.features.join(', ')}), ${r.trainRows} train rows -> ${nTest} predictions; ${figures}` +
+    (r.weights ? `; effect per sd: ${r.weights.map((w) => `${w.feature} ${w.weight >= 0 ? '+' : ''}${w.weight.toFixed(2)}`).join(', ')}` : '');
 }

@@ -60,6 +60,22 @@ interface DoneMessage {
   deleted: string[];
 }
 
+/** The host's messages to the worker: load Pyodide once, then one 'run' per code block. */
+interface InitMessage {
+  type: 'init';
+  pyodideModuleUrl: string;
+  indexURL: string;
+  interruptBuffer?: SharedArrayBuffer;
+}
+
+interface RunMessage {
+  type: 'run';
+  id: number;
+  code: string;
+  files: { path: string; bytes: Uint8Array }[]; // the workspace, copied into /workspace
+  memoryLimitBytes: number;
+}
+
 interface LiveWorker {
   host: WorkerHost;
   interrupt?: Int32Array; // shared with the worker: writing 2 raises KeyboardInterrupt (SIGINT)
@@ -67,112 +83,195 @@ interface LiveWorker {
   exitListener?: (reason: string) => void;
 }
 
+/** How one run ended: the worker's 'done' report, or why it was killed ('timeout', or the exit reason); plus the output so far. */
+interface Outcome {
+  done?: DoneMessage;
+  killed?: 'timeout' | string;
+  stdout: Clip;
+  stderr: Clip;
+}
+
+/** The output of the run in flight, and whether we sent it the interrupt (so its KeyboardInterrupt is ours). */
+interface RunState {
+  stdout: Clip;
+  stderr: Clip;
+  interruptSent: boolean;
+}
+
+type RunError = { kind: RunErrorKind; message: string };
+type Limits = { timeoutMs: number; memoryMb: number };
+
 const emptyClip = (): Clip => ({ head: '', tail: '', total: 0 });
 const clipText = (c: Clip): string => clipParts(c.head, c.tail, c.total);
 
+/** A Sandbox for Python: Pyodide in a worker, loaded on the first run; see the top of this file. */
 export function createPythonSandbox(config: PythonSandboxConfig = {}): Sandbox {
-  const killGraceMs = config.killGraceMs ?? 500;
-  let worker: Promise<LiveWorker> | undefined;
-  let nextId = 1;
+  const python = new PythonRunner(config);
+  return serialSandbox((code, opts) => python.runNow(code, opts), () => python.discardWorker());
+}
 
-  async function startWorker(): Promise<LiveWorker> {
-    const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
-    const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: config.workerHeapMb ?? 512 });
-    const live: LiveWorker = { host };
-    host.onMessage((m) => live.listener?.(m));
-    host.onExit((reason) => live.exitListener?.(reason));
-    const canShare = typeof SharedArrayBuffer !== 'undefined' && (isNode() || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true);
-    const interruptBuffer = canShare ? new SharedArrayBuffer(4) : undefined;
-    if (interruptBuffer) live.interrupt = new Int32Array(interruptBuffer);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Pyodide did not load within ${config.loadTimeoutMs ?? 60_000} ms from ${indexURL}`)), config.loadTimeoutMs ?? 60_000);
-      live.listener = (m) => {
-        if (m.type === 'ready') resolve();
-        if (m.type === 'init-error') reject(new Error(`Pyodide failed to load from ${indexURL}: ${m.message}. Check pyodideIndexURL serves pyodide.mjs and its assets.`));
-        if (m.type === 'ready' || m.type === 'init-error') clearTimeout(timer);
-      };
-      live.exitListener = (reason) => {
-        clearTimeout(timer);
-        reject(new Error(`Pyodide worker died while loading: ${reason}`));
-      };
-      host.post({ type: 'init', pyodideModuleUrl, indexURL, interruptBuffer });
-    }).catch(async (e) => {
-      await host.terminate();
-      throw e;
-    });
-    return live;
-  }
+/**
+ * The Pyodide worker, started on the first run and recycled after a kill or a fatal error (the next
+ * run loads a fresh one), and each run on it. Runs never overlap: createPythonSandbox queues them
+ * (serialSandbox).
+ */
+class PythonRunner {
+  private worker: Promise<LiveWorker> | undefined;
+  private nextId = 1;
 
-  async function discardWorker(): Promise<void> {
-    const old = worker;
-    worker = undefined;
+  constructor(private readonly config: PythonSandboxConfig) {}
+
+  /** Terminates the worker, if any; the next run loads a new one. */
+  async discardWorker(): Promise<void> {
+    const old = this.worker;
+    this.worker = undefined;
     if (old) await (await old.catch(() => undefined))?.host.terminate();
   }
 
-  async function runNow(code: string, opts: RunOptions): Promise<RunResult> {
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
-    worker ??= startWorker();
+  /** One code block as a RunResult: a load failure is a 'crash'; a kill or a Python error becomes its error. */
+  async runNow(code: string, opts: RunOptions): Promise<RunResult> {
+    const limits: Limits = { timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, memoryMb: opts.memoryMb ?? DEFAULT_MEMORY_MB };
     let live: LiveWorker;
     try {
-      live = await worker;
+      live = await this.liveWorker();
     } catch (e) {
-      worker = undefined; // try a fresh load next time
-      const message = (e as Error).message;
-      return { ok: false, stdout: '', stderr: '', error: { kind: 'crash', message: describeError('crash', message) }, durationMs: 0 };
+      return loadFailure((e as Error).message);
     }
-    const id = nextId++;
-    if (live.interrupt) Atomics.store(live.interrupt, 0, 0);
+    const id = this.nextId++;
+    if (live.interrupt) Atomics.store(live.interrupt, 0, 0); // clear an interrupt left over from a previous run
     const started = Date.now();
-    const outcome = await new Promise<{ done?: DoneMessage; killed?: 'timeout' | string; stdout: Clip; stderr: Clip }>((resolve) => {
-      let stdout = emptyClip();
-      let stderr = emptyClip();
-      let interruptSent = false;
-      const finish = (value: { done?: DoneMessage; killed?: string }) => {
-        clearTimeout(deadline);
-        clearTimeout(killTimer);
-        live.listener = live.exitListener = undefined;
-        resolve({ ...value, stdout, stderr });
-      };
-      let killTimer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = setTimeout(() => {
-        if (live.interrupt) {
-          interruptSent = true;
-          Atomics.store(live.interrupt, 0, 2);
-        }
-        killTimer = setTimeout(() => finish({ killed: 'timeout' }), live.interrupt ? killGraceMs : 0);
-      }, timeoutMs);
-      live.listener = (m) => {
-        if (m.id !== id) return;
-        if (m.type === 'output') ({ stdout, stderr } = m);
-        if (m.type === 'done') {
-          ({ stdout, stderr } = m);
-          // A KeyboardInterrupt that we did not send is the code's own; report it as an exception.
-          if (m.error?.kind === 'timeout' && !interruptSent) m.error = { kind: 'exception', message: 'KeyboardInterrupt' };
-          finish({ done: m });
-        }
-      };
-      live.exitListener = (reason) => finish({ killed: reason });
-      live.host.post({ type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes: memoryMb * 1024 * 1024 });
-    });
+    const outcome = await runOnWorker(live, id, code, opts, limits, this.config.killGraceMs ?? 500);
     const durationMs = Date.now() - started;
-
-    let error: { kind: RunErrorKind; message: string } | undefined;
-    if (outcome.killed) {
-      await discardWorker(); // the next run pays the reload
-      const kind: RunErrorKind = outcome.killed === 'timeout' ? 'timeout' : /memory/i.test(outcome.killed) ? 'memory' : 'crash';
-      error = { kind, message: outcome.killed };
-    } else if (outcome.done) {
-      const done = outcome.done;
-      if (done.error?.fatal) await discardWorker();
-      if (done.error) error = { kind: done.error.kind, message: done.error.message };
-      if (opts.workspace && !done.error?.fatal) opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
-    }
-    if (error) error = { kind: error.kind, message: describeError(error.kind, error.message, { timeoutMs, memoryMb }) };
-    return { ok: !error, stdout: clipText(outcome.stdout), stderr: clipText(outcome.stderr), error, durationMs };
+    const error = await this.settle(outcome, opts);
+    return {
+      ok: !error,
+      stdout: clipText(outcome.stdout),
+      stderr: clipText(outcome.stderr),
+      error: error && { kind: error.kind, message: describeError(error.kind, error.message, limits) },
+      durationMs,
+    };
   }
 
-  return serialSandbox(runNow, discardWorker);
+  /** The loaded worker, starting one if there is none; a failed load is forgotten so the next run tries afresh. */
+  private async liveWorker(): Promise<LiveWorker> {
+    this.worker ??= startWorker(this.config);
+    try {
+      return await this.worker;
+    } catch (e) {
+      this.worker = undefined; // try a fresh load next time
+      throw e;
+    }
+  }
+
+  /**
+   * The run's error, if any, after acting on the outcome: a killed or fatally broken worker is
+   * discarded (the next run pays the reload); otherwise the files the run changed go back into the workspace.
+   */
+  private async settle(outcome: Outcome, opts: RunOptions): Promise<RunError | undefined> {
+    if (outcome.killed) {
+      await this.discardWorker(); // the next run pays the reload
+      return { kind: killedKind(outcome.killed), message: outcome.killed };
+    }
+    const done = outcome.done;
+    if (!done) return undefined;
+    if (done.error?.fatal) await this.discardWorker();
+    if (opts.workspace && !done.error?.fatal) opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
+    return done.error && { kind: done.error.kind, message: done.error.message };
+  }
+}
+
+/** The RunResult for a worker that could not load Pyodide: an empty 'crash'. */
+function loadFailure(message: string): RunResult {
+  return { ok: false, stdout: '', stderr: '', error: { kind: 'crash', message: describeError('crash', message) }, durationMs: 0 };
+}
+
+/** The error kind of a killed run: our own time limit, the memory limit (the exit reason says so), or a crash. */
+function killedKind(reason: string): RunErrorKind {
+  return reason === 'timeout' ? 'timeout' : /memory/i.test(reason) ? 'memory' : 'crash';
+}
+
+/** Loads Pyodide in a fresh worker and resolves once it is ready; a failed load terminates the worker. */
+async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
+  const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
+  const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: config.workerHeapMb ?? 512 });
+  const live: LiveWorker = { host };
+  // The host keeps one listener of each kind; these forward to whichever phase (load, run) is current.
+  host.onMessage((m) => live.listener?.(m));
+  host.onExit((reason) => live.exitListener?.(reason));
+  const interruptBuffer = sharedInterruptBuffer();
+  if (interruptBuffer) live.interrupt = new Int32Array(interruptBuffer);
+  try {
+    await initWorker(live, { type: 'init', pyodideModuleUrl, indexURL, interruptBuffer }, config.loadTimeoutMs ?? 60_000);
+  } catch (e) {
+    await host.terminate();
+    throw e;
+  }
+  return live;
+}
+
+/** A 4-byte buffer the worker can see, where SharedArrayBuffer exists (Node, cross-origin-isolated pages); else none. */
+function sharedInterruptBuffer(): SharedArrayBuffer | undefined {
+  const canShare = typeof SharedArrayBuffer !== 'undefined' && (isNode() || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true);
+  return canShare ? new SharedArrayBuffer(4) : undefined;
+}
+
+/** Posts 'init' and waits for 'ready'; rejects on 'init-error', on the worker's exit, or after `timeoutMs`. */
+function initWorker(live: LiveWorker, init: InitMessage, timeoutMs: number): Promise<void> {
+  const { indexURL } = init;
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Pyodide did not load within ${timeoutMs} ms from ${indexURL}`)), timeoutMs);
+    live.listener = (m) => {
+      if (m.type === 'ready') resolve();
+      if (m.type === 'init-error') reject(new Error(`Pyodide failed to load from ${indexURL}: ${m.message}. Check pyodideIndexURL serves pyodide.mjs and its assets.`));
+      if (m.type === 'ready' || m.type === 'init-error') clearTimeout(timer);
+    };
+    live.exitListener = (reason) => {
+      clearTimeout(timer);
+      reject(new Error(`Pyodide worker died while loading: ${reason}`));
+    };
+    live.host.post(init);
+  });
+}
+
+/**
+ * Posts run `id` and resolves when the worker reports it done or exits, or when the time limit is
+ * past: then KeyboardInterrupt is raised (where an interrupt buffer exists) and, if the run has not
+ * ended `killGraceMs` later (at once without a buffer), the outcome is killed: 'timeout'.
+ */
+function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOptions, limits: Limits, killGraceMs: number): Promise<Outcome> {
+  return new Promise<Outcome>((resolve) => {
+    const run: RunState = { stdout: emptyClip(), stderr: emptyClip(), interruptSent: false };
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (value: { done?: DoneMessage; killed?: string }) => {
+      clearTimeout(deadline);
+      clearTimeout(killTimer);
+      live.listener = live.exitListener = undefined;
+      resolve({ ...value, stdout: run.stdout, stderr: run.stderr });
+    };
+    const deadline = setTimeout(() => {
+      if (live.interrupt) {
+        run.interruptSent = true;
+        Atomics.store(live.interrupt, 0, 2); // SIGINT: Pyodide raises KeyboardInterrupt at its next check
+      }
+      killTimer = setTimeout(() => finish({ killed: 'timeout' }), live.interrupt ? killGraceMs : 0);
+    }, limits.timeoutMs);
+    live.listener = (m) => onRunMessage(m, id, run, finish);
+    live.exitListener = (reason) => finish({ killed: reason });
+    const message: RunMessage = { type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes: limits.memoryMb * 1024 * 1024 };
+    live.host.post(message);
+  });
+}
+
+/** Follows the messages of run `id`: keeps its latest output, and on 'done' finishes the run. */
+function onRunMessage(m: any, id: number, run: RunState, finish: (value: { done: DoneMessage }) => void): void {
+  if (m.id !== id) return;
+  if (m.type === 'output') ({ stdout: run.stdout, stderr: run.stderr } = m);
+  if (m.type === 'done') {
+    ({ stdout: run.stdout, stderr: run.stderr } = m);
+    // A KeyboardInterrupt that we did not send is the code's own; report it as an exception.
+    if (m.error?.kind === 'timeout' && !run.interruptSent) m.error = { kind: 'exception', message: 'KeyboardInterrupt' };
+    finish({ done: m });
+  }
 }
 
 /** Where pyodide.mjs lives: node_modules/pyodide in Node (offline), `indexURL` or '/pyodide/' in the browser. */

@@ -181,101 +181,147 @@ export interface UrlSourceOptions {
  *   urlSource('HuggingFaceTB/SmolLM2-135M-Instruct').name === 'https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct'
  */
 export function urlSource(base: string, opts: UrlSourceOptions = {}): ModelSource {
-  const trimmed = base.trim().replace(/\/+$/, '');
-  const isHubId = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(trimmed) && !trimmed.includes('://');
-  const name = isHubId ? `${HUB}/${trimmed}` : trimmed;
-  const revision = opts.revision ?? 'main';
-  const doFetch = opts.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
-  const urlOf = (file: string) => {
-    checkFileName(file, name);
-    return `${name}/resolve/${encodeURIComponent(revision)}/${file.split('/').map(encodeURIComponent).join('/')}`;
+  const site: UrlSite = {
+    name: baseUrl(base),
+    revision: opts.revision ?? 'main',
+    fetch: opts.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init)),
+    headers: opts.headers,
   };
-
-  async function request(url: string, init: RequestInit = {}): Promise<Response> {
-    try {
-      return await doFetch(url, { ...init, headers: { ...opts.headers, ...(init.headers as Record<string, string>) } });
-    } catch (e) {
-      if ((e as Error).name === 'AbortError') throw e;
-      throw new ModelSourceError(
-        `could not fetch ${url} (${(e as Error).message}): you may be offline, or the server does not allow this page to read it (CORS). ` +
-          'Check the connection and the address, or download the files and pick them from disk instead.',
-        'network',
-      );
-    }
-  }
-
-  function statusError(res: Response, url: string, file: string): ModelSourceError {
-    if (res.status === 404) {
-      return new ModelSourceError(
-        `${url} was not found (HTTP 404): ${name} has no ${file} at revision "${revision}"; check the model id, the revision and the file name.`,
-        'missing',
-      );
-    }
-    if (res.status === 401 || res.status === 403) {
-      return new ModelSourceError(
-        `${url} refused access (HTTP ${res.status}): the model is private or gated, or does not exist. ` +
-          'Accept its licence on the hub and pass an access token, or download the files and load them from disk.',
-      );
-    }
-    return new ModelSourceError(`${url} failed with HTTP ${res.status} ${res.statusText}; try again later.`);
-  }
-
-  async function get(file: string): Promise<[Response, string]> {
-    const url = urlOf(file);
-    const res = await request(url);
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw statusError(res, url, file);
-    }
-    if (isHtmlFallback(res, file)) {
-      await res.body?.cancel().catch(() => {});
-      throw new ModelSourceError(
-        `${url} answered with an HTML page, not ${file}: the server sends its index page for files it does not have ` +
-          '(a single-page-app fallback), so the file is missing there. Put the file on the server, or serve the site ' +
-          'with real 404s (npm start does).',
-        'missing',
-      );
-    }
-    return [res, url];
-  }
-
   const source: ModelSource = {
-    name,
+    name: site.name,
     async has(file) {
-      const url = urlOf(file);
-      let res = await request(url, { method: 'HEAD' });
-      if (res.status === 405 || res.status === 501) {
-        // Server without HEAD: ask for one byte instead of the whole file.
-        res = await request(url, { headers: { Range: 'bytes=0-0' } });
-        await res.body?.cancel().catch(() => {});
-      }
-      if (res.ok) return !isHtmlFallback(res, file);
-      if (res.status === 404) return false;
-      throw statusError(res, url, file);
+      return urlHas(site, file);
     },
     async readText(file) {
-      const [res] = await get(file);
+      const [res] = await urlGet(site, file);
       return res.text();
     },
     async readJson<T>(file: string) {
-      return parseJson<T>(await source.readText(file), file, name);
+      return parseJson<T>(await source.readText(file), file, site.name);
     },
     async *stream(file, onProgress) {
-      const [res, url] = await get(file);
-      // With Content-Encoding, Content-Length counts compressed bytes, not the bytes we see.
-      const encoded = (res.headers.get('content-encoding') ?? 'identity') !== 'identity';
-      const length = Number(res.headers.get('content-length'));
-      const total = !encoded && res.headers.has('content-length') && Number.isFinite(length) ? length : null;
-      if (!res.body) {
-        yield* withProgress((async function* () { yield new Uint8Array(await res.arrayBuffer()); })(), file, total, onProgress);
-        return;
-      }
-      const broke = (e: unknown) =>
-        new ModelSourceError(`the download of ${url} broke off (${(e as Error).message}); check the connection and load the model again.`, 'network');
-      yield* withProgress(readableChunks(res.body, broke), file, total, onProgress);
+      const [res, url] = await urlGet(site, file);
+      yield* responseChunks(res, url, file, onProgress);
     },
   };
   return source;
+}
+
+/** What urlSource's requests need: the base URL (its name), the revision, the fetch and the extra headers. */
+interface UrlSite {
+  name: string;
+  revision: string;
+  fetch: (url: string, init: RequestInit) => Promise<Response>;
+  headers?: Record<string, string>;
+}
+
+/** `base` without trailing slashes; a bare hub id ("org/model") becomes https://huggingface.co/org/model. */
+function baseUrl(base: string): string {
+  const trimmed = base.trim().replace(/\/+$/, '');
+  const isHubId = /^[A-Za-z0-9][\w.-]*\/[\w.-]+$/.test(trimmed) && !trimmed.includes('://');
+  return isHubId ? `${HUB}/${trimmed}` : trimmed;
+}
+
+/** `<base>/resolve/<revision>/<file>`, each path segment URL-encoded; refuses file names that leave the model. */
+function fileUrl(site: UrlSite, file: string): string {
+  checkFileName(file, site.name);
+  return `${site.name}/resolve/${encodeURIComponent(site.revision)}/${file.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** fetch with the site's headers; a fetch that throws (offline, CORS) is a 'network' error with advice. Aborts pass through. */
+async function request(site: UrlSite, url: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await site.fetch(url, { ...init, headers: { ...site.headers, ...(init.headers as Record<string, string>) } });
+  } catch (e) {
+    if ((e as Error).name === 'AbortError') throw e;
+    throw new ModelSourceError(
+      `could not fetch ${url} (${(e as Error).message}): you may be offline, or the server does not allow this page to read it (CORS). ` +
+        'Check the connection and the address, or download the files and pick them from disk instead.',
+      'network',
+    );
+  }
+}
+
+/** The error for a non-2xx answer: 404 is 'missing'; 401/403 explain gated models; anything else says try later. */
+function statusError(site: UrlSite, res: Response, url: string, file: string): ModelSourceError {
+  if (res.status === 404) {
+    return new ModelSourceError(
+      `${url} was not found (HTTP 404): ${site.name} has no ${file} at revision "${site.revision}"; check the model id, the revision and the file name.`,
+      'missing',
+    );
+  }
+  if (res.status === 401 || res.status === 403) {
+    return new ModelSourceError(
+      `${url} refused access (HTTP ${res.status}): the model is private or gated, or does not exist. ` +
+        'Accept its licence on the hub and pass an access token, or download the files and load them from disk.',
+    );
+  }
+  return new ModelSourceError(`${url} failed with HTTP ${res.status} ${res.statusText}; try again later.`);
+}
+
+/** The 'missing' error for a file the server answered with its HTML index page (see isHtmlFallback). */
+function htmlFallbackError(url: string, file: string): ModelSourceError {
+  return new ModelSourceError(
+    `${url} answered with an HTML page, not ${file}: the server sends its index page for files it does not have ` +
+      '(a single-page-app fallback), so the file is missing there. Put the file on the server, or serve the site ' +
+      'with real 404s (npm start does).',
+    'missing',
+  );
+}
+
+/** Drops a response body we will not read, so the connection is freed. */
+async function discardBody(res: Response): Promise<void> {
+  await res.body?.cancel().catch(() => {});
+}
+
+/** GETs `file`: the response (body unread) and its URL, or the error for a failed status or an HTML fallback. */
+async function urlGet(site: UrlSite, file: string): Promise<[Response, string]> {
+  const url = fileUrl(site, file);
+  const res = await request(site, url);
+  if (!res.ok) {
+    await discardBody(res);
+    throw statusError(site, res, url, file);
+  }
+  if (isHtmlFallback(res, file)) {
+    await discardBody(res);
+    throw htmlFallbackError(url, file);
+  }
+  return [res, url];
+}
+
+/** Whether `file` exists, by HEAD, or by a 1-byte GET on servers without HEAD; never downloads the file. */
+async function urlHas(site: UrlSite, file: string): Promise<boolean> {
+  const url = fileUrl(site, file);
+  let res = await request(site, url, { method: 'HEAD' });
+  if (res.status === 405 || res.status === 501) {
+    // Server without HEAD: ask for one byte instead of the whole file.
+    res = await request(site, url, { headers: { Range: 'bytes=0-0' } });
+    await discardBody(res);
+  }
+  if (res.ok) return !isHtmlFallback(res, file);
+  if (res.status === 404) return false;
+  throw statusError(site, res, url, file);
+}
+
+/** The body's size in bytes from Content-Length, or null when absent, unparseable, or counting compressed bytes. */
+function contentLength(res: Response): number | null {
+  // With Content-Encoding, Content-Length counts compressed bytes, not the bytes we see.
+  const encoded = (res.headers.get('content-encoding') ?? 'identity') !== 'identity';
+  const length = Number(res.headers.get('content-length'));
+  return !encoded && res.headers.has('content-length') && Number.isFinite(length) ? length : null;
+}
+
+/** A response's body as chunks with progress; a body that breaks off mid-download is a 'network' error. */
+async function* responseChunks(res: Response, url: string, file: string, onProgress?: ProgressCallback): AsyncGenerator<Uint8Array> {
+  const total = contentLength(res);
+  if (!res.body) {
+    // No body stream (a fetch without streams, or a test double): the whole file as one chunk.
+    yield* withProgress((async function* () { yield new Uint8Array(await res.arrayBuffer()); })(), file, total, onProgress);
+    return;
+  }
+  const broke = (e: unknown) =>
+    new ModelSourceError(`the download of ${url} broke off (${(e as Error).message}); check the connection and load the model again.`, 'network');
+  yield* withProgress(readableChunks(res.body, broke), file, total, onProgress);
 }
 
 // ---------------------------------------------------------------------------------------------
