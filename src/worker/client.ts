@@ -11,7 +11,7 @@
  *   await client.lab.configure({ config: {} });
  *   await client.lab.step({});
  */
-import { REQUEST_TYPES, type EventMessage, type LabApi, type ReplyMessage, type RequestType, type Requests, type WorkerEvent } from '../core/lab/protocol.ts';
+import { type EventMessage, type LabApi, type ReplyMessage, type RequestType, type Requests, type WorkerEvent } from '../core/lab/protocol.ts';
 
 export class WorkerRequestError extends Error {
   constructor(readonly request: RequestType, message: string) {
@@ -48,8 +48,19 @@ export class TrainerClient {
     });
   }
 
-  /** The lab in the worker, method by method (each call is one request). */
-  readonly lab = Object.fromEntries(REQUEST_TYPES.map((type) => [type, (args: never) => this.request(type, args)])) as unknown as LabApi;
+  /** One request type as a method of the lab. */
+  private method<K extends RequestType>(type: K): (args: Requests[K]['args']) => Promise<Requests[K]['value']> {
+    return (args) => this.request(type, args);
+  }
+
+  /** The lab in the worker, method by method (each call is one request; a request left out fails to compile). */
+  readonly lab: LabApi = {
+    init: this.method('init'), configure: this.method('configure'), start: this.method('start'), compare: this.method('compare'),
+    pause: this.method('pause'), lesson: this.method('lesson'), step: this.method('step'), takeOver: this.method('takeOver'),
+    reset: this.method('reset'), export: this.method('export'), importAdapter: this.method('importAdapter'), importDataset: this.method('importDataset'),
+    loadModel: this.method('loadModel'), listRuns: this.method('listRuns'), webllmModels: this.method('webllmModels'), webllmCoach: this.method('webllmCoach'),
+    recover: this.method('recover'), runTool: this.method('runTool'), loseDevice: this.method('loseDevice'),
+  };
 
   /** Send one request; resolves with the worker's value or rejects with its error message. */
   request<K extends RequestType>(type: K, args: Requests[K]['args']): Promise<Requests[K]['value']> {
