@@ -115,20 +115,39 @@ export function relayJudgeRow(name: string, v: JudgeVsRater, parsed?: number): s
   return `| ${name} | ${v.n} | ${parsed === undefined ? '-' : `${(parsed * 100).toFixed(0)} %`} | ${formatPercent(v.ranking)} | ${ival(v.mae)} | ${formatPercent(v.agreement)} |`;
 }
 
+/** Held-out relay steps the real team takes (models/relay, no adapter, T = 1), each rated by the rubric. */
+export async function relayHeldOutSteps(relayModel: string, tasks: number, sizes: number[]): Promise<RatedStep[]> {
+  const relay = await loadModel(folderSource(relayModel), { tokenizer: 'required' });
+  const steps: RatedStep[] = [];
+  try {
+    const agents = new EngineAgents(relay, new Map(), 64);
+    for (const n of sizes) steps.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, tasks), { seed: 500 + n })));
+  } finally {
+    relay.model.dispose();
+  }
+  return steps;
+}
+
+/** A judge folder scored against the rater on `steps`: ranking, MAE, agreement, and the share of its answers that parsed. */
+export async function rankJudge(dir: string, steps: RatedStep[], reps: number): Promise<{ v: JudgeVsRater; parsed: number; seconds: number }> {
+  const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
+  try {
+    const t0 = performance.now();
+    const scored = await new ModelCoach(judge).scoreBatch(steps.map((s) => s.context));
+    const v = judgeVsRater(steps.map((s) => s.rating.score), scored.map((r) => r.score), steps.map((s) => s.group), { reps });
+    return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000 };
+  } finally {
+    judge.model.dispose();
+  }
+}
+
 /** The relay judge(s) against the relay rubric on the real team's held-out steps (see the header). */
 export async function relayMain(argv: string[]): Promise<void> {
   const o = parseRelay(argv);
   const info = await initBackend({ force: 'wasm' });
   const log = (m: string) => console.error(`[bench judge --relay ${new Date().toISOString().slice(11, 19)}] ${m}`);
   const started = performance.now();
-  const relay = await loadModel(folderSource(o.relayModel), { tokenizer: 'required' });
-  const steps: RatedStep[] = [];
-  try {
-    const agents = new EngineAgents(relay, new Map(), 64);
-    for (const n of o.sizes) steps.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, o.tasks), { seed: 500 + n })));
-  } finally {
-    relay.model.dispose();
-  }
+  const steps = await relayHeldOutSteps(o.relayModel, o.tasks, o.sizes);
   const kinds: Record<string, number> = {};
   for (const s of steps) kinds[s.kind] = (kinds[s.kind] ?? 0) + 1;
   log(`${steps.length} held-out steps ${JSON.stringify(kinds)}`);
@@ -137,17 +156,10 @@ export async function relayMain(argv: string[]): Promise<void> {
   const rows: string[] = [];
   const seconds: string[] = [];
   for (const dir of o.judges) {
-    const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
-    try {
-      const t0 = performance.now();
-      const scored = await new ModelCoach(judge).scoreBatch(steps.map((s) => s.context));
-      seconds.push(`${dir} ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-      const v = judgeVsRater(rater, scored.map((r) => r.score), groups, { reps: o.reps });
-      log(`${dir}: ranking ${formatPercent(v.ranking)}, MAE ${ival(v.mae)}, agreement ${formatPercent(v.agreement)}`);
-      rows.push(relayJudgeRow(`judge \`${dir}\``, v, scored.filter((r) => r.ok).length / scored.length));
-    } finally {
-      judge.model.dispose();
-    }
+    const { v, parsed, seconds: s } = await rankJudge(dir, steps, o.reps);
+    seconds.push(`${dir} ${s.toFixed(0)} s`);
+    log(`${dir}: ranking ${formatPercent(v.ranking)}, MAE ${ival(v.mae)}, agreement ${formatPercent(v.agreement)}`);
+    rows.push(relayJudgeRow(`judge \`${dir}\``, v, parsed));
   }
   const base = baselineScores(rater);
   rows.push(relayJudgeRow('always the raters\' mean', judgeVsRater(rater, base.mean, groups, { reps: o.reps })));

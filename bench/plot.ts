@@ -37,6 +37,8 @@ export interface PlotPanel {
   logY?: boolean;
   yMin?: number;
   yMax?: number;
+  /** Left end of the x axis (default: 0, or the smallest x when below it). */
+  xMin?: number;
   /** Format of the y ticks (default: 2 significant digits). */
   yFormat?: (v: number) => string;
 }
@@ -58,7 +60,7 @@ function panel(p: PlotPanel, ox: number): string[] {
   const pts = p.series.flatMap((s) => s.points);
   const ys = pts.flatMap((q) => [q.y, q.low ?? q.y, q.high ?? q.y]).filter((v) => Number.isFinite(v) && (!p.logY || v > 0));
   const xMax = Math.max(1e-9, ...pts.map((q) => q.x));
-  const xMin = Math.min(0, ...pts.map((q) => q.x));
+  const xMin = p.xMin ?? Math.min(0, ...pts.map((q) => q.x));
   let yMin = p.yMin ?? (p.logY ? Math.min(...ys) / 1.3 : Math.min(0, ...ys));
   let yMax = p.yMax ?? Math.max(...ys) * (p.logY ? 1.3 : 1.05);
   if (!(yMax > yMin)) yMax = yMin + 1;

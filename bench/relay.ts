@@ -101,7 +101,7 @@ export function parseRelayArgs(argv: string[]): RelayBenchOptions {
   return o;
 }
 
-const log = (msg: string) => process.stderr.write(`[bench relay ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+export const log = (msg: string) => process.stderr.write(`[bench relay ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 /** One held-out evaluation of a run: rollouts spent so far, team and step accuracy at T = 1. */
 export interface RelayPoint {
@@ -151,14 +151,14 @@ async function readRelayRun(dir: string, label: string, n: number, mode: Mode, s
   return { label, n, mode, seed, budget: config.iterations * config.promptsPerIteration * config.samplesPerPrompt, baseline, evals };
 }
 
-interface Variant {
+export interface Variant {
   label: string;
   mode: Mode;
   patch: Record<string, unknown>;
 }
 
 /** Trains one run into `dir` (or reuses a finished one there) and returns its curve. */
-async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOptions, model: LoadedModel, baseline: EvalResult): Promise<RelayRun> {
+export async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOptions, model: LoadedModel, baseline: EvalResult): Promise<RelayRun> {
   const base = relayConfig(n);
   const judged = o.coach === 'model' && v.mode === 'process';
   const config = resolveTrainConfig({
@@ -180,7 +180,7 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
 
 /** Rollouts to target per run (the budget, flagged, when not reached). */
-function reach(runs: RelayRun[], target: number): { values: number[]; censored: number; text: string } {
+export function reach(runs: RelayRun[], target: number): { values: number[]; censored: number; text: string } {
   const r = runs.map((run) => ({ v: rolloutsToTarget(run, target), budget: run.budget }));
   return {
     values: r.map((x) => x.v ?? x.budget),
@@ -190,16 +190,16 @@ function reach(runs: RelayRun[], target: number): { values: number[]; censored: 
 }
 
 /** Final step accuracy minus the untrained one, per seed: mean and 95 % t interval across seeds. */
-function gainOf(runs: RelayRun[]): { mean: number; low: number; high: number } {
+export function gainOf(runs: RelayRun[]): { mean: number; low: number; high: number } {
   const i = tInterval(runs.map((r) => (r.evals[r.evals.length - 1] ?? r.baseline).step - r.baseline.step));
   return { mean: i.p, low: i.low, high: i.high };
 }
 
 const points = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
-const fmtGain = (g: { mean: number; low: number; high: number }) => `${points(g.mean)} points${Number.isFinite(g.low) ? ` [${points(g.low)}, ${points(g.high)}]` : ''}`;
+export const fmtGain = (g: { mean: number; low: number; high: number }) => `${points(g.mean)} points${Number.isFinite(g.low) ? ` [${points(g.low)}, ${points(g.high)}]` : ''}`;
 
 /** Final team accuracy pooled over seeds (each run's last evaluation), with its Wilson interval. */
-function pooledFinal(runs: RelayRun[]): string {
+export function pooledFinal(runs: RelayRun[]): string {
   const finals = runs.map((r) => r.evals[r.evals.length - 1] ?? r.baseline);
   const k = finals.reduce((s, f) => s + Math.round(f.team * f.tasks), 0);
   const n = finals.reduce((s, f) => s + f.tasks, 0);
@@ -207,7 +207,7 @@ function pooledFinal(runs: RelayRun[]): string {
   return `${pct(w.p)} [${(100 * w.low).toFixed(1)}, ${(100 * w.high).toFixed(1)}]`;
 }
 
-function header(o: RelayBenchOptions, backend: string, config: TrainConfig): string[] {
+export function header(o: RelayBenchOptions, backend: string, config: TrainConfig): string[] {
   const budget = config.iterations * config.promptsPerIteration * config.samplesPerPrompt;
   return [
     `- backend: ${backend}; machine: ${os.cpus().length} cores, Node ${process.version}; model ${config.agentModel}; ${o.coach === 'model' ? `process reward from the judge model ${o.judge ?? 'models/relay-judge'} (--coach model${o.judge ? ' --judge' : ''})` : 'rule coach (relay rubric)'}`,
