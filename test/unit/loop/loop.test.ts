@@ -3,6 +3,7 @@
  * runs in the Python sandbox), coach, rewards, per-agent updates, evaluation, checkpoints — and a
  * resumed run equals an uninterrupted one.
  */
+import { evaluateTeam } from '../../../src/core/loop/eval-queue.ts';
 import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
@@ -92,7 +93,9 @@ describe('the MAPPA loop', () => {
     }
     const after = await trainer.policies.get('verifier')!.adapter.values();
     for (const [k, v] of frozenBefore) expect(after.get(k)!.a).toEqual(v.a);
-    const m2 = await trainer.step();
+    // Iteration 2 is due an evaluation; the trainer asks whoever evaluates (here a whole-set chunk, as mappa train does).
+    const evaluate = async () => (await evaluateTeam(config, trainer.compute, { adapters: trainer.adapterValues() })).result;
+    const m2 = await trainer.step({ evaluate });
     expect(m2.eval).toBeDefined();
     expect(m2.eval!.tasks).toBe(2);
     expect(store.records.length).toBe(2);

@@ -116,10 +116,15 @@ export class LoraAdapter implements AdapterView {
       throw new Error(`LoRA ${this.name} layer ${layer} ${proj}: expected A [${r}, ${inn}] and B [${out}, ${r}]`);
     }
     const id = `lora${this.instance}:${this.name}/${layer}/${proj}`;
-    this.pairs.set(key(layer, proj), {
-      a: tf.variable(tf.tensor2d(a, [r, inn]), true, `${id}/lora_A`),
-      b: tf.variable(tf.tensor2d(b, [out, r]), true, `${id}/lora_B`),
-    });
+    // A variable shares its initial tensor's data; the initial tensor itself is freed at once, so that an
+    // adapter made and disposed (each rollout pass makes its own from values) leaves no tensor behind.
+    const variable = (values: Float32Array, shape: [number, number], name: string) => {
+      const init = tf.tensor2d(values, shape);
+      const v = tf.variable(init, true, name);
+      init.dispose();
+      return v;
+    };
+    this.pairs.set(key(layer, proj), { a: variable(a, [r, inn], `${id}/lora_A`), b: variable(b, [out, r], `${id}/lora_B`) });
   }
 
   lora(layer: number, proj: Projection): LoraPair | null {
