@@ -86,24 +86,27 @@ interface RelayOptions {
   tasks: number;
   sizes: number[];
   reps: number;
+  /** Answers of each judge to print (the first N steps). */
+  show: number;
 }
 
 export function parseRelay(argv: string[]): RelayOptions {
-  const o: RelayOptions = { judges: [RELAY_JUDGE_MODEL], relayModel: 'models/relay', tasks: 100, sizes: [1, 2, 3, 4, 5, 6], reps: 200 };
+  const o: RelayOptions = { judges: [RELAY_JUDGE_MODEL], relayModel: 'models/relay', tasks: 100, sizes: [1, 2, 3, 4, 5, 6], reps: 200, show: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`bench judge --relay: ${flag} needs a value`);
     if (flag === '--judge' || flag === '--judges') o.judges = v.split(',').map((s) => s.trim()).filter(Boolean);
     else if (flag === '--relay-model') o.relayModel = v;
-    else if (flag === '--tasks' || flag === '--reps') {
+    else if (flag === '--tasks' || flag === '--reps' || flag === '--show') {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new Error(`bench judge --relay: ${flag} needs a positive integer, got "${v}"`);
       if (flag === '--tasks') o.tasks = n;
+      else if (flag === '--show') o.show = n;
       else o.reps = n;
     } else if (flag === '--sizes') {
       o.sizes = v.split(',').map(Number);
       if (o.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 6)) throw new Error(`bench judge --relay: --sizes takes team sizes 1..6 like 2,4,6, got "${v}"`);
-    } else throw new Error(`bench judge --relay: unknown option "${flag}". Options: --judges DIR[,DIR...] --relay-model DIR --tasks N --sizes 1,2,... --reps N`);
+    } else throw new Error(`bench judge --relay: unknown option "${flag}". Options: --judges DIR[,DIR...] --relay-model DIR --tasks N --sizes 1,2,... --reps N --show N`);
   }
   return o;
 }
@@ -129,13 +132,13 @@ export async function relayHeldOutSteps(relayModel: string, tasks: number, sizes
 }
 
 /** A judge folder scored against the rater on `steps`: ranking, MAE, agreement, and the share of its answers that parsed. */
-export async function rankJudge(dir: string, steps: RatedStep[], reps: number): Promise<{ v: JudgeVsRater; parsed: number; seconds: number }> {
+export async function rankJudge(dir: string, steps: RatedStep[], reps: number): Promise<{ v: JudgeVsRater; parsed: number; seconds: number; raw: string[] }> {
   const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
   try {
     const t0 = performance.now();
     const scored = await new ModelCoach(judge).scoreBatch(steps.map((s) => s.context));
     const v = judgeVsRater(steps.map((s) => s.rating.score), scored.map((r) => r.score), steps.map((s) => s.group), { reps });
-    return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000 };
+    return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000, raw: scored.map((r) => r.raw) };
   } finally {
     judge.model.dispose();
   }
@@ -156,7 +159,11 @@ export async function relayMain(argv: string[]): Promise<void> {
   const rows: string[] = [];
   const seconds: string[] = [];
   for (const dir of o.judges) {
-    const { v, parsed, seconds: s } = await rankJudge(dir, steps, o.reps);
+    const { v, parsed, seconds: s, raw } = await rankJudge(dir, steps, o.reps);
+    // --show N: the judge's first answers beside the step and the rater's score (what its scratchpad got wrong).
+    for (const [i, st] of steps.slice(0, o.show).entries()) {
+      log(`  ${JSON.stringify(st.context.input.split('\n').at(-1))} answered ${JSON.stringify(st.context.output)}, rater ${st.rating.score}: ${JSON.stringify(raw[i])}`);
+    }
     seconds.push(`${dir} ${s.toFixed(0)} s`);
     log(`${dir}: ranking ${formatPercent(v.ranking)}, MAE ${ival(v.mae)}, agreement ${formatPercent(v.agreement)}`);
     rows.push(relayJudgeRow(`judge \`${dir}\``, v, parsed));
