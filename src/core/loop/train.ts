@@ -7,9 +7,10 @@
  *     -> update each trainable agent's adapter -> metrics event
  *     every k iterations: held-out evaluation (temperature 0.6 and greedy) and a checkpoint
  *
- * Each stage returns what the next one needs, and the iteration commits (its iteration number, the
- * curriculum, the adapters' step) only at the end. Where rollouts and the update run is the
- * Compute's business (compute/compute.ts): this file never sees a thread.
+ * Each stage returns what the next one needs. Nothing changes before the update (a pause up to there
+ * leaves no trace); the update steps the adapters, and the iteration number and the curriculum are
+ * replaced only at the end. Where rollouts and the update run is the Compute's business
+ * (compute/compute.ts): this file never sees a thread.
  *
  * For: `Trainer`, one iteration at a time (`step`); a whole run, with its evaluations, resume and
  * pause, is session.ts's RunSession, which the CLI and the page's lab both drive.
