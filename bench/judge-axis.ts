@@ -27,9 +27,9 @@ import { LocalCompute } from '../src/core/compute/local.ts';
 import { formatPercent } from '../src/core/stats/intervals.ts';
 import { MiscalibratedCoach } from '../src/core/coach/coach.ts';
 import { relayRuleCoach } from '../src/core/domains/relay/team.ts';
-import { judgeVsRater, type RatedStep } from '../src/core/domains/relay/judge.ts';
+import type { RatedStep } from '../src/core/domains/relay/judge.ts';
 import { openModel } from '../src/cli/common.ts';
-import { relayHeldOutSteps, rankJudge } from './judge.ts';
+import { rankCoach, rankJudge, relayHeldOutSteps } from './judge.ts';
 import { fmtGain, gainOf, header, log, parseRelayArgs, pooledFinal, reach, relayRun, type RelayRun } from './relay.ts';
 import { svgPanels, type PlotPoint } from './plot.ts';
 
@@ -63,8 +63,7 @@ function parseArgs(argv: string[]): { judges: string[]; noise: number[]; rest: s
 
 /** The rubric with noise sigma, as a coach, against the rater on the same steps (the synthetic axis). */
 async function rankNoisyRubric(sigma: number, steps: RatedStep[]) {
-  const scored = await new MiscalibratedCoach(relayRuleCoach(), { noise: sigma, seed: 0 }).scoreBatch(steps.map((s) => s.context));
-  return judgeVsRater(steps.map((s) => s.rating.score), scored.map((r) => r.score), steps.map((s) => s.group), { reps: 200 });
+  return (await rankCoach(new MiscalibratedCoach(relayRuleCoach(), { noise: sigma, seed: 0 }), steps, 200)).v;
 }
 
 const pts = (x: number) => 100 * x;
@@ -93,8 +92,8 @@ export async function main(argv: string[]): Promise<void> {
   const { judges, noise, rest } = parseArgs(argv);
   const o = parseRelayArgs(['--agents', String(N), '--target', '0.65', ...rest]);
   const info = await initBackend({ force: 'wasm' });
-  const model = await openModel(resolveTrainConfig(relayConfig(N)).agentModel, { tokenizer: 'required' });
   const config = resolveTrainConfig(relayConfig(N));
+  const model = await openModel(config.agentModel, { tokenizer: 'required' });
   const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
   const steps = await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES);
   log(`${steps.length} held-out steps to rank the judges on`);

@@ -37,7 +37,7 @@ import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement } f
 import { dataJudgeItems } from '../scripts/pretrain/data-transcripts.ts';
 import { judgeExamples } from '../scripts/pretrain/transcripts.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
-import { ModelCoach } from '../src/core/coach/coach.ts';
+import { type Coach, ModelCoach } from '../src/core/coach/coach.ts';
 import { relayHeldOut } from '../src/core/domains/relay/tasks.ts';
 import { RELAY_JUDGE_MODEL } from '../src/core/domains/relay/team.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type JudgeVsRater, type RatedStep } from '../src/core/domains/relay/judge.ts';
@@ -131,14 +131,19 @@ export async function relayHeldOutSteps(relayModel: string, tasks: number, sizes
   return steps;
 }
 
-/** A judge folder scored against the rater on `steps`: ranking, MAE, agreement, and the share of its answers that parsed. */
-export async function rankJudge(dir: string, steps: RatedStep[], reps: number): Promise<{ v: JudgeVsRater; parsed: number; seconds: number; raw: string[] }> {
+/** Any coach scored against the rater on `steps`: ranking, MAE, agreement, the share of its answers that parsed, and the answers. */
+export async function rankCoach(coach: Coach, steps: RatedStep[], reps: number): Promise<{ v: JudgeVsRater; parsed: number; seconds: number; raw: string[] }> {
+  const t0 = performance.now();
+  const scored = await coach.scoreBatch(steps.map((s) => s.context));
+  const v = judgeVsRater(steps.map((s) => s.rating.score), scored.map((r) => r.score), steps.map((s) => s.group), { reps });
+  return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000, raw: scored.map((r) => r.raw) };
+}
+
+/** A judge folder as the coach, ranked by rankCoach (the model is freed after). */
+export async function rankJudge(dir: string, steps: RatedStep[], reps: number): ReturnType<typeof rankCoach> {
   const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
   try {
-    const t0 = performance.now();
-    const scored = await new ModelCoach(judge).scoreBatch(steps.map((s) => s.context));
-    const v = judgeVsRater(steps.map((s) => s.rating.score), scored.map((r) => r.score), steps.map((s) => s.group), { reps });
-    return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000, raw: scored.map((r) => r.raw) };
+    return await rankCoach(new ModelCoach(judge), steps, reps);
   } finally {
     judge.model.dispose();
   }

@@ -14,7 +14,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
-import { assignValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
+import { assignValues, concatValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { Trajectory } from '../loop/rollout.ts';
@@ -70,12 +70,7 @@ export class LaneServer {
       return { kind: 'play', trajectories };
     }
     const [g] = await this.local.gradients(this.adapter(job.adapter), [job.job]);
-    const grads = new Float32Array(g.grads.reduce((n, t) => n + t.size, 0));
-    let at = 0;
-    for (const t of g.grads) {
-      grads.set((await t.data()) as Float32Array, at);
-      at += t.size;
-    }
+    const grads = concatValues(await Promise.all(g.grads.map(async (t) => (await t.data()) as Float32Array)));
     tf.dispose(g.grads);
     return { kind: 'gradients', loss: g.loss, grads, side: g.side };
   }

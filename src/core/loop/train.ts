@@ -63,8 +63,7 @@ function mean(xs: number[]): number {
 
 /** Tasks -> trajectories: what one iteration played. */
 interface Batch {
-  /** The curriculum level the prompts came from. */
-  level: number;
+  /** The prompts, what was skipped, and the curriculum after picking (its level: the one the prompts came from). */
   picked: Picked;
   trajs: Trajectory[];
   /** Tokens generated in the rollouts. */
@@ -212,7 +211,6 @@ export class Trainer {
   /** Tasks -> trajectories: the curriculum's prompts, each played `samplesPerPrompt` times at the training temperature. */
   private async rollOut(it: number, clock: PhaseClock, signal?: AbortSignal): Promise<Batch> {
     const c = this.config;
-    const level = this.curriculumState.level; // the level these prompts come from
     const picked = this.curriculum.pick(this.curriculumState, c.promptsPerIteration);
     checkAbort(signal); // a large batch takes a while to pick: a pause pressed meanwhile holds here
     const pass = { config: c, adapters: this.adapterValues(), tasks: picked.tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it };
@@ -220,7 +218,7 @@ export class Trainer {
       signal, onProgress: (agentId, progress) => this.emit({ type: 'generation', iteration: it, agentId, progress }),
     }));
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
-    return { level, picked, trajs, generated };
+    return { picked, trajs, generated };
   }
 
   /**
@@ -238,7 +236,7 @@ export class Trainer {
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
     const filters: FilterCounts = {
       skippedAlwaysSolved: batch.picked.skippedAlwaysSolved, skippedNeverSolved: batch.picked.skippedNeverSolved,
-      droppedCoachFailures: batch.trajs.length - kept.length, droppedOverContext: all.length - samples.length, level: batch.level,
+      droppedCoachFailures: batch.trajs.length - kept.length, droppedOverContext: all.length - samples.length, level: batch.picked.state.level,
     };
     return { samples, rewards, actionOf, filters, curriculum };
   }

@@ -21,14 +21,18 @@ export interface AdapterValues {
 
 /** Every variable of the adapter, concatenated in `variables()` order. */
 export function adapterValues(adapter: LoraAdapter): AdapterValues {
-  const parts = adapter.variables().map((v) => v.dataSync() as Float32Array);
-  const values = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  return { name: adapter.name, settings: adapter.settings, values: concatValues(adapter.variables().map((v) => v.dataSync() as Float32Array)) };
+}
+
+/** Arrays end to end in one (the inverse of `unflatten`, for tensors read to the host in `variables()` order). */
+export function concatValues(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
-    values.set(p, at);
+    out.set(p, at);
     at += p.length;
   }
-  return { name: adapter.name, settings: adapter.settings, values };
+  return out;
 }
 
 /** Splits a flat array back into tensors shaped like `vars` (the caller disposes them). */
