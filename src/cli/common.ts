@@ -45,11 +45,18 @@ export async function startBackend(name: string | undefined): Promise<void> {
   process.stderr.write(`backend: ${info.name}${adapter}${info.notice ? ` — ${info.notice}` : ''}\n`);
 }
 
+/** --threads as a number (undefined when absent), refused in one line when malformed: call it before any work starts. */
+export function threadsFlag(flag: string | undefined): number | undefined {
+  if (flag === undefined) return undefined;
+  const n = /^\d+$/.test(flag) ? Number(flag) : NaN;
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`--threads must be a whole number of 1 or more, got "${flag}"`);
+  return n;
+}
+
 /** How many threads a run uses: --threads, else every core on wasm, else 1 (webgpu, cpu). Call after startBackend. */
 export function threadCount(flag: string | undefined, backend = currentBackend()?.name ?? 'cpu', cores = availableParallelism()): number {
-  if (flag !== undefined) {
-    const n = /^\d+$/.test(flag) ? Number(flag) : NaN;
-    if (!Number.isInteger(n) || n < 1) throw new CliError(`--threads must be a whole number of 1 or more, got "${flag}"`);
+  const n = threadsFlag(flag);
+  if (n !== undefined) {
     if (n > 1 && backend !== 'wasm') throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
     return n;
   }

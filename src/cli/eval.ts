@@ -19,7 +19,7 @@ import { computeFor } from '../core/compute/lanes.ts';
 import { folderSource } from '../core/engine/model/sources.ts';
 import { accuracyInterval, formatPercent } from '../core/stats/intervals.ts';
 import { adapterValues } from '../core/engine/lora/adapter-values.ts';
-import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
+import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
 import { startWorkerLanes } from './train-workers.ts';
 import { readConfig, readDataset, setUpTeam } from './run-setup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
@@ -29,6 +29,7 @@ const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [-
 
 export async function evalCommand(argv: string[]): Promise<void> {
   const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, threads: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const heldOut = await readDataset(o.dataset, '--dataset');
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : parseIntFlag(o.tasks, '--tasks', 1, 200) });
   const found = o.adapters ? adapterFolders(o.adapters, config.workflow.agents.map((a) => a.id)) : new Map<string, string | null>();

@@ -12,7 +12,7 @@ import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/loop/run-size.ts';
 import { pct, printer, summaryLines } from './train-output.ts';
-import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount } from './common.ts';
+import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { acquireRunLock, RunLockedError } from '../platform/node/run-lock.ts';
 import { startWorkerLanes } from './train-workers.ts';
@@ -42,6 +42,7 @@ async function readRequest(argv: string[]) {
     coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, threads: { type: 'string' },
     dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, yes: { type: 'boolean' }, json: { type: 'boolean' }, ...BACKEND_OPTION,
   }, USAGE);
+  threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const train = await readDataset(o.dataset, '--dataset');
   const heldOut = await readDataset(o['eval-dataset'], '--eval-dataset');
   const config = await readConfig(o.config, {
