@@ -11,10 +11,15 @@
  *   bound ms           max(FLOPs / the process's own [rows, hidden] x [hidden, intermediate] matmul
  *                      rate, bytes / its own [rows, hidden] x [hidden, vocab] rate in bytes of weight per s)
  *   bound / step       the share of the bound the step reaches (1 = at the bound: the issue's "decode / bound")
- *   kernels / step     tfjs kernels one step runs (tf.profile); on webgpu each is one or more dispatches
+ *   path               plain: the tfjs ops of llama.ts; fused: the wasm step of decode-wasm.ts (what
+ *                      generate uses on wasm), measured back to back in the same process
+ *   kernels / step     plain: tfjs kernels one step runs (tf.profile; on webgpu each is one or more
+ *                      dispatches); fused: its matmul calls plus its JS passes (norms, RoPE, attention,
+ *                      SwiGLU, residuals)
  *   kernels / layer    kernels / step over layers (the embedding, final norm, head and pick included)
  *   outside matmul     the share of the step's kernel time spent in kernels other than matmuls
- *                      (tf.profile kernelTimeMs; wall time outside kernels is not in it)
+ *                      (tf.profile kernelTimeMs; wall time outside kernels is not in it); fused: the
+ *                      share of the step's wall time outside its matmul calls
  * Run as: npm run bench -- decode [--backend wasm|cpu|webgpu] [--shapes agent,smollm2-135m]
  *         [--rows 24] [--context 64] [--steps 8] [--layers N]
  * Each shape runs in a child process (a clean backend, its own memory).
@@ -25,6 +30,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
 import { installNodeWebGPU } from '../src/core/engine/webgpu-node.ts';
 import type { ModelConfig } from '../src/core/engine/model/config.ts';
+import { FusedDecoder } from '../src/core/engine/model/decode-wasm.ts';
 import { CausalLM, disposeCache, type KVCache } from '../src/core/engine/model/llama.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
@@ -36,6 +42,7 @@ export interface DecodeOptions { backend: BackendName; shapes: string[]; rows: n
 
 export interface DecodeResult {
   shape: string;
+  path?: 'plain' | 'fused';
   backend: string;
   config?: { layers: number; hidden: number; vocab: number };
   stepMs?: number;
@@ -75,7 +82,46 @@ function step(model: CausalLM, tokens: number[], cache: KVCache): { next: number
   return { next: Array.from(next), cache: out.cache! };
 }
 
-export async function measureDecode(backend: string, o: DecodeOptions & { shape: string }): Promise<DecodeResult> {
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Greedy picks of logits [rows * V]. */
+function argmaxRows(logits: ArrayLike<number>, rows: number, vocab: number): number[] {
+  return Array.from({ length: rows }, (_, r) => {
+    let best = 0;
+    for (let j = 1; j < vocab; j++) if (logits[r * vocab + j] > logits[r * vocab + best]) best = j;
+    return best;
+  });
+}
+
+/** The fused step from the same prefill: median step ms, calls per step, and the share of wall time outside matmuls. */
+function measureFused(model: CausalLM, ids: number[][], steps: number): { stepMs: number; calls: number; outside: number } | { refused: string } {
+  const first = model.forward(ids, { useCache: true, lastOnly: true });
+  const dec = FusedDecoder.open(model, first.cache!, null, steps + 2);
+  disposeCache(first.cache!);
+  first.logits.dispose();
+  if (!dec) return { refused: 'the fused step declined' };
+  const V = model.config.vocabSize;
+  let tokens = ids.map((row) => row[row.length - 1]);
+  const times: number[] = [];
+  const matmulMs: number[] = [];
+  let calls = 0;
+  for (let s = 0; s <= steps; s++) {
+    const c0 = dec.calls;
+    const m0 = dec.matmulMs;
+    const t0 = performance.now();
+    tokens = argmaxRows(dec.step(tokens), tokens.length, V);
+    if (s > 0) {
+      times.push(performance.now() - t0);
+      matmulMs.push(dec.matmulMs - m0);
+    }
+    calls = dec.calls - c0;
+  }
+  dec.dispose();
+  const wall = times.reduce((a, b) => a + b, 0);
+  return { stepMs: median(times), calls, outside: 1 - matmulMs.reduce((a, b) => a + b, 0) / wall };
+}
+
+export async function measureDecode(backend: string, o: DecodeOptions & { shape: string }): Promise<DecodeResult[]> {
   if (backend === 'webgpu') await installNodeWebGPU();
   const info = await initBackend({ force: backend as BackendName });
   const model = await openShape(o.shape, o.layers);
@@ -91,7 +137,6 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
     const r = step(model, tokens, cache);
     if (s > 0) times.push(performance.now() - t0); // the first step is the warm-up
     ({ next: tokens, cache } = r); // the step disposed the old cache
-
   }
   let probe: { next: number[]; cache: KVCache } | null = null;
   const profile = await tf.profile(() => {
@@ -102,25 +147,28 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
   const outside = kernelMs.reduce((a, b, i) => a + (MATMUL.has(profile.kernels[i].name) ? 0 : b), 0);
   const probed = probe as { next: number[]; cache: KVCache } | null;
   disposeCache(probed?.cache ?? cache);
+  const fused = measureFused(model, ids, o.steps);
   const cost = decodeStepCost(c, o.rows, o.context + o.steps);
   const matmulFlops = (await timeMatmul(o.rows, c.hiddenSize, c.intermediateSize, 5)) * 1e9;
   const headBytesPerS = ((await timeMatmul(o.rows, c.hiddenSize, c.vocabSize, 3)) * 1e9 / (2 * o.rows * c.hiddenSize * c.vocabSize)) * 4 * c.hiddenSize * c.vocabSize;
-  times.sort((a, b) => a - b);
-  return {
+  const common = {
     shape: o.shape, backend: describeBackend(info), config: { layers: c.numLayers, hidden: c.hiddenSize, vocab: c.vocabSize },
-    stepMs: times[Math.floor(times.length / 2)], flops: cost.flops, bytes: cost.bytes,
-    boundMs: 1000 * Math.max(cost.flops / matmulFlops, cost.bytes / headBytesPerS),
-    kernels: profile.kernels.length, kernelsPerLayer: profile.kernels.length / c.numLayers,
+    flops: cost.flops, bytes: cost.bytes, boundMs: 1000 * Math.max(cost.flops / matmulFlops, cost.bytes / headBytesPerS),
+  };
+  const plain: DecodeResult = {
+    ...common, path: 'plain', stepMs: median(times), kernels: profile.kernels.length, kernelsPerLayer: profile.kernels.length / c.numLayers,
     outsideMatmul: total > 0 ? outside / total : undefined,
   };
+  if ('refused' in fused) return [plain, { shape: o.shape, backend: common.backend, path: 'fused', skipped: fused.refused }];
+  return [plain, { ...common, path: 'fused', stepMs: fused.stepMs, kernels: fused.calls, kernelsPerLayer: fused.calls / c.numLayers, outsideMatmul: fused.outside }];
 }
 
 export function formatDecode(results: DecodeResult[], o: DecodeOptions): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const head = `| shape | layers | step ms | GFLOP / step | MB / step | bound ms | bound / step | kernels / step | kernels / layer | outside matmul |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|`;
+  const head = `| shape | path | layers | step ms | GFLOP / step | MB / step | bound ms | bound / step | kernels / step | kernels / layer | outside matmul |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|`;
   const rows = results.map((r) => r.skipped
-    ? `| ${r.shape} | skipped: ${r.skipped} | | | | | | | | |`
-    : `| ${r.shape} | ${r.config?.layers} | ${fmt(r.stepMs)} | ${fmt(r.flops! / 1e9)} | ${fmt(r.bytes! / 1e6)} | ${fmt(r.boundMs)} | ${fmt(r.boundMs! / r.stepMs!, 2)} | ${r.kernels} | ${fmt(r.kernelsPerLayer, 1)} | ${r.outsideMatmul === undefined ? 'n/a' : `${(100 * r.outsideMatmul).toFixed(0)} %`} |`);
+    ? `| ${r.shape} | ${r.path ?? ''} | skipped: ${r.skipped} | | | | | | | | |`
+    : `| ${r.shape} | ${r.path} | ${r.config?.layers} | ${fmt(r.stepMs)} | ${fmt(r.flops! / 1e9)} | ${fmt(r.bytes! / 1e6)} | ${fmt(r.boundMs)} | ${fmt(r.boundMs! / r.stepMs!, 2)} | ${r.kernels} | ${fmt(r.kernelsPerLayer, 1)} | ${r.outsideMatmul === undefined ? 'n/a' : `${(100 * r.outsideMatmul).toFixed(0)} %`} |`);
   return `Decode step, ${o.rows} rows after ${o.context} prompt tokens, median of ${o.steps} steps; ${results[0]?.backend ?? o.backend}; ${cpu}, ${os.cpus().length} cores; ${new Date().toISOString().slice(0, 10)}\n"bound / step": the step's analytic bound (this process's own matmul rate and weight-read rate) over its time; 1.0 = at the bound.\n\n${head}\n${rows.join('\n')}\n`;
 }
 
@@ -145,7 +193,7 @@ export async function main(argv: string[]): Promise<void> {
   const results: DecodeResult[] = [];
   for (const shape of o.shapes) {
     process.stderr.write(`[bench decode] ${shape} on ${o.backend}...\n`);
-    results.push(await runInChild<DecodeResult>(import.meta.url, o.backend, { ...o, shape }, (why) => ({ shape, backend: o.backend, skipped: why })));
+    results.push(...await runInChild<DecodeResult[]>(import.meta.url, o.backend, { ...o, shape }, (why) => [{ shape, backend: o.backend, skipped: why }]));
   }
   process.stdout.write(formatDecode(results, o));
 }

@@ -1,6 +1,7 @@
 /**
  * bench/decode.ts: the analytic cost of a decode step (hand-worked on a small shape), the flags, and
- * one real measurement of the shipped agent on cpu (2 steps) that fills every column of the table.
+ * one real measurement of the shipped agent on wasm (2 steps) that fills every column of the table,
+ * for the plain step and the fused one.
  */
 import { describe, expect, it } from 'vitest';
 import { decodeStepCost, formatDecode, measureDecode, parseDecodeArgs } from '../../../bench/decode.ts';
@@ -22,12 +23,16 @@ describe('bench decode', () => {
     expect(() => parseDecodeArgs(['--speed', '1'])).toThrow(/unknown flag --speed/);
   });
 
-  it('measures the shipped agent on cpu and prints a full row', async () => {
-    const o = { backend: 'cpu' as const, shapes: ['agent'], rows: 2, context: 8, steps: 2 };
-    const r = await measureDecode('cpu', { ...o, shape: 'agent' });
-    expect(r.kernels).toBeGreaterThan(4 * 20); // a few dozen kernels a layer
-    expect(r.stepMs).toBeGreaterThan(0);
-    expect(r.boundMs! / r.stepMs!).toBeGreaterThan(0);
-    expect(formatDecode([r], o)).toMatch(/\| agent \| 4 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \d+ % \|/);
+  it('measures the shipped agent on wasm, plain and fused, and prints two full rows', async () => {
+    const o = { backend: 'wasm' as const, shapes: ['agent'], rows: 2, context: 8, steps: 2 };
+    const [plain, fused] = await measureDecode('wasm', { ...o, shape: 'agent' });
+    expect(plain.kernels).toBeGreaterThan(4 * 20); // a few dozen kernels a layer
+    expect(fused.kernels).toBe(4 * (7 + 9) + 3); // per layer 7 matmuls and 9 JS passes; the embedding, final norm and head
+    for (const r of [plain, fused]) {
+      expect(r.stepMs).toBeGreaterThan(0);
+      expect(r.boundMs! / r.stepMs!).toBeGreaterThan(0);
+    }
+    const table = formatDecode([plain, fused], o);
+    for (const path of ['plain', 'fused']) expect(table).toMatch(new RegExp(`\\| agent \\| ${path} \\| 4 \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| [\\d.]+ \\| \\d+ % \\|`));
   }, 120_000);
 });

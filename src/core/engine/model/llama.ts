@@ -24,6 +24,10 @@ export const PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj',
 export type Projection = (typeof PROJECTIONS)[number];
 const MLP_PROJECTIONS: ReadonlySet<Projection> = new Set(['gate_proj', 'up_proj', 'down_proj']);
 
+/** The HF name prefix of a layer's projection. Example: (0, 'up_proj') -> "model.layers.0.mlp.up_proj". */
+export const projectionPrefix = (layer: number, proj: Projection): string =>
+  `model.layers.${layer}.${MLP_PROJECTIONS.has(proj) ? 'mlp' : 'self_attn'}.${proj}`;
+
 /** A low-rank update for one linear layer: delta W = scale * B A, with A [r, in] and B [out, r] (PEFT layout). */
 export interface LoraPair {
   a: tf.Tensor2D;
@@ -154,8 +158,29 @@ export class CausalLM {
 
   /** x [N, in] @ W^T for weight `name`, stored in HF layout [out, in] or as [in, out]. */
   private matMulWeight(x: tf.Tensor2D, name: string): tf.Tensor2D {
-    const w = this.w(name) as tf.Tensor2D;
-    return this.inOut.has(name) ? tf.matMul(x, w) : tf.matMul(x, w, false, true);
+    const { w, transposeB } = this.linearWeight(name);
+    return tf.matMul(x, w, false, transposeB);
+  }
+
+  /** A linear weight as held, and whether x @ w needs it transposed (HF layout [out, in]) or not ([in, out]). */
+  linearWeight(name: string): { w: tf.Tensor2D; transposeB: boolean } {
+    return { w: this.w(name) as tf.Tensor2D, transposeB: !this.inOut.has(name) };
+  }
+
+  /** The output projection as `project` multiplies by it (not for tables held in row blocks). */
+  outputWeight(): { w: tf.Tensor2D; transposeB: boolean } {
+    if (this.tiedHead) return { w: this.tiedHead, transposeB: false };
+    return this.linearWeight(this.weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight');
+  }
+
+  /** Whether the embedding or the output table is held as row blocks (vocab-table.ts). */
+  tablesInBlocks(): boolean {
+    return this.embedBlocks !== null || this.headBlocks !== null;
+  }
+
+  /** RoPE's inverse frequencies (rope.ts), one per pair of a head's dimensions. */
+  ropeFrequencies(): Float64Array {
+    return this.invFreq;
   }
 
   /** Forward pass over ids [B][T] (rows of equal length; pad with any id and mask it). */
@@ -173,8 +198,8 @@ export class CausalLM {
   project(hidden: tf.Tensor2D): tf.Tensor2D {
     if (this.headBlocks) return this.headBlocks.project(hidden);
     if (this.embedBlocks && !this.weights.has('lm_head.weight')) return this.embedBlocks.project(hidden);
-    if (this.tiedHead) return tf.matMul(hidden, this.tiedHead);
-    return this.matMulWeight(hidden, this.weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight');
+    const { w, transposeB } = this.outputWeight();
+    return tf.matMul(hidden, w, false, transposeB);
   }
 
   /**
@@ -266,7 +291,7 @@ export class CausalLM {
   /** x [B, T, in] -> [B, T, out] through a projection of layer `layer`, plus its LoRA update if any. */
   private linear(x: tf.Tensor3D, layer: number, proj: Projection, opts: ForwardOptions): tf.Tensor3D {
     const [b, t, din] = x.shape;
-    const prefix = `model.layers.${layer}.${MLP_PROJECTIONS.has(proj) ? 'mlp' : 'self_attn'}.${proj}`;
+    const prefix = projectionPrefix(layer, proj);
     const x2 = tf.reshape(x, [b * t, din]) as tf.Tensor2D;
     let y: tf.Tensor2D = this.matMulWeight(x2, `${prefix}.weight`); // [BT, out]
     const bias = this.weights.get(`${prefix}.bias`);

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Rebuilds the project's own wasm kernels from their C sources (src/core/engine/kernels/c/) into
+# TypeScript modules that hold the bytes (src/core/engine/kernels/*-wasm-bytes.ts), committed so
+# that nobody else needs a compiler. Needs clang and wasm-ld (Debian: apt-get install clang lld).
+# Usage: sh scripts/build-kernels.sh   (about 1 s; test/unit/kernels/attention-wasm.test.ts checks
+# that the committed bytes are what this script builds, where clang is installed)
+set -eu
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+clang --target=wasm32 -O3 -msimd128 -nostdlib -fno-builtin \
+  -Wl,--no-entry -Wl,--initial-memory=131072 -Wl,--stack-first -Wl,-z,stack-size=65536 \
+  -o "$out/attention.wasm" src/core/engine/kernels/c/attention.c
+node -e '
+const fs = require("fs");
+const [wasm, target] = process.argv.slice(1);
+const b64 = fs.readFileSync(wasm).toString("base64");
+fs.writeFileSync(target, `/** Built by scripts/build-kernels.sh from ./c/attention.c (wasm32, SIMD): do not edit. */\nexport const ATTENTION_WASM = ${JSON.stringify(b64)};\n`);
+' "$out/attention.wasm" src/core/engine/kernels/attention-wasm-bytes.ts
+echo "built src/core/engine/kernels/attention-wasm-bytes.ts"
