@@ -12,6 +12,8 @@
  *   -> [{tokens: [8, 61, 68, 30], logprobs: [...], finishReason: 'length', ...}]
  */
 import { Rng } from '../../tasks/rng.ts';
+import { FusedDecoder } from './decode-wasm.ts';
+import { leftPad, sharedPrefill } from './prefill.ts';
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
 import { type SamplingOptions, type UniformSource, sampleToken } from './sampling.ts';
 
@@ -28,6 +30,10 @@ export interface GenerateOptions extends SamplingOptions {
   adapter?: AdapterView | null;
   /** false = recompute the whole sequence every step (no KV cache). Default true. */
   useCache?: boolean;
+  /** false = decode with the plain tfjs ops even where the fused wasm step (decode-wasm.ts) can serve. Default true. */
+  fused?: boolean;
+  /** false = a plain left-padded prefill, without running shared prompts and prefixes once (prefill.ts). Default true. */
+  sharePrefill?: boolean;
   /** Progress: the pre-fill (done 0 then 1; tokens = rows x padded prompt length), then each decoding step. */
   onProgress?: (p: GenerationProgress) => void;
   /** Called after each step for each still-running row with its new token. */
@@ -81,14 +87,7 @@ export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 
   return batches;
 }
 
-/** Left-pad rows to one length. Example: [[5], [6, 7]] -> ids [[0, 5], [6, 7]], mask [[0, 1], [1, 1]]. */
-export function leftPad(rows: number[][], padId = 0): { ids: number[][]; mask: number[][] } {
-  const width = Math.max(...rows.map((r) => r.length));
-  return {
-    ids: rows.map((r) => [...new Array(width - r.length).fill(padId), ...r]),
-    mask: rows.map((r) => [...new Array(width - r.length).fill(0), ...r.map(() => 1)]),
-  };
-}
+export { leftPad };
 
 export async function generate(model: CausalLM, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
   if (prompts.length === 0) return [];
@@ -105,6 +104,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   let seqIds = ids; // full sequences (for recomputation)
   let seqMask = mask;
   let cache: KVCache | null = null;
+  let fused: FusedDecoder | null = null; // after the prefill, where it can serve
   let stepIds = ids;
   let stepMask: number[][] | undefined = mask;
 
@@ -113,16 +113,28 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   try {
     for (let step = 0; step < opts.maxNewTokens; step++) {
       opts.signal?.throwIfAborted();
-      const out = model.forward(useCache ? stepIds : seqIds, {
-        attentionMask: useCache ? stepMask : seqMask,
-        cache,
-        useCache,
-        lastOnly: true,
-        adapter: opts.adapter,
-      });
-      cache = out.cache;
-      const last = (await out.logits.data()) as Float32Array; // [B', 1, V]
-      out.logits.dispose();
+      let last: Float32Array; // [B', V]
+      if (fused) last = fused.step(stepIds.map((r) => r[0]));
+      else if (step === 0 && useCache && opts.sharePrefill !== false) ({ cache, logits: last } = await sharedPrefill(model, prompts, opts.adapter));
+      else {
+        const out = model.forward(useCache ? stepIds : seqIds, {
+          attentionMask: useCache ? stepMask : seqMask,
+          cache,
+          useCache,
+          lastOnly: true,
+          adapter: opts.adapter,
+        });
+        cache = out.cache;
+        last = (await out.logits.data()) as Float32Array; // [B', 1, V]
+        out.logits.dispose();
+      }
+      if (step === 0 && cache && opts.fused !== false && opts.maxNewTokens > 1) {
+        fused = FusedDecoder.open(model, cache, opts.adapter, opts.maxNewTokens - 1);
+        if (fused) {
+          disposeCache(cache);
+          cache = null;
+        }
+      }
       if (step === 0) opts.onProgress?.({ phase: 'prefill', done: 1, total: 1, rows: active.length, tokens: prefillTokens });
       else opts.onProgress?.({ phase: 'decode', done: step, total: opts.maxNewTokens - 1, rows: active.length, tokens: 0 });
       const vocab = model.config.vocabSize;
@@ -148,6 +160,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
       if (keep.length === 0) break;
       if (keep.length < active.length) {
         if (cache) cache = selectCacheRows(cache, keep);
+        fused?.keepRows(keep);
         seqIds = keep.map((j) => seqIds[j]);
         seqMask = keep.map((j) => seqMask[j]);
         active = keep.map((j) => active[j]);
@@ -159,6 +172,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
     }
   } finally {
     if (cache) disposeCache(cache);
+    fused?.dispose();
   }
 
   if (opts.decode) {

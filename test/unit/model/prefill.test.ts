@@ -1,0 +1,61 @@
+/**
+ * The shared prefill (src/core/engine/model/prefill.ts): the plan by hand (twins, the common
+ * prefix, its minimum), and its cache and logits against the plain left-padded prefill on wasm
+ * and cpu, with an adapter: logits within 1e-5, and generate's tokens unchanged.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { initBackend } from '../../../src/core/engine/backend.ts';
+import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
+import { generate } from '../../../src/core/engine/model/generate.ts';
+import { PROJECTIONS, disposeCache } from '../../../src/core/engine/model/llama.ts';
+import { loadModel } from '../../../src/core/engine/model/load.ts';
+import { leftPad, planPrefill, sharedPrefill } from '../../../src/core/engine/model/prefill.ts';
+import { folderSource } from '../../../src/core/engine/model/sources.ts';
+import { Rng } from '../../../src/core/tasks/rng.ts';
+import { repoRoot } from '../../helpers/webgpu.ts';
+
+describe('planPrefill', () => {
+  it('runs twins once and the common prefix once, leaving a token of each prompt', () => {
+    expect(planPrefill([[1, 5, 6, 7], [1, 5, 6, 8], [1, 5, 6, 7]], 2)).toEqual({ distinct: [[1, 5, 6, 7], [1, 5, 6, 8]], order: [0, 1, 0], prefix: 3 });
+    // One distinct prompt: nothing to share a prefix with (the twins still run once).
+    expect(planPrefill([[1, 2, 3], [1, 2, 3]], 1)).toEqual({ distinct: [[1, 2, 3]], order: [0, 0], prefix: 0 });
+    // The prefix stops one token short of the shortest prompt, and below the minimum it is not used.
+    expect(planPrefill([[1, 2, 3], [1, 2, 3, 4]], 1).prefix).toBe(2);
+    expect(planPrefill([[1, 2, 3], [1, 2, 9]], 8).prefix).toBe(0);
+  });
+});
+
+describe('sharedPrefill against the plain prefill', () => {
+  const system = Array.from({ length: 40 }, (_, i) => 100 + i); // a shared "system prompt"
+  const prompts = [[...system, 7, 8, 9], [...system, 300], [...system, 7, 8, 9], [...system, 5, 6, 7, 8, 9, 10, 11]];
+
+  for (const backend of ['wasm', 'cpu'] as const) {
+    it(`${backend}: the same logits within 1e-5, and generate's greedy tokens unchanged`, async () => {
+      await initBackend({ force: backend });
+      const { model } = await loadModel(folderSource(path.join(repoRoot, 'models/agent')));
+      const adapter = LoraAdapter.create(model.config, { rank: 4, alpha: 8, targetModules: [...PROJECTIONS] }, `prefill-${backend}`, 1);
+      const rng = new Rng(5);
+      for (const p of adapter.pairs.values()) p.b.assign(tf.tensor2d(Float32Array.from({ length: p.b.size }, () => 0.2 * (rng.next() - 0.5)), p.b.shape));
+      const { ids, mask } = leftPad(prompts);
+      const plain = model.forward(ids, { attentionMask: mask, useCache: true, lastOnly: true, adapter });
+      const want = plain.logits.dataSync();
+      const shared = await sharedPrefill(model, prompts, adapter);
+      expect(shared.logits.length).toBe(want.length);
+      let diff = 0;
+      for (let i = 0; i < want.length; i++) diff = Math.max(diff, Math.abs(want[i] - shared.logits[i]));
+      expect(diff).toBeLessThan(1e-5);
+      expect(Array.from(shared.cache.nextPosition)).toEqual(Array.from(plain.cache!.nextPosition));
+      plain.logits.dispose();
+      disposeCache(plain.cache!);
+      disposeCache(shared.cache);
+      const o = { maxNewTokens: 10, temperature: 0, adapter };
+      const a = await generate(model, prompts, { ...o, sharePrefill: false });
+      const b = await generate(model, prompts, o);
+      expect(b.map((g) => g.tokens)).toEqual(a.map((g) => g.tokens));
+      adapter.dispose();
+      model.dispose();
+    });
+  }
+});
