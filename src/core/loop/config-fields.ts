@@ -27,6 +27,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('iterations', 'iterations', 1, 100_000),
   int('promptsPerIteration', 'prompts per iteration', 1, 1_000_000, 'problems the team solves each iteration'),
   int('samplesPerPrompt', 'samples per prompt', 1, 1024, 'attempts at each problem, each coached'),
+  int('rolloutPasses', 'rollout passes', 1, 64, 'the problems are played in this many passes, side by side on threads; results depend on it, not on threads'),
   num('temperature', 'training temperature', 0, 10, true, 'sampling temperature of training rollouts (MAPPA: 1.0)'),
   int('evalEvery', 'evaluate every (iterations)', 1, 100_000),
   int('evalTasks', 'held-out problems', 1, 200, 'the held-out set has 200'),

@@ -34,6 +34,12 @@ export interface TrainConfig {
   iterations: number;
   promptsPerIteration: number;
   samplesPerPrompt: number;
+  /**
+   * The iteration's prompts are played as this many passes (contiguous shares, each with its own
+   * seed), side by side where there are threads for them. The results depend on this number, never
+   * on the thread count; 1 plays them all in one pass on this thread.
+   */
+  rolloutPasses: number;
   /** Sampling temperature of training rollouts (MAPPA: 1.0). */
   temperature: number;
   evalEvery: number;
@@ -60,6 +66,8 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   // 12 prompts rather than 8: the measured choice (README, "Training the embedded default").
   promptsPerIteration: 12,
   samplesPerPrompt: 2,
+  // Two passes: a 2-core machine plays both at once (README, "Rollout speed").
+  rolloutPasses: 2,
   temperature: 1.0,
   // The whole held-out set (200 problems, about +-3.5 points of noise; 50 would give +-7), every 15
   // iterations so that evaluating stays a small share of the run on 2 cores.

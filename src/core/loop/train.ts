@@ -97,6 +97,23 @@ class PhaseClock {
 }
 
 /** A pause pressed before the update: the iteration stops here and leaves no trace (nothing was committed yet). */
+/**
+ * Items in `n` contiguous shares as equal as can be (the first ones larger by one), none empty (one empty
+ * share when there are no items).
+ * Example: sharesOf([a, b, c, d, e], 2) -> [[a, b, c], [d, e]]; sharesOf([a], 2) -> [[a]].
+ */
+export function sharesOf<T>(items: T[], n: number): T[][] {
+  const k = Math.max(1, Math.min(n, items.length));
+  const out: T[][] = [];
+  let start = 0;
+  for (let i = 0; i < k; i++) {
+    const size = Math.floor(items.length / k) + (i < items.length % k ? 1 : 0);
+    out.push(items.slice(start, start + size));
+    start += size;
+  }
+  return out;
+}
+
 function checkAbort(signal?: AbortSignal): void {
   if (signal?.aborted) throw new StepAborted();
 }
@@ -213,10 +230,15 @@ export class Trainer {
     const c = this.config;
     const picked = this.curriculum.pick(this.curriculumState, c.promptsPerIteration);
     checkAbort(signal); // a large batch takes a while to pick: a pause pressed meanwhile holds here
-    const pass = { config: c, adapters: this.adapterValues(), tasks: picked.tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: c.seed * 100_003 + it };
-    const [trajs] = await clock.time('rollout', () => this.compute.play([pass], {
+    const adapters = this.adapterValues();
+    const seed = c.seed * 100_003 + it;
+    const passes = sharesOf(picked.tasks, c.rolloutPasses).map((tasks, k) => ({
+      config: c, adapters, tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: seed + k * 1_000_003,
+    }));
+    const played = await clock.time('rollout', () => this.compute.play(passes, {
       signal, onProgress: (agentId, progress) => this.emit({ type: 'generation', iteration: it, agentId, progress }),
     }));
+    const trajs = played.flat();
     const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
     return { picked, trajs, generated };
   }

@@ -1,7 +1,8 @@
 /**
  * `mappa train` as a user runs it, on the shipped models: one short iteration on two threads (this
- * one + a worker that shares the update and runs the evaluations' sampled pass) writes the same
- * adapters, byte for byte, and the same held-out accuracies as with one thread (the reference),
+ * one + a worker that shares the update, plays the second of the two rollout passes and the
+ * evaluations' sampled pass) writes the same trajectories and adapters, byte for byte, and the
+ * same held-out accuracies as with one thread (the reference),
  * prints its summary and exits (the worker does not keep the process alive); a bad --threads is
  * refused by name.
  */
@@ -32,6 +33,8 @@ describe('mappa train', () => {
     const evals = (t: number) => readFileSync(path.join(dir, `t${t}`, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).eval);
     expect(evals(2)).toEqual(evals(1));
     expect(evals(1)).toHaveLength(2);
+    const trajectories = (t: number) => readFileSync(path.join(dir, `t${t}`, 'trajectories.jsonl'), 'utf8');
+    expect(trajectories(2)).toBe(trajectories(1));
     for (const agent of ['solver', 'executor', 'verifier']) {
       const file = (t: number) => readFileSync(path.join(dir, `t${t}`, 'adapters', agent, 'adapter_model.safetensors'));
       expect(file(2).equals(file(1))).toBe(true);

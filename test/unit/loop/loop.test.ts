@@ -10,7 +10,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { ConfigFileError, resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
-import { Trainer } from '../../../src/core/loop/train.ts';
+import { Trainer, sharesOf } from '../../../src/core/loop/train.ts';
 import type { IterationMetrics } from '../../../src/core/loop/records.ts';
 import { disposeTools, type ToolRunners } from '../../../src/core/tools/runners.ts';
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
@@ -147,3 +147,13 @@ async function runAll(t: Trainer): Promise<IterationMetrics[]> {
   while (t.iteration < t.config.iterations) await t.step();
   return t.metrics;
 }
+
+describe('sharesOf (the rollout passes)', () => {
+  it('cuts the prompts into contiguous shares as equal as can be, in order, none empty', () => {
+    expect(sharesOf(['a', 'b', 'c', 'd', 'e'], 2)).toEqual([['a', 'b', 'c'], ['d', 'e']]);
+    expect(sharesOf(['a', 'b', 'c', 'd'], 3)).toEqual([['a', 'b'], ['c'], ['d']]);
+    expect(sharesOf(['a'], 2)).toEqual([['a']]);
+    expect(sharesOf([], 2)).toEqual([[]]);
+    expect(sharesOf(['a', 'b'], 1)).toEqual([['a', 'b']]);
+  });
+});
