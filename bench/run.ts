@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, string> = {
   decode: 'one rollout decoding step (24 rows) at the shipped and SmolLM2-135M shapes against its matmul / weight-read bound, with kernels per step',
   engine: 'decoder speed (prefill, KV-cache and recompute decode) and peak memory per backend',
   update: 'one policy-gradient LoRA update step',
+  projection: 'decode tok/s of SmolLM2-135M and Qwen2.5-0.5B on a laptop GPU, projected on paper from dispatches and weight bytes (every assumption a flag)',
   phases: 'seconds per phase (rollout, coach, update, eval) of two or more training runs, with the ratio to the first and its interval',
   rollouts: 'rollouts of a whole agent team',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
