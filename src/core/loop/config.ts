@@ -66,7 +66,7 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   // 12 prompts rather than 8: the measured choice (README, "Training the embedded default").
   promptsPerIteration: 12,
   samplesPerPrompt: 2,
-  // Two passes: a 2-core machine plays both at once (README, "Rollout speed").
+  // Two passes: a 2-core machine plays both at once (docs/performance.md, "Rollout seconds of a math iteration").
   rolloutPasses: 2,
   temperature: 1.0,
   // The whole held-out set (200 problems, about +-3.5 points of noise; 50 would give +-7), every 15
