@@ -17,6 +17,8 @@
  *                      dispatches); fused: its matmul calls plus its JS passes (norms, RoPE, attention,
  *                      SwiGLU, residuals)
  *   kernels / layer    kernels / step over layers (the embedding, final norm, head and pick included)
+ *   dispatches         webgpu only: compute dispatches one plain step records (every
+ *                      GPUComputePassEncoder.dispatchWorkgroups call counted), per step and per layer
  *   outside matmul     the share of the step's kernel time spent in kernels other than matmuls
  *                      (tf.profile kernelTimeMs; wall time outside kernels is not in it); fused: the
  *                      share of the step's wall time outside its matmul calls
@@ -51,6 +53,8 @@ export interface DecodeResult {
   boundMs?: number;
   kernels?: number;
   kernelsPerLayer?: number;
+  /** webgpu: compute dispatches of one plain step. */
+  dispatches?: number;
   outsideMatmul?: number;
   skipped?: string;
 }
@@ -80,6 +84,26 @@ function step(model: CausalLM, tokens: number[], cache: KVCache): { next: number
   const next = tf.tidy(() => tf.argMax(tf.reshape(out.logits, [tokens.length, -1]), 1)).dataSync();
   out.logits.dispose();
   return { next: Array.from(next), cache: out.cache! };
+}
+
+/** Compute dispatches recorded on the webgpu backend's device while `fn` runs (the pass encoder's prototype wrapped). */
+function countDispatches(fn: () => void): number {
+  const device = (tf.backend() as unknown as { device: GPUDevice }).device;
+  const pass = device.createCommandEncoder().beginComputePass();
+  const proto = Object.getPrototypeOf(pass) as { dispatchWorkgroups: (...a: number[]) => void };
+  pass.end();
+  const original = proto.dispatchWorkgroups;
+  let n = 0;
+  proto.dispatchWorkgroups = function (this: unknown, ...a: number[]) {
+    n++;
+    return original.apply(this, a);
+  };
+  try {
+    fn();
+  } finally {
+    proto.dispatchWorkgroups = original;
+  }
+  return n;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -145,7 +169,14 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
   const kernelMs = await Promise.all(profile.kernels.map(async (k) => Number(await k.kernelTimeMs) || 0));
   const total = kernelMs.reduce((a, b) => a + b, 0);
   const outside = kernelMs.reduce((a, b, i) => a + (MATMUL.has(profile.kernels[i].name) ? 0 : b), 0);
-  const probed = probe as { next: number[]; cache: KVCache } | null;
+  let probed = probe as { next: number[]; cache: KVCache } | null;
+  let dispatches: number | undefined;
+  if (tf.getBackend() === 'webgpu' && probed) {
+    const p = probed;
+    dispatches = countDispatches(() => {
+      probed = step(model, p.next, p.cache);
+    });
+  }
   disposeCache(probed?.cache ?? cache);
   const fused = measureFused(model, ids, o.steps);
   const cost = decodeStepCost(c, o.rows, o.context + o.steps);
@@ -157,7 +188,7 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
   };
   const plain: DecodeResult = {
     ...common, path: 'plain', stepMs: median(times), kernels: profile.kernels.length, kernelsPerLayer: profile.kernels.length / c.numLayers,
-    outsideMatmul: total > 0 ? outside / total : undefined,
+    outsideMatmul: total > 0 ? outside / total : undefined, dispatches,
   };
   if ('refused' in fused) return [plain, { shape: o.shape, backend: common.backend, path: 'fused', skipped: fused.refused }];
   return [plain, { ...common, path: 'fused', stepMs: fused.stepMs, kernels: fused.calls, kernelsPerLayer: fused.calls / c.numLayers, outsideMatmul: fused.outside }];
@@ -165,10 +196,10 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
 
 export function formatDecode(results: DecodeResult[], o: DecodeOptions): string {
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  const head = `| shape | path | layers | step ms | GFLOP / step | MB / step | bound ms | bound / step | kernels / step | kernels / layer | outside matmul |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|`;
+  const head = `| shape | path | layers | step ms | GFLOP / step | MB / step | bound ms | bound / step | kernels / step | kernels / layer | outside matmul | dispatches / step (/ layer) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|`;
   const rows = results.map((r) => r.skipped
-    ? `| ${r.shape} | ${r.path ?? ''} | skipped: ${r.skipped} | | | | | | | | |`
-    : `| ${r.shape} | ${r.path} | ${r.config?.layers} | ${fmt(r.stepMs)} | ${fmt(r.flops! / 1e9)} | ${fmt(r.bytes! / 1e6)} | ${fmt(r.boundMs)} | ${fmt(r.boundMs! / r.stepMs!, 2)} | ${r.kernels} | ${fmt(r.kernelsPerLayer, 1)} | ${r.outsideMatmul === undefined ? 'n/a' : `${(100 * r.outsideMatmul).toFixed(0)} %`} |`);
+    ? `| ${r.shape} | ${r.path ?? ''} | skipped: ${r.skipped} | | | | | | | | | |`
+    : `| ${r.shape} | ${r.path} | ${r.config?.layers} | ${fmt(r.stepMs)} | ${fmt(r.flops! / 1e9)} | ${fmt(r.bytes! / 1e6)} | ${fmt(r.boundMs)} | ${fmt(r.boundMs! / r.stepMs!, 2)} | ${r.kernels} | ${fmt(r.kernelsPerLayer, 1)} | ${r.outsideMatmul === undefined ? 'n/a' : `${(100 * r.outsideMatmul).toFixed(0)} %`} | ${r.dispatches === undefined ? 'n/a' : `${r.dispatches} (${fmt(r.dispatches / r.config!.layers, 1)})`} |`);
   return `Decode step, ${o.rows} rows after ${o.context} prompt tokens, median of ${o.steps} steps; ${results[0]?.backend ?? o.backend}; ${cpu}, ${os.cpus().length} cores; ${new Date().toISOString().slice(0, 10)}\n"bound / step": the step's analytic bound (this process's own matmul rate and weight-read rate) over its time; 1.0 = at the bound.\n\n${head}\n${rows.join('\n')}\n`;
 }
 

@@ -4,8 +4,9 @@
  * cores take part this way). The results are those of LocalCompute alone, to the bit:
  *   logProbs, gradients  the micro-batches are shared by cost (`shareJobs`); each is computed by the
  *                        same code on the same inputs, and the results come back in job order;
- *   play                 passes go to lanes (with `beside`, all of them; otherwise the first stays here),
- *                        each with its own fixed seed, so it plays as it would here.
+ *   play                 passes go to lanes (with `beside`, all of them; otherwise the first stays here,
+ *                        and so does one whose lane is busy), each with its own fixed seed, so it plays
+ *                        as it would here.
  * When a lane fails, its share is redone here, `onWarning` hears why once, and from then on this
  * compute runs everything here: a run never loses work to a dead thread.
  *
@@ -41,6 +42,8 @@ function expect<K extends LaneResult['kind']>(r: LaneResult, kind: K): Extract<L
 
 export class LaneCompute implements Compute {
   private failure: Error | null = null;
+  /** Jobs posted to each lane and not answered yet. */
+  private readonly inFlight = new Map<number, number>();
 
   constructor(private readonly here: LocalCompute, private readonly pool: Lanes, private readonly onWarning: (message: string) => void = () => {}) {}
 
@@ -53,6 +56,12 @@ export class LaneCompute implements Compute {
     return this.lanes > 0;
   }
 
+  /** Posts a job, counting it in flight on its lane until it settles. */
+  private send(lane: number, job: LaneJob): Promise<LaneResult> {
+    this.inFlight.set(lane, (this.inFlight.get(lane) ?? 0) + 1);
+    return this.pool.post(lane, job).finally(() => this.inFlight.set(lane, this.inFlight.get(lane)! - 1));
+  }
+
   private readonly failed = (e: Error): void => {
     if (this.failure) return;
     this.failure = e;
@@ -63,7 +72,7 @@ export class LaneCompute implements Compute {
     const values = new Map<LoraAdapter, AdapterValues>();
     const valuesOf = (a: LoraAdapter) => values.get(a) ?? values.set(a, adapterValues(a)).get(a)!;
     return shareJobs(jobs, rowsCost, this.lanes, async (j) => (await this.here.logProbs([j]))[0],
-      async (lane, j) => expect(await this.pool.post(lane, { kind: 'logprobs', adapter: j.adapter && valuesOf(j.adapter), ids: j.ids, mask: j.mask, positions: j.positions }), 'logprobs').logp,
+      async (lane, j) => expect(await this.send(lane, { kind: 'logprobs', adapter: j.adapter && valuesOf(j.adapter), ids: j.ids, mask: j.mask, positions: j.positions }), 'logprobs').logp,
       this.failed);
   }
 
@@ -71,25 +80,32 @@ export class LaneCompute implements Compute {
     const values = this.lanes ? adapterValues(adapter) : null;
     return shareJobs(jobs, (j) => rowsCost(j.batch), this.lanes, async (j) => (await this.here.gradients(adapter, [j]))[0],
       async (lane, j) => {
-        const r = expect(await this.pool.post(lane, { kind: 'gradients', adapter: values ?? adapterValues(adapter), job: j }), 'gradients');
+        const r = expect(await this.send(lane, { kind: 'gradients', adapter: values ?? adapterValues(adapter), job: j }), 'gradients');
         return { loss: r.loss, grads: unflatten(r.grads, adapter.variables()), side: r.side };
       }, this.failed);
   }
 
   /**
    * Each pass on a lane, counted back from the last (greedy on the second-to-last where there are two,
-   * sampled on the last); without `beside` the first pass is played here meanwhile. A pass whose lane
-   * fails is played here.
+   * sampled on the last); without `beside` the first pass is played here meanwhile, and so is a pass
+   * whose lane is busy now (an evaluation chunk played beside, in the page): waiting behind it would
+   * leave this thread idle, and a pass plays the same anywhere. A pass whose lane fails is played here.
    */
   async play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
     const n = this.lanes;
     if (n === 0) return this.here.play(passes, opts);
-    const laneOf = (i: number) => (!opts.beside && i === 0 ? 0 : Math.max(1, n - (passes.length - 1 - i)));
-    const remote = passes.map((pass, i) => laneOf(i) === 0 ? null
-      : this.pool.post(laneOf(i), { kind: 'play', pass }).then((r) => expect(r, 'play').trajectories, (e: Error) => {
+    const laneOf = (i: number) => {
+      if (!opts.beside && i === 0) return 0;
+      const lane = Math.max(1, n - (passes.length - 1 - i));
+      return !opts.beside && this.inFlight.get(lane) ? 0 : lane;
+    };
+    const remote = passes.map((pass, i) => {
+      const lane = laneOf(i); // in order: a pass posted makes its lane busy for the next
+      return lane === 0 ? null : this.send(lane, { kind: 'play', pass }).then((r) => expect(r, 'play').trajectories, (e: Error) => {
         this.failed(e);
         return null;
-      }));
+      });
+    });
     const out: Trajectory[][] = [];
     for (const [i, pass] of passes.entries()) out.push((await remote[i]) ?? (await this.here.play([pass], opts))[0]);
     return out;

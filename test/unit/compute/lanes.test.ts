@@ -14,7 +14,8 @@ import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { LaneCompute, shareJobs, type Lanes } from '../../../src/core/compute/lanes.ts';
-import { thisThread } from '../../../src/core/compute/local.ts';
+import { LocalCompute, thisThread } from '../../../src/core/compute/local.ts';
+import type { TeamPass } from '../../../src/core/compute/compute.ts';
 import type { LaneJob, LaneResult } from '../../../src/core/compute/lane-server.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
@@ -116,5 +117,39 @@ describe('LaneCompute: the update shared with lane threads', () => {
       async (c) => (where.push('here'), `h${c}`), async (lane, c) => (where.push(`lane${lane}`), `l${c}`));
     expect(out).toEqual(['h4', 'l4', 'h4', 'l4', 'h1']);
     expect(where.filter((w) => w === 'here')).toHaveLength(3);
+  });
+});
+
+describe('LaneCompute.play: where the passes go', () => {
+  // Only the placement is under test: this thread's play is a stand-in that names the pass, and the
+  // lane answers when the test says so (a real lane's play is tested in test/unit/loop/session.test.ts).
+  const pass = (seed: number) => ({ seed }) as unknown as TeamPass;
+  const here = { play: async (ps: TeamPass[]) => ps.map((p) => [{ task: `here ${p.seed}` }]) } as unknown as LocalCompute;
+  function lanes() {
+    const pending: { job: LaneJob; answer: () => void }[] = [];
+    const pool: Lanes = {
+      count: 1,
+      post: (_lane, job) => new Promise<LaneResult>((resolve) => pending.push({ job, answer: () => resolve({ kind: 'play', trajectories: [{ task: `lane ${(job as { pass: { seed: number } }).pass?.seed}` }] } as unknown as LaneResult) })),
+      close: async () => {},
+    };
+    return { pool, pending };
+  }
+
+  it('plays the second pass on an idle lane, and here when the lane is busy with a pass played beside', async () => {
+    const idle = lanes();
+    const a = new LaneCompute(here, idle.pool);
+    const played = a.play([pass(1), pass(2)]);
+    await Promise.resolve();
+    expect(idle.pending).toHaveLength(1);
+    idle.pending[0].answer();
+    expect((await played).map((t) => (t[0] as unknown as { task: string }).task)).toEqual(['here 1', 'lane 2']);
+
+    const busy = lanes();
+    const b = new LaneCompute(here, busy.pool);
+    const beside = b.play([pass(9)], { beside: true }); // an evaluation chunk on the lane
+    expect((await b.play([pass(1), pass(2)])).map((t) => (t[0] as unknown as { task: string }).task)).toEqual(['here 1', 'here 2']);
+    expect(busy.pending).toHaveLength(1);
+    busy.pending[0].answer();
+    expect((await beside)[0][0]).toEqual({ task: 'lane 9' });
   });
 });
