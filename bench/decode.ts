@@ -79,15 +79,17 @@ async function openShape(shape: string, layers?: number): Promise<CausalLM> {
 }
 
 /** One step: a token per row through the cache (which it replaces), then the greedy pick (what generate does). */
-function step(model: CausalLM, tokens: number[], cache: KVCache): { next: number[]; cache: KVCache } {
+async function step(model: CausalLM, tokens: number[], cache: KVCache): Promise<{ next: number[]; cache: KVCache }> {
   const out = model.forward(tokens.map((t) => [t]), { cache });
-  const next = tf.tidy(() => tf.argMax(tf.reshape(out.logits, [tokens.length, -1]), 1)).dataSync();
+  const picked = tf.tidy(() => tf.argMax(tf.reshape(out.logits, [tokens.length, -1]), 1));
   out.logits.dispose();
+  const next = await picked.data(); // async: webgpu in Node cannot read synchronously
+  picked.dispose();
   return { next: Array.from(next), cache: out.cache! };
 }
 
 /** Compute dispatches recorded on the webgpu backend's device while `fn` runs (the pass encoder's prototype wrapped). */
-function countDispatches(fn: () => void): number {
+async function countDispatches(fn: () => Promise<void>): Promise<number> {
   const device = (tf.backend() as unknown as { device: GPUDevice }).device;
   const pass = device.createCommandEncoder().beginComputePass();
   const proto = Object.getPrototypeOf(pass) as { dispatchWorkgroups: (...a: number[]) => void };
@@ -99,7 +101,7 @@ function countDispatches(fn: () => void): number {
     return original.apply(this, a);
   };
   try {
-    fn();
+    await fn();
   } finally {
     proto.dispatchWorkgroups = original;
   }
@@ -158,13 +160,13 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
   const times: number[] = [];
   for (let s = 0; s <= o.steps; s++) {
     const t0 = performance.now();
-    const r = step(model, tokens, cache);
+    const r = await step(model, tokens, cache);
     if (s > 0) times.push(performance.now() - t0); // the first step is the warm-up
     ({ next: tokens, cache } = r); // the step disposed the old cache
   }
   let probe: { next: number[]; cache: KVCache } | null = null;
-  const profile = await tf.profile(() => {
-    probe = step(model, tokens, cache);
+  const profile = await tf.profile(async () => {
+    probe = await step(model, tokens, cache);
   });
   const kernelMs = await Promise.all(profile.kernels.map(async (k) => Number(await k.kernelTimeMs) || 0));
   const total = kernelMs.reduce((a, b) => a + b, 0);
@@ -173,8 +175,8 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
   let dispatches: number | undefined;
   if (tf.getBackend() === 'webgpu' && probed) {
     const p = probed;
-    dispatches = countDispatches(() => {
-      probed = step(model, p.next, p.cache);
+    dispatches = await countDispatches(async () => {
+      probed = await step(model, p.next, p.cache);
     });
   }
   disposeCache(probed?.cache ?? cache);
