@@ -3,7 +3,8 @@
 # TypeScript modules that hold the bytes (src/core/engine/kernels/*-wasm-bytes.ts), committed so
 # that nobody else needs a compiler. Needs clang and wasm-ld (Debian: apt-get install clang lld).
 # Usage: sh scripts/build-kernels.sh   (about 1 s; test/unit/kernels/attention-wasm.test.ts checks
-# that the committed bytes are what this script builds, where clang is installed)
+# that the committed bytes are what this script builds, where the same clang version is installed;
+# the bytes file records it)
 set -eu
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -13,8 +14,9 @@ clang --target=wasm32 -O3 -msimd128 -nostdlib -fno-builtin \
   -o "$out/attention.wasm" src/core/engine/kernels/c/attention.c
 node -e '
 const fs = require("fs");
-const [wasm, target] = process.argv.slice(1);
+const [wasm, target, compiler] = process.argv.slice(1);
 const b64 = fs.readFileSync(wasm).toString("base64");
-fs.writeFileSync(target, `/** Built by scripts/build-kernels.sh from ./c/attention.c (wasm32, SIMD): do not edit. */\nexport const ATTENTION_WASM = ${JSON.stringify(b64)};\n`);
-' "$out/attention.wasm" src/core/engine/kernels/attention-wasm-bytes.ts
+fs.writeFileSync(target, `/** Built by scripts/build-kernels.sh from ./c/attention.c (wasm32, SIMD): do not edit. */\n`
+  + `export const ATTENTION_WASM_COMPILER = ${JSON.stringify(compiler)};\nexport const ATTENTION_WASM = ${JSON.stringify(b64)};\n`);
+' "$out/attention.wasm" src/core/engine/kernels/attention-wasm-bytes.ts "$(clang --version | head -n 1)"
 echo "built src/core/engine/kernels/attention-wasm-bytes.ts"

@@ -2,13 +2,15 @@
  * The wasm SIMD attention kernel (src/core/engine/kernels/attention-wasm.ts, ./c/attention.c):
  * the docstring's hand-worked case, a float64 JS reference on random caches with padding and
  * grouped-query heads (head sizes with and without a SIMD multiple of 4), and the committed bytes
- * against a fresh build from the C source (skipped, saying so, where clang is not installed).
+ * against a fresh build from the C source (skipped, saying so, where the clang that built them is not
+ * installed; .ci/run installs Debian's).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttentionArena, type ArenaLayout } from '../../../src/core/engine/kernels/attention-wasm.ts';
+import { ATTENTION_WASM_COMPILER } from '../../../src/core/engine/kernels/attention-wasm-bytes.ts';
 import { Rng } from '../../../src/core/tasks/rng.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
 
@@ -72,8 +74,13 @@ describe('the wasm SIMD attention kernel', () => {
     });
   }
 
-  const clang = spawnSync('clang', ['--version']).status === 0 && spawnSync('wasm-ld', ['--version']).status === 0;
-  it.skipIf(!clang)(`the committed bytes are what scripts/build-kernels.sh builds from the C source${clang ? '' : ' (skipped: clang and wasm-ld are not installed; apt-get install clang lld)'}`, () => {
+  // The same source gives the same bytes with the same compiler: compare where the recorded clang is installed.
+  const version = spawnSync('clang', ['--version'], { encoding: 'utf8' });
+  const clang = version.status === 0 ? version.stdout.split('\n')[0] : null;
+  const why = clang === null || spawnSync('wasm-ld', ['--version']).status !== 0
+    ? 'clang and wasm-ld are not installed; apt-get install clang lld'
+    : clang !== ATTENTION_WASM_COMPILER ? `this machine has "${clang}", the bytes were built with "${ATTENTION_WASM_COMPILER}"` : null;
+  it.skipIf(why !== null)(`the committed bytes are what scripts/build-kernels.sh builds from the C source${why ? ` (skipped: ${why})` : ''}`, () => {
     const file = path.join(repoRoot, 'src/core/engine/kernels/attention-wasm-bytes.ts');
     const committed = readFileSync(file, 'utf8');
     try {
