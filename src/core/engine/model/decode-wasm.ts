@@ -75,6 +75,8 @@ interface CacheStore {
 export interface FusedOptions {
   /** false = attention by the JS loop (`attendJs`) rather than the wasm SIMD kernel (the reference in tests and the bench). */
   simd?: boolean;
+  /** The cache row each decoding row starts from (repeats allowed: twin prompts prefilled once); default each its own. */
+  rows?: number[];
 }
 
 /** Why the fused step cannot serve this model here, or null when it can. */
@@ -107,17 +109,17 @@ export class FusedDecoder {
   private readonly invFreq: Float64Array;
 
   private constructor(private readonly model: CausalLM, cache: KVCache, adapter: AdapterView | null, extra: number,
-    private readonly simd: boolean) {
+    private readonly simd: boolean, rows: number[]) {
     const c = model.config;
     this.be = tf.backend() as unknown as WasmBackend;
     this.matMul = tf.getKernel('BatchMatMul', 'wasm')!.kernelFunc;
-    this.rows = cache.batch;
+    this.rows = rows.length;
     this.length = cache.length;
     this.cap = cache.length + Math.max(1, extra);
     this.invFreq = model.ropeFrequencies();
-    this.positions = Int32Array.from(cache.nextPosition);
+    this.positions = Int32Array.from(rows, (r) => cache.nextPosition[r]);
     const vec = (name: string) => rowsOf(model.w(name).dataSync());
-    this.layers = cache.layers.map((kv, i) => {
+    this.layers = cache.layers.map((_, i) => {
       const p = `model.layers.${i}.`;
       const proj = {} as Record<Projection, Linear>;
       for (const name of PROJECTIONS) proj[name] = this.linear(i, name, adapter);
@@ -130,10 +132,10 @@ export class FusedDecoder {
         proj,
       };
     });
-    const rows = Array.from({ length: this.rows }, (_, b) => b);
+    // Heap views, read at once: nothing allocates on the tfjs heap while restore copies them.
     this.store = this.restore({
-      k: cache.layers.map((kv) => kv.k.dataSync() as Float32Array),
-      v: cache.layers.map((kv) => kv.v.dataSync() as Float32Array),
+      k: cache.layers.map((kv) => this.be.typedArrayFromHeap(kv.k) as Float32Array),
+      v: cache.layers.map((kv) => this.be.typedArrayFromHeap(kv.v) as Float32Array),
       mask: cache.mask, arena: null,
     }, cache.length, rows, this.cap);
     this.finalNorm = vec('model.norm.weight');
@@ -148,7 +150,8 @@ export class FusedDecoder {
    */
   static open(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number, opts: FusedOptions = {}): FusedDecoder | null {
     if (fusedDecodeRefusal(model)) return null;
-    return new FusedDecoder(model, cache, adapter ?? null, extra, opts.simd ?? true);
+    const rows = opts.rows ?? Array.from({ length: cache.batch }, (_, b) => b);
+    return new FusedDecoder(model, cache, adapter ?? null, extra, opts.simd ?? true, rows);
   }
 
   /** Whether attention runs in the wasm SIMD kernel (else the JS loop). */
@@ -288,7 +291,7 @@ export class FusedDecoder {
     if (!arena) return this.attendJs(layer, q, scale);
     arena.q.set(q);
     arena.attend(layer, this.rows, this.length, scale);
-    return arena.out;
+    return arena.out.subarray(0, q.length); // the arena may hold more rows than are left (compact)
   }
 
   /** The same in a JS loop, float64 sums (the kernel's reference). */
@@ -337,14 +340,14 @@ export class FusedDecoder {
     return ctx;
   }
 
-  /** Write this step's K/V [B, nkv * hd] at slot `length` of each row. */
-  private append(layer: number, k: Float32Array, v: Float32Array): void {
+  /** Write this step's K/V [B, nkv * hd] at `slot` of each row. */
+  private append(layer: number, k: Float32Array, v: Float32Array, slot: number): void {
     const { numKvHeads: nkv, headDim: hd } = this.model.config;
     this.calls++;
     for (let b = 0; b < this.rows; b++) {
       for (let g = 0; g < nkv; g++) {
         const src = (b * nkv + g) * hd;
-        const dst = ((b * nkv + g) * this.cap + this.length) * hd;
+        const dst = ((b * nkv + g) * this.cap + slot) * hd;
         this.store.k[layer].set(k.subarray(src, src + hd), dst);
         this.store.v[layer].set(v.subarray(src, src + hd), dst);
       }
@@ -381,9 +384,7 @@ export class FusedDecoder {
       }
       this.rope(q, c.numHeads);
       this.rope(k, c.numKvHeads);
-      this.length--; // append writes at slot `length`, the one this step opened
-      this.append(i, k, v);
-      this.length++;
+      this.append(i, k, v, this.length - 1); // the slot this step opened
       x = this.toHeap(this.attend(i, q), c.numHeads * c.headDim);
       const o = this.apply(x, l.proj.o_proj);
       this.be.disposeData(x.dataId);
@@ -414,9 +415,25 @@ export class FusedDecoder {
 
   /** Keep only these rows (by index, in this order), as selectCacheRows does for the plain cache. */
   keepRows(rows: number[]): void {
-    this.store = this.restore(this.store, this.cap, rows, this.cap);
+    if (rows.every((r, j) => j === 0 || r > rows[j - 1])) this.compact(rows);
+    else this.store = this.restore(this.store, this.cap, rows, this.cap);
     this.positions = Int32Array.from(rows, (r) => this.positions[r]);
     this.rows = rows.length;
+  }
+
+  /** keepRows for rows in ascending order (generate's): each moves down in place, no new store. */
+  private compact(rows: number[]): void {
+    const { numKvHeads: nkv, headDim: hd } = this.model.config;
+    const per = nkv * this.cap * hd; // one row's slots in a layer's K or V
+    const { k, v, mask } = this.store;
+    rows.forEach((r, j) => {
+      if (r === j) return;
+      for (let l = 0; l < k.length; l++) {
+        k[l].copyWithin(j * per, r * per, (r + 1) * per);
+        v[l].copyWithin(j * per, r * per, (r + 1) * per);
+      }
+      mask.copyWithin(j * this.cap, r * this.cap, (r + 1) * this.cap);
+    });
   }
 
   dispose(): void {

@@ -13,7 +13,7 @@
  */
 import { Rng } from '../../tasks/rng.ts';
 import { FusedDecoder } from './decode-wasm.ts';
-import { leftPad, sharedPrefill } from './prefill.ts';
+import { distinctPrefill, leftPad } from './prefill.ts';
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
 import { type SamplingOptions, type UniformSource, sampleToken } from './sampling.ts';
 
@@ -87,8 +87,6 @@ export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 
   return batches;
 }
 
-export { leftPad };
-
 export async function generate(model: CausalLM, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
   if (prompts.length === 0) return [];
   for (const p of prompts) if (p.length === 0) throw new Error('generate: every prompt needs at least one token');
@@ -114,8 +112,9 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
     for (let step = 0; step < opts.maxNewTokens; step++) {
       opts.signal?.throwIfAborted();
       let last: Float32Array; // [B', V]
+      let order: number[] | null = null; // the shared prefill's cache row of each row, where twins share one
       if (fused) last = fused.step(stepIds.map((r) => r[0]));
-      else if (step === 0 && useCache && opts.sharePrefill !== false) ({ cache, logits: last } = await sharedPrefill(model, prompts, opts.adapter));
+      else if (step === 0 && useCache && opts.sharePrefill !== false) ({ cache, logits: last, order } = await distinctPrefill(model, prompts, opts.adapter));
       else {
         const out = model.forward(useCache ? stepIds : seqIds, {
           attentionMask: useCache ? stepMask : seqMask,
@@ -128,12 +127,12 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
         last = (await out.logits.data()) as Float32Array; // [B', 1, V]
         out.logits.dispose();
       }
-      if (step === 0 && cache && opts.fused !== false && opts.maxNewTokens > 1) {
-        fused = FusedDecoder.open(model, cache, opts.adapter, opts.maxNewTokens - 1);
+      if (step === 0 && cache) {
+        fused = opts.fused !== false && opts.maxNewTokens > 1 ? FusedDecoder.open(model, cache, opts.adapter, opts.maxNewTokens - 1, { rows: order ?? undefined }) : null;
         if (fused) {
           disposeCache(cache);
           cache = null;
-        }
+        } else if (order) cache = selectCacheRows(cache, order);
       }
       if (step === 0) opts.onProgress?.({ phase: 'prefill', done: 1, total: 1, rows: active.length, tokens: prefillTokens });
       else opts.onProgress?.({ phase: 'decode', done: step, total: opts.maxNewTokens - 1, rows: active.length, tokens: 0 });

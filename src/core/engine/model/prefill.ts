@@ -72,6 +72,17 @@ export function planPrefill(prompts: number[][], minPrefix = MIN_SHARED_PREFIX):
  */
 export async function sharedPrefill(model: CausalLM, prompts: number[][], adapter: AdapterView | null | undefined,
   minPrefix = MIN_SHARED_PREFIX): Promise<{ cache: KVCache; logits: Float32Array }> {
+  const { cache, logits, order } = await distinctPrefill(model, prompts, adapter, minPrefix);
+  return { cache: order ? selectCacheRows(cache, order) : cache, logits };
+}
+
+/**
+ * The same, with the cache left at one row per distinct prompt: `order` (null when every prompt is
+ * distinct) gives each row's cache row, for whoever copies the cache next (the fused decoder) to
+ * expand it in that copy rather than in a gather of its own.
+ */
+export async function distinctPrefill(model: CausalLM, prompts: number[][], adapter: AdapterView | null | undefined,
+  minPrefix = MIN_SHARED_PREFIX): Promise<{ cache: KVCache; logits: Float32Array; order: number[] | null }> {
   const plan = planPrefill(prompts, minPrefix);
   let past: KVCache | null = null;
   let rows = plan.distinct;
@@ -91,11 +102,10 @@ export async function sharedPrefill(model: CausalLM, prompts: number[][], adapte
   }
   const distinctLogits = (await out.logits.data()) as Float32Array; // [U, 1, V]
   out.logits.dispose();
-  let cache = out.cache!;
-  if (plan.distinct.length === prompts.length) return { cache, logits: distinctLogits };
-  cache = selectCacheRows(cache, plan.order);
+  const cache = out.cache!;
+  if (plan.distinct.length === prompts.length) return { cache, logits: distinctLogits, order: null };
   const V = model.config.vocabSize;
   const logits = new Float32Array(prompts.length * V);
   plan.order.forEach((u, r) => logits.set(distinctLogits.subarray(u * V, (u + 1) * V), r * V));
-  return { cache, logits };
+  return { cache, logits, order: plan.order };
 }
