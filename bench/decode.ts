@@ -11,14 +11,16 @@
  *   bound ms           max(FLOPs / the process's own [rows, hidden] x [hidden, intermediate] matmul
  *                      rate, bytes / its own [rows, hidden] x [hidden, vocab] rate in bytes of weight per s)
  *   bound / step       the share of the bound the step reaches (1 = at the bound: the issue's "decode / bound")
- *   path               plain: the tfjs ops of llama.ts; fused: the wasm step of decode-wasm.ts (what
- *                      generate uses on wasm), measured back to back in the same process
+ *   path               plain: the tfjs ops of llama.ts; fused: the wasm step of decode-wasm.ts or, on
+ *                      webgpu, the WGSL step of decode-webgpu.ts (what generate uses), measured back to
+ *                      back in the same process
  *   kernels / step     plain: tfjs kernels one step runs (tf.profile; on webgpu each is one or more
- *                      dispatches); fused: its matmul calls plus its JS passes (norms, RoPE, attention,
- *                      SwiGLU, residuals)
+ *                      dispatches); fused: on wasm its matmul calls plus its JS passes (norms, RoPE,
+ *                      attention, SwiGLU, residuals), on webgpu its dispatches
  *   kernels / layer    kernels / step over layers (the embedding, final norm, head and pick included)
- *   dispatches         webgpu only: compute dispatches one plain step records (every
- *                      GPUComputePassEncoder.dispatchWorkgroups call counted), per step and per layer
+ *   dispatches         webgpu only: compute dispatches one step records (plain: every
+ *                      GPUComputePassEncoder.dispatchWorkgroups call counted; fused: its own count,
+ *                      the embedding and the head included), per step and per layer
  *   outside matmul     the share of the step's kernel time spent in kernels other than matmuls
  *                      (tf.profile kernelTimeMs; wall time outside kernels is not in it); fused: the
  *                      share of the step's wall time outside its matmul calls
@@ -32,7 +34,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
 import { installNodeWebGPU } from '../src/core/engine/webgpu-node.ts';
 import type { ModelConfig } from '../src/core/engine/model/config.ts';
-import { FusedDecoder } from '../src/core/engine/model/decode-wasm.ts';
+import { FusedDecoder, fusedDecodeRefusal } from '../src/core/engine/model/decode-wasm.ts';
+import { GpuDecoder, gpuDecodeRefusal } from '../src/core/engine/model/decode-webgpu.ts';
 import { CausalLM, disposeCache, type KVCache } from '../src/core/engine/model/llama.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
@@ -119,31 +122,36 @@ function argmaxRows(logits: ArrayLike<number>, rows: number, vocab: number): num
   });
 }
 
-/** The fused step from the same prefill: median step ms, calls per step, and the share of wall time outside matmuls. */
-function measureFused(model: CausalLM, ids: number[][], steps: number): { stepMs: number; calls: number; outside: number } | { refused: string } {
+/**
+ * The fused step from the same prefill (wasm: decode-wasm.ts; webgpu: decode-webgpu.ts): median step ms,
+ * calls per step (webgpu: its dispatches), and on wasm the share of wall time outside matmuls.
+ */
+async function measureFused(model: CausalLM, ids: number[][], steps: number): Promise<{ stepMs: number; calls: number; outside?: number; dispatches?: number } | { refused: string }> {
   const first = model.forward(ids, { useCache: true, lastOnly: true });
-  const dec = FusedDecoder.open(model, first.cache!, null, steps + 2);
+  const gpu = tf.getBackend() === 'webgpu';
+  const dec = gpu ? await GpuDecoder.open(model, first.cache!, null, steps + 2) : FusedDecoder.open(model, first.cache!, null, steps + 2);
   disposeCache(first.cache!);
   first.logits.dispose();
-  if (!dec) return { refused: 'the fused step declined' };
+  if (!dec) return { refused: `the fused step declined: ${(gpu ? gpuDecodeRefusal(model) : fusedDecodeRefusal(model)) ?? 'unknown'}` };
   const V = model.config.vocabSize;
   let tokens = ids.map((row) => row[row.length - 1]);
   const times: number[] = [];
   const matmulMs: number[] = [];
   let calls = 0;
   for (let s = 0; s <= steps; s++) {
-    const c0 = dec.calls;
-    const m0 = dec.matmulMs;
+    const c0 = dec instanceof FusedDecoder ? dec.calls : dec.dispatches;
+    const m0 = dec instanceof FusedDecoder ? dec.matmulMs : 0;
     const t0 = performance.now();
-    tokens = argmaxRows(dec.step(tokens), tokens.length, V);
+    tokens = argmaxRows(await dec.step(tokens), tokens.length, V);
     if (s > 0) {
       times.push(performance.now() - t0);
-      matmulMs.push(dec.matmulMs - m0);
+      matmulMs.push(dec instanceof FusedDecoder ? dec.matmulMs - m0 : 0);
     }
-    calls = dec.calls - c0;
+    calls = (dec instanceof FusedDecoder ? dec.calls : dec.dispatches) - c0;
   }
   dec.dispose();
   const wall = times.reduce((a, b) => a + b, 0);
+  if (!(dec instanceof FusedDecoder)) return { stepMs: median(times), calls, dispatches: calls };
   return { stepMs: median(times), calls, outside: 1 - matmulMs.reduce((a, b) => a + b, 0) / wall };
 }
 
@@ -180,7 +188,7 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
     });
   }
   disposeCache(probed?.cache ?? cache);
-  const fused = measureFused(model, ids, o.steps);
+  const fused = await measureFused(model, ids, o.steps);
   const cost = decodeStepCost(c, o.rows, o.context + o.steps);
   const matmulFlops = (await timeMatmul(o.rows, c.hiddenSize, c.intermediateSize, 5)) * 1e9;
   const headBytesPerS = ((await timeMatmul(o.rows, c.hiddenSize, c.vocabSize, 3)) * 1e9 / (2 * o.rows * c.hiddenSize * c.vocabSize)) * 4 * c.hiddenSize * c.vocabSize;
@@ -193,7 +201,7 @@ export async function measureDecode(backend: string, o: DecodeOptions & { shape:
     outsideMatmul: total > 0 ? outside / total : undefined, dispatches,
   };
   if ('refused' in fused) return [plain, { shape: o.shape, backend: common.backend, path: 'fused', skipped: fused.refused }];
-  return [plain, { ...common, path: 'fused', stepMs: fused.stepMs, kernels: fused.calls, kernelsPerLayer: fused.calls / c.numLayers, outsideMatmul: fused.outside }];
+  return [plain, { ...common, path: 'fused', stepMs: fused.stepMs, kernels: fused.calls, kernelsPerLayer: fused.calls / c.numLayers, outsideMatmul: fused.outside, dispatches: fused.dispatches }];
 }
 
 export function formatDecode(results: DecodeResult[], o: DecodeOptions): string {

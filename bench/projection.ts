@@ -6,9 +6,10 @@
  *
  * with the weight bytes and FLOPs of the shape's step (decodeStepCost in ./decode.ts, 1 row, a
  * cached context) and the dispatches of each path:
- *   plain   one per tfjs kernel: the kernels per layer `npm run bench -- decode` counts for the
- *           plain step (--plain-per-layer, default 70) x layers + 10 (embedding, final norm, head, pick)
- *   fused   the issue's target of 8 dispatches per layer (--fused-per-layer) x layers + 4
+ *   plain   the dispatches per layer `npm run bench -- decode --backend webgpu` counts for the plain
+ *           step (--plain-per-layer, default 51) x layers + 10 (embedding, final norm, head, pick)
+ *   fused   the WGSL step of decode-webgpu.ts: 5 dispatches per layer, counted by the same bench
+ *           (--fused-per-layer) x layers + 2 (the embedding, the head)
  *   web-llm compiled, fused kernels and 4-bit weights: --webllm-bytes bytes per parameter (q4f16: 0.56)
  *           and --webllm-per-layer dispatches per layer (default 8)
  * Every assumption is a flag; the table states the values used. The per-dispatch cost on WebGPU
@@ -16,8 +17,8 @@
  * measure it, and the bandwidth a real step reaches, before any of these rows is believed.
  *
  * Flags: --bandwidth GB/s (100: an M2-class laptop), --efficiency (0.7 of it reached),
- *        --tflops (3.5 float32), --dispatch-us (20), --context (128), --plain-per-layer (70),
- *        --fused-per-layer (8), --webllm-bytes (0.56), --webllm-per-layer (8),
+ *        --tflops (3.5 float32), --dispatch-us (20), --context (128), --plain-per-layer (51),
+ *        --fused-per-layer (5), --webllm-bytes (0.56), --webllm-per-layer (8),
  *        --shapes smollm2-135m,qwen2.5-0.5b
  * Example: npm run bench -- projection --dispatch-us 40
  */
@@ -40,7 +41,7 @@ export interface ProjectionOptions {
 
 export const DEFAULTS: ProjectionOptions = {
   bandwidth: 100, efficiency: 0.7, tflops: 3.5, dispatchUs: 20, context: 128,
-  plainPerLayer: 70, fusedPerLayer: 8, webllmBytes: 0.56, webllmPerLayer: 8, shapes: ['smollm2-135m', 'qwen2.5-0.5b'],
+  plainPerLayer: 51, fusedPerLayer: 5, webllmBytes: 0.56, webllmPerLayer: 8, shapes: ['smollm2-135m', 'qwen2.5-0.5b'],
 };
 
 export interface ProjectedRow { shape: string; path: string; mb: number; dispatches: number; memoryMs: number; dispatchMs: number; tokPerS: number }
@@ -51,7 +52,7 @@ export function project(c: ModelConfig, shape: string, o: ProjectionOptions): Pr
   const params = bytes / 4;
   const paths = [
     { path: 'plain (float32, a dispatch per tfjs kernel)', bytes, dispatches: o.plainPerLayer * c.numLayers + 10 },
-    { path: 'fused (float32, the issue\'s target)', bytes, dispatches: o.fusedPerLayer * c.numLayers + 4 },
+    { path: 'fused (float32, decode-webgpu.ts)', bytes, dispatches: o.fusedPerLayer * c.numLayers + 2 },
     { path: `web-llm-like (${o.webllmBytes} B / parameter, compiled)`, bytes: params * o.webllmBytes, dispatches: o.webllmPerLayer * c.numLayers + 4 },
   ];
   return paths.map((p) => {

@@ -28,6 +28,7 @@
  *   // logits [[0, ln 3]], targets [1] -> logp [ln(3/4) = -0.2877], lse [ln 4 = 1.3863]
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { gpuBuffer, pipeline, type WebGPUBackendInternals } from './webgpu-raw.ts';
 
 export const SELECTED_LOGPROB = 'MappaSelectedLogProb';
 export const SELECTED_LOGPROB_GRAD = 'MappaSelectedLogProbGrad';
@@ -191,44 +192,6 @@ fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
   dlogits[i] = g;
 }
 `;
-
-// ---------------------------------------------------------------------------------------------
-// tfjs-backend-webgpu internals used here (not public API; checked against 4.22.0).
-
-interface WebGPUBackendInternals {
-  device: GPUDevice;
-  commandEncoder: GPUCommandEncoder | null;
-  tensorMap: { get(dataId: tf.DataId): { resource?: unknown } | undefined };
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values?: tf.backend_util.BackendValues): tf.TensorInfo;
-  uploadToGPU(dataId: tf.DataId): void;
-  ensureCommandEncoderReady(): void;
-  endComputePassEncoder(): void;
-  submitQueue(): void;
-}
-
-const pipelines = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
-
-function pipeline(device: GPUDevice, name: string, code: string): GPUComputePipeline {
-  let cache = pipelines.get(device);
-  if (!cache) pipelines.set(device, (cache = new Map()));
-  let p = cache.get(name);
-  if (!p) {
-    const module = device.createShaderModule({ code, label: name });
-    p = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: name });
-    cache.set(name, p);
-  }
-  return p;
-}
-
-/** The GPUBuffer behind a tensor, uploading it first if it still lives on the CPU side. */
-function gpuBuffer(be: WebGPUBackendInternals, t: tf.TensorInfo, what: string): GPUBuffer {
-  be.uploadToGPU(t.dataId);
-  const res = be.tensorMap.get(t.dataId)?.resource;
-  if (!(res instanceof GPUBuffer)) {
-    throw new Error(`logprob-webgpu: input '${what}' is not backed by a GPUBuffer (a texture?); pass a plain tensor`);
-  }
-  return res;
-}
 
 function chunksFor(be: WebGPUBackendInternals, rows: number, vocab: number): RowChunk[] {
   const lim = be.device.limits;

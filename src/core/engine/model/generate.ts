@@ -12,7 +12,8 @@
  *   -> [{tokens: [8, 61, 68, 30], logprobs: [...], finishReason: 'length', ...}]
  */
 import { Rng } from '../../tasks/rng.ts';
-import { FusedDecoder } from './decode-wasm.ts';
+import { FusedDecoder, type FusedOptions } from './decode-wasm.ts';
+import { GpuDecoder } from './decode-webgpu.ts';
 import { distinctPrefill, leftPad } from './prefill.ts';
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
 import { type SamplingOptions, type UniformSource, sampleToken } from './sampling.ts';
@@ -30,7 +31,7 @@ export interface GenerateOptions extends SamplingOptions {
   adapter?: AdapterView | null;
   /** false = recompute the whole sequence every step (no KV cache). Default true. */
   useCache?: boolean;
-  /** false = decode with the plain tfjs ops even where the fused wasm step (decode-wasm.ts) can serve. Default true. */
+  /** false = decode with the plain tfjs ops even where a fused step (decode-wasm.ts, decode-webgpu.ts) can serve. Default true. */
   fused?: boolean;
   /** false = a plain left-padded prefill, without running shared prompts and prefixes once (prefill.ts). Default true. */
   sharePrefill?: boolean;
@@ -102,7 +103,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   let seqIds = ids; // full sequences (for recomputation)
   let seqMask = mask;
   let cache: KVCache | null = null;
-  let fused: FusedDecoder | null = null; // after the prefill, where it can serve
+  let fused: Decoder | null = null; // after the prefill, where one can serve
   let stepIds = ids;
   let stepMask: number[][] | undefined = mask;
 
@@ -113,7 +114,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
       opts.signal?.throwIfAborted();
       let last: Float32Array; // [B', V]
       let order: number[] | null = null; // the shared prefill's cache row of each row, where twins share one
-      if (fused) last = fused.step(stepIds.map((r) => r[0]));
+      if (fused) last = await fused.step(stepIds.map((r) => r[0]));
       else if (step === 0 && useCache && opts.sharePrefill !== false) ({ cache, logits: last, order } = await distinctPrefill(model, prompts, opts.adapter));
       else {
         const out = model.forward(useCache ? stepIds : seqIds, {
@@ -128,7 +129,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
         out.logits.dispose();
       }
       if (step === 0 && cache) {
-        fused = opts.fused !== false && opts.maxNewTokens > 1 ? FusedDecoder.open(model, cache, opts.adapter, opts.maxNewTokens - 1, { rows: order ?? undefined }) : null;
+        fused = opts.fused !== false && opts.maxNewTokens > 1 ? await openDecoder(model, cache, opts.adapter, opts.maxNewTokens - 1, { rows: order ?? undefined }) : null;
         if (fused) {
           disposeCache(cache);
           cache = null;
@@ -182,6 +183,18 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
     }
   }
   return results;
+}
+
+/** A fused decoding step after the prefill: the wasm one (synchronous) or the WebGPU one. */
+interface Decoder {
+  step(tokens: number[]): Float32Array | Promise<Float32Array>;
+  keepRows(rows: number[]): void;
+  dispose(): void;
+}
+
+/** The fused step that serves this backend and model (each declines elsewhere, saying why), or null: the plain step. */
+async function openDecoder(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number, opts: FusedOptions): Promise<Decoder | null> {
+  return FusedDecoder.open(model, cache, adapter, extra, opts) ?? (await GpuDecoder.open(model, cache, adapter, extra, opts));
 }
 
 /** Index of the earliest stop string in text, or -1. */
