@@ -6,14 +6,17 @@
  * Why: the plain step (llama.ts) records ~51 dispatches a layer (`npm run bench -- decode --backend
  * webgpu`), and on a GPU each dispatch has a fixed cost; tfjs binds inputs read-only and copies the
  * whole cache every step (`tf.concat`). Here, per layer, rows B, hidden H, heads nh of size hd (nkv
- * for K/V), intermediate I, grid [x, y] = [workgroups, rows]:
- *   1. qkv      [nh + 2 nkv, B]  RMSNorm of h, one head of q, k or v (+ bias, + LoRA), Qwen3's norm
- *                                per head, RoPE, then q to a scratch buffer, k and v into the cache
- *   2. attend   [nh, B]          softmax(q k^T / sqrt(hd)) v over the row's real slots, online by
- *                                chunks of 64 slots (any length, no [S] buffer)
- *   3. o        [H / 64, B]      h += ctx Wo (+ bias, + LoRA)
- *   4. gate_up  [I / 64, B]      RMSNorm of h, silu(n Wg) * (n Wu) (+ LoRA)
- *   5. down     [H / 64, B]      h += m Wd (+ LoRA)
+ * for K/V), intermediate I, grid [x, y] = [workgroups of 64 threads, blocks of RB = 8 rows] (a
+ * workgroup serves 8 rows, so each weight is read ceil(B / 8) times a step, not B times):
+ *   1. qkv      [nh + 2 nkv, B/8]  RMSNorm of h, one head of q, k or v (+ bias, + LoRA), Qwen3's norm
+ *                                  per head, RoPE, then q to a scratch buffer, k and v into the cache
+ *   2. attend   [nh, B]            softmax(q k^T / sqrt(hd)) v over the row's real slots, online by
+ *                                  chunks of 64 slots (any length, no [S] buffer)
+ *   3. o        [H / 64, B/8]      h += ctx Wo (+ bias, + LoRA)
+ *   4. gate_up  [I / 64, B/8]      RMSNorm of h, silu(n Wg) * (n Wu) (+ LoRA)
+ *   5. down     [H / 64, B/8]      h += m Wd (+ LoRA)
+ * Not tuned for a real GPU yet: a thread reads its weight row straight from storage (HF layout
+ * [out, in], so neighbouring threads read H floats apart, not coalesced). No device has measured it.
  * The weights are the model's own tensors' buffers (either layout: [out, in] or [in, out]). LoRA runs
  * unmerged: each workgroup computes the rank-r down projection it needs (x A^T) itself, then adds
  * (u B^T) * scale; the scale is folded into B here. Norms, biases and LoRA live in one small buffer
