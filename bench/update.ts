@@ -73,6 +73,27 @@ export interface UpdateBenchOptions {
   shape?: string;
 }
 
+/**
+ * The warm-up step's kernels by time (MAPPA_BENCH_KERNELS=N: the N slowest, matmuls by shape), to stderr:
+ * where the step's time goes outside the matmul rate. Example: MAPPA_BENCH_KERNELS=25 npm run bench -- update --layers 4
+ */
+async function logKernels(profile: Awaited<ReturnType<typeof tf.profile>>, top: number): Promise<void> {
+  const groups = new Map<string, { ms: number; n: number }>();
+  let total = 0;
+  for (const k of profile.kernels) {
+    const ms = Number(await k.kernelTimeMs) || 0;
+    total += ms;
+    const key = /MatMul/.test(k.name) ? `${k.name} ${k.inputShapes.map((x: number[]) => `[${x}]`).join(' x ')}` : k.name;
+    const g = groups.get(key) ?? { ms: 0, n: 0 };
+    g.ms += ms;
+    g.n++;
+    groups.set(key, g);
+  }
+  const rows = [...groups].sort((a, b) => b[1].ms - a[1].ms).slice(0, top);
+  log(`kernels of the warm-up step: ${(total / 1000).toFixed(2)} s in ${profile.kernels.length} kernels`);
+  for (const [key, g] of rows) log(`  ${(g.ms / 1000).toFixed(3)} s  ${((100 * g.ms) / total).toFixed(1)} %  x${g.n}  ${key}`);
+}
+
 /** Parses `--backends wasm --layers 30 --samples 4 --prompt 128 --action 128 --rank 8 --micro-batch 1 --steps 2 --quick`. */
 export function parseUpdateArgs(argv: string[]): UpdateBenchOptions {
   const o: UpdateBenchOptions = {
@@ -226,6 +247,7 @@ export async function measureUpdate(backend: BackendName, o: UpdateBenchOptions)
   // Warm-up step, profiled for the tfjs memory peak (untimed: profiling adds bookkeeping).
   log(`${backend}: warm-up step (profiled for the memory peak)`);
   const profile = await tf.profile(async () => { await step(); });
+  if (process.env.MAPPA_BENCH_KERNELS) await logKernels(profile, Number(process.env.MAPPA_BENCH_KERNELS) || 20);
   const fused = fusedLogProbsActive();
   const stepSeconds: number[] = [];
   for (let i = 0; i < o.steps; i++) {
