@@ -234,7 +234,7 @@ export function formatMemoryReport(results: MemoryResult[], o: MemoryBenchOption
       const p = x.plan;
       out.push(`| ${r.backend} | ${x.layers} | rollout | ${m(p.weights)} | ${m(p.kvCache)} | ${m(p.prefillWorking)} (prefill) | | ${m(p.rolloutPeak)} | ${m(x.rolloutPeak)} | ` +
         `${fmt(p.rolloutPeak / x.rolloutPeak, 3)} | | |`);
-      out.push(`| ${r.backend} | ${x.layers} | update | ${m(p.weights + p.weightCopies)} | | ${m(p.activations)} | ${m(p.logits)} | ${m(p.updatePeak)} | ${m(x.updatePeak)} | ` +
+      out.push(`| ${r.backend} | ${x.layers} | update | ${m(p.weights)} | | ${m(p.activations)} | ${m(p.logits)} | ${m(p.updatePeak)} | ${m(x.updatePeak)} | ` +
         `${fmt(p.updatePeak / x.updatePeak, 3)} | ${m(x.tfNumBytesPeak)} | ${x.backendPool ? m(x.backendPool) : 'n/a'} |`);
     }
   }

@@ -81,6 +81,8 @@ async function logKernels(profile: Awaited<ReturnType<typeof tf.profile>>, top: 
   const groups = new Map<string, { ms: number; n: number }>();
   let total = 0;
   for (const k of profile.kernels) {
+    // A custom gradient's forward is profiled as a scope around its own kernels, which are listed too.
+    if (k.name === 'unnamed scope') continue;
     const ms = Number(await k.kernelTimeMs) || 0;
     total += ms;
     const key = /MatMul/.test(k.name) ? `${k.name} ${k.inputShapes.map((x: number[]) => `[${x}]`).join(' x ')}` : k.name;

@@ -68,7 +68,6 @@ export async function planCommand(argv: string[]): Promise<void> {
     '| part | MiB |',
     '|---|---:|',
     `| weights | ${mib(plan.weights)} |`,
-    ...(plan.weightCopies ? [`| weight copies the wasm training tape makes | ${mib(plan.weightCopies)} |`] : []),
     `| LoRA + AdamW state + gradients | ${mib(plan.lora)} |`,
     `| rollout: KV cache | ${mib(plan.kvCache)} |`,
     `| rollout: prefill working set (one layer) | ${mib(plan.prefillWorking)} |`,

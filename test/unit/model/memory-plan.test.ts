@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
-import { fitsLimits, loraParameters, planMemory, trainingFloatsPerToken, wasmSavedFloatsPerToken } from '../../../src/core/engine/model/memory-plan.ts';
+import { fitsLimits, loraParameters, planMemory, trainingFloatsPerToken } from '../../../src/core/engine/model/memory-plan.ts';
 import { measureLayers, parseMemoryArgs, trackBackendBytes } from '../../../bench/memory.ts';
 import { benchConfig } from '../../../bench/engine.ts';
 
@@ -26,9 +26,6 @@ describe('memory plan, worked by hand', () => {
     // backward 17d + 8.5q + 8.5kv + 7I + 3 nh T = 136 + 68 + 34 + 112 + 30 = 380;
     //          LoRA q: 8 + 8 + 2 = 18; v: 4 + 8 + 2 = 14                        -> 412
     expect(trainingFloatsPerToken(tiny, 5, 2, ['q_proj', 'v_proj'])).toEqual({ forward: 326, backward: 412 });
-    // wasm's saved copies: 24d + 12q + 10kv + 9I + 5 nh T = 192 + 96 + 40 + 144 + 50 = 522;
-    //          LoRA q: 8 + 2 + 24 = 34; v: 8 + 2 + 12 = 22                       -> 578
-    expect(wasmSavedFloatsPerToken(tiny, 5, 2, ['q_proj', 'v_proj'])).toBe(578);
     // LoRA: r (in + out): q 2 * 16 + v 2 * 12 = 56 parameters
     expect(loraParameters(tiny, 2, ['q_proj', 'v_proj'])).toBe(56);
   });
@@ -37,7 +34,6 @@ describe('memory plan, worked by hand', () => {
     const p = planMemory(tiny, { ...run, targets: [...run.targets], backend: 'cpu' });
     // parameters: embed 32*8 = 256, layer: norms 16 + q 64 + k 32 + v 32 + o 64 + MLP 3*128 = 592, final norm 8 -> 856
     expect(p.weights).toBe(856 * 4); // 3424
-    expect(p.weightCopies).toBe(0);
     expect(p.lora).toBe(56 * 4 * 4); // weights, Adam m and v, gradients: 896
     // KV: 2 (k, v) * 1 layer * 2 rows * 4 * 5 tokens * 4 B
     expect(p.kvCache).toBe(320);
@@ -54,16 +50,13 @@ describe('memory plan, worked by hand', () => {
     expect(p.largest).toEqual({ what: 'embedding (tied output projection)', shape: [32, 8], bytes: 1024, splitByRows: true });
   });
 
-  it('plans the same run on wasm (tape copies) and webgpu (fused log-prob)', () => {
+  it('plans the same run on wasm (tied head copy, fused log-prob) and webgpu (fused log-prob)', () => {
     const w = planMemory(tiny, { ...run, targets: [...run.targets], backend: 'wasm' });
-    // tied head copy [8, 32] = 1024 B; the tape copies all 856 parameters and the output projection once more
+    // tied head copy [8, 32] = 1024 B; the tape's clones share buffers (kernels/wasm-identity.ts): activations as on cpu
     expect(w.weights).toBe(3424 + 1024);
-    expect(w.weightCopies).toBe((856 + 256) * 4);
-    // the fused log-prob's one gradient block: at the output projection's gradient 2 rows * 128 B * 1 + 1024 = 1280;
-    // at the end 5 * 412 * 4 + 2 * 128 * 1 = 8496 -> the end
-    expect(w.activations).toBe(5 * 578 * 4 + 5 * 412 * 4); // 11,560 + 8,240
-    expect(w.logits).toBe(2 * 128 * (8 + 1 + 1)); // entropy's 8 saved clones, the log-prob's 1, its gradient 1
-    expect(w.updatePeak).toBe(4448 + 4448 + 896 + 19_800 + 2560 + 640);
+    expect(w.activations).toBe(14_760);
+    expect(w.logits).toBe(2 * 128 * 6);
+    expect(w.updatePeak).toBe(4448 + 896 + 14_760 + 1536 + 640);
     const g = planMemory(tiny, { ...run, targets: [...run.targets], backend: 'webgpu' });
     expect(g.logits).toBe(2 * 128 * 6);
     expect(g.updatePeak).toBe(3424 + 896 + 14_760 + 1536 + 640);

@@ -15,13 +15,15 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbWasmKernels } from './logprob-wasm.ts';
 import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts';
+import { registerWasmIdentity } from './wasm-identity.ts';
 import { registerWasmFastMatMul } from './wasm-matmul.ts';
 import { registerWasmSlice } from './wasm-slice.ts';
 import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
 
 /**
  * Fused chosen-token log-prob (webgpu and wasm: the same kernel names, one gradient);
- * UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul and slice.
+ * UnsortedSegmentSum, missing from tfjs-backend-wasm 4.22; a faster wasm matmul and slice, and a wasm
+ * Identity that shares its input rather than copying it.
  */
 const KERNELS: tf.KernelConfig[] = [...selectedLogProbKernels, ...selectedLogProbWasmKernels, wasmUnsortedSegmentSum];
 const GRADIENTS: tf.GradConfig[] = [selectedLogProbGrad];
@@ -41,5 +43,7 @@ export function registerCustomKernels(): string[] {
   if (tf.getKernel('BatchMatMul', 'wasm') && registerWasmFastMatMul()) added.push('BatchMatMul@wasm (transpose-first wrapper)');
   // wasm's Slice copies its whole input out of the heap first: replace it by one that copies the slice alone.
   if (tf.getKernel('Slice', 'wasm') && registerWasmSlice()) added.push('Slice@wasm (heap-view copy)');
+  // wasm's Identity copies, and the gradient tape clones every tensor it saves: share the buffer instead.
+  if (tf.getKernel('Identity', 'wasm') && registerWasmIdentity()) added.push('Identity@wasm (shares the buffer)');
   return added;
 }

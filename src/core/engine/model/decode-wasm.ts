@@ -100,7 +100,8 @@ export class FusedDecoder {
   private readonly owned: tf.Tensor[] = [];
   private readonly finalNorm: Float32Array;
   private readonly embed: tf.TensorInfo;
-  private readonly head: { w: tf.TensorInfo; transposeB: boolean };
+  /** The output projection: one weight, or wasm's tied copy in column blocks (tied-head.ts). */
+  private readonly head: { w: tf.TensorInfo; transposeB: boolean } | { blocks: tf.TensorInfo[]; starts: number[] };
   private rows: number;
   private length: number; // cached slots S (padding included)
   private cap: number; // allocated slots per row
@@ -140,7 +141,7 @@ export class FusedDecoder {
     }, cache.length, rows, this.cap);
     this.finalNorm = vec('model.norm.weight');
     this.embed = model.w('model.embed_tokens.weight');
-    this.head = model.outputWeight();
+    this.head = model.outputColumnBlocks() ?? model.outputWeight();
   }
 
   /**
@@ -408,8 +409,22 @@ export class FusedDecoder {
     for (let b = 0; b < B; b++) this.positions[b]++;
     this.norm(h, this.finalNorm, n);
     const x = this.toHeap(n, H);
-    const logits = this.fromHeap(this.mm(x, this.head.w, this.head.transposeB));
+    const logits = this.project(x);
     this.be.disposeData(x.dataId);
+    return logits;
+  }
+
+  /** Final-normed rows x [B, H] on the heap -> logits [B, V], block by block into each row's columns. */
+  private project(x: tf.TensorInfo): Float32Array {
+    const head = this.head;
+    if ('w' in head) return this.fromHeap(this.mm(x, head.w, head.transposeB));
+    const V = this.model.config.vocabSize;
+    const logits = new Float32Array(this.rows * V);
+    head.blocks.forEach((block, k) => {
+      const part = this.fromHeap(this.mm(x, block)); // [B, V_k]
+      const n = block.shape[1];
+      for (let b = 0; b < this.rows; b++) logits.set(part.subarray(b * n, (b + 1) * n), b * V + head.starts[k]);
+    });
     return logits;
   }
 

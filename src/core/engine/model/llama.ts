@@ -18,6 +18,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.ts';
 import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
+import { TiedHead } from './tied-head.ts';
 import { blocksOf, RowBlocks, tableName } from './vocab-table.ts';
 
 export const PROJECTIONS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
@@ -87,8 +88,8 @@ export class CausalLM {
   readonly weights: Map<string, tf.Tensor>;
   /** Names of frozen linear weights stored as [in, out] (wasm only; see constructor). */
   readonly inOut = new Set<string>();
-  /** The tied output projection as [H, V], when one was made (wasm, small enough). */
-  private tiedHead: tf.Tensor2D | null = null;
+  /** The tied output projection as column blocks of [H, V], when one was made (wasm, small enough). */
+  private tiedHead: TiedHead | null = null;
   /** The embedding / untied lm_head when the loader split them into row blocks (vocab-table.ts). */
   private readonly embedBlocks: RowBlocks | null;
   private readonly headBlocks: RowBlocks | null;
@@ -98,8 +99,8 @@ export class CausalLM {
    * tfjs-backend-wasm multiplies by a transposed operand ~10x slower than by a plain one
    * (bench/README.md). So on wasm, frozen linear weights (not tf.Variables, whose gradients must
    * reach them as they are) are transposed once here to [in, out], replacing the originals — no
-   * second copy. A tied embedding also serves the lookup, so its [H, V] copy is made only up to
-   * MAX_TIED_HEAD_COPY_BYTES. Other transposed products (LoRA, attention, gradients) go through the
+   * second copy. A tied embedding also serves the lookup, so its [H, V] copy (in column blocks that
+   * stay in cache: tied-head.ts) is made only up to MAX_TIED_HEAD_COPY_BYTES. Other transposed products (LoRA, attention, gradients) go through the
    * project's wasm matmul wrapper (kernels/wasm-matmul.ts), which transposes per call.
    * The model owns the tensors it is given (dispose() frees them); the caller's map is not changed.
    */
@@ -123,7 +124,7 @@ export class CausalLM {
     }
     const embed = weights.get('model.embed_tokens.weight');
     if (!weights.has('lm_head.weight') && embed && !(embed instanceof tf.Variable) && embed.size * 4 <= MAX_TIED_HEAD_COPY_BYTES) {
-      this.tiedHead = tf.transpose(embed as tf.Tensor2D);
+      this.tiedHead = new TiedHead(embed as tf.Tensor2D);
     }
   }
 
@@ -167,10 +168,17 @@ export class CausalLM {
     return { w: this.w(name) as tf.Tensor2D, transposeB: !this.inOut.has(name) };
   }
 
-  /** The output projection as `project` multiplies by it (not for tables held in row blocks). */
+  /**
+   * The output projection as one weight (not for tables held in row blocks). `project` multiplies
+   * by wasm's tied copy instead when there is one (`outputColumnBlocks`); this stays correct there.
+   */
   outputWeight(): { w: tf.Tensor2D; transposeB: boolean } {
-    if (this.tiedHead) return { w: this.tiedHead, transposeB: false };
     return this.linearWeight(this.weights.has('lm_head.weight') ? 'lm_head.weight' : 'model.embed_tokens.weight');
+  }
+
+  /** wasm's tied output projection as column blocks [H, V_k] with their first columns, or null. */
+  outputColumnBlocks(): { blocks: tf.Tensor2D[]; starts: number[] } | null {
+    return this.tiedHead && { blocks: this.tiedHead.blocks, starts: this.tiedHead.starts };
   }
 
   /** Whether the embedding or the output table is held as row blocks (vocab-table.ts). */
@@ -198,6 +206,7 @@ export class CausalLM {
   project(hidden: tf.Tensor2D): tf.Tensor2D {
     if (this.headBlocks) return this.headBlocks.project(hidden);
     if (this.embedBlocks && !this.weights.has('lm_head.weight')) return this.embedBlocks.project(hidden);
+    if (this.tiedHead) return this.tiedHead.project(hidden);
     const { w, transposeB } = this.outputWeight();
     return tf.matMul(hidden, w, false, transposeB);
   }

@@ -35,22 +35,15 @@
  *     forward 25,952 + backward 32,672 = 58,624 floats = 229 KiB per token per layer (measured
  *     on cpu: 58,922).
  *   - Per row of logits (one per action token; [N, V] blocks): the plain log-prob path
- *     (cpu, wasm) keeps logits, one-hot, logits * one-hot, exp (4 V), the entropy metric keeps
+ *     (cpu) keeps logits, one-hot, logits * one-hot, exp (4 V), the entropy metric keeps
  *     softmax, softmax * logits, exp (3 V), the backward keeps 6 V, and 2 V are in flight:
- *     15 V floats per row. The fused WebGPU kernel keeps logits, the entropy's 3 V and one
+ *     15 V floats per row. The fused kernels (webgpu, wasm) keep logits, the entropy's 3 V and one
  *     gradient, plus 1 V in flight: 6 V per row.
  *   - wasm stores frozen linear weights transposed (replacing them), and a tied embedding gets
  *     an extra [hidden, vocab] copy for the output projection when it is at most 256 MiB.
- *   - wasm's Identity kernel copies (cpu's and webgpu's share the data), and the tape saves each
- *     tensor a gradient needs as a clone: so on wasm the training pass holds a second copy of every
- *     weight it multiplies by (all layers, the embedding it gathers from, the output projection)
- *     and one copy per (op, saved input) pair instead of one per tensor (wasmSavedFloatsPerToken):
- *     30d + 16q + 16kv + 9I + 4r + 5nhT floats per token per layer with LoRA on q, k, v, o, and
- *     9 V per logits row (8 for the entropy metric, 1 for the fused log-prob kernel, which wasm
- *     runs: ../kernels/logprob-wasm.ts; the plain ops saved 7). Its peak then comes either while the
- *     output projection's gradient runs (the wasm matmul wrapper makes a transposed [V, d] copy;
- *     the log-prob's one [N, V] gradient exists) or at the end of the backward pass (every
- *     layer's gradients), whichever is larger.
+ *   - On wasm the project's Identity kernel shares its input (kernels/wasm-identity.ts), so the
+ *     tape's saved clones cost nothing, as on cpu and webgpu. The tied output
+ *     projection's gradient reads row ranges of the embedding (tied-head.ts): no [V, d] copy.
  *
  * Worked example (planMemory(SmolLM2-135M's shape with 2 layers, {rows: 4, promptTokens: 48,
  * actionTokens: 16, rank: 8, microBatch: 1, backend: 'cpu'})):
@@ -82,7 +75,7 @@ export interface RunSettings {
   targets?: PlanProjection[];
   /** Rows per training forward/backward pass (the update's micro-batch; default 4, DEFAULT_UPDATE). */
   microBatch?: number;
-  /** Backend the run uses: changes the wasm tied-head copy and the log-prob path (fused on webgpu). */
+  /** Backend the run uses: changes the wasm tied-head copy and the log-prob path (fused on webgpu and wasm). */
   backend?: 'cpu' | 'wasm' | 'webgpu';
   /** Largest [rows, vocab] logits block computed at once (score.ts' default 64 MiB). */
   maxLogitBytes?: number;
@@ -100,23 +93,21 @@ export interface BufferSize {
 export interface MemoryPlan {
   /** Frozen base weights (plus wasm's tied output-projection copy). */
   weights: number;
-  /** wasm only: the training tape's copies of the weights it multiplies by (0 elsewhere). */
-  weightCopies: number;
   /** LoRA weights, AdamW's two moments and one gradient set. */
   lora: number;
   /** Rollout: the KV cache of every layer for rows x (prompt + action) tokens. */
   kvCache: number;
   /** Rollout: one layer's working set while prefilling the prompts (layers are freed one by one). */
   prefillWorking: number;
-  /** Update: every layer's kept activations and gradients for one micro-batch (wasm: the saved copies, plus the layers' gradients when they outgrow the output projection's). */
+  /** Update: every layer's kept activations and gradients for one micro-batch. */
   activations: number;
-  /** Update: the [action rows, vocab] logits and their temporaries for one micro-batch (wasm: with the transposed output projection when that is the peak). */
+  /** Update: the [action rows, vocab] logits and their temporaries for one micro-batch. */
   logits: number;
   /** Update: the micro-batch's embeddings, final norm and hidden rows (small). */
   updateOther: number;
   /** weights + kvCache + prefillWorking. */
   rolloutPeak: number;
-  /** weights + weightCopies + lora + activations + logits + updateOther. */
+  /** weights + lora + activations + logits + updateOther. */
   updatePeak: number;
   /** max(rolloutPeak, updatePeak): what the device must hold. */
   peak: number;
@@ -176,26 +167,6 @@ export function trainingFloatsPerToken(c: ModelConfig, T: number, rank: number, 
   return { forward, backward };
 }
 
-/**
- * wasm only: floats the tape's saved copies take per token per layer (one per op and saved input;
- * see the top comment). Example: SmolLM2-135M, LoRA r 8 on q k v o, T 64 -> 46,304.
- */
-export function wasmSavedFloatsPerToken(c: ModelConfig, T: number, rank: number, targets: PlanProjection[]): number {
-  const d = c.hiddenSize;
-  const q = c.numHeads * c.headDim;
-  const kv = c.numKvHeads * c.headDim;
-  const I = c.intermediateSize;
-  // RMSNorms 8d; q, k, v linears 2 in + out each, heads (reshape, rope: x, [-x2|x1], both products) 5q + 5kv + kv;
-  // attention 4q + 2kv + 5 nhT; o linear 2q + d; residual sums 4d; MLP linears and SiLU 5d + 9I.
-  let saved = 24 * d + 12 * q + 10 * kv + 9 * I + 5 * c.numHeads * T;
-  saved += (c.qkvBias ? q + 2 * kv : 0) + (c.oBias ? d : 0); // Add(y, bias) saves y
-  for (const p of new Set(targets)) {
-    const [inW, outW] = projection(c, p);
-    saved += inW + rank + 3 * outW;
-  }
-  return saved;
-}
-
 /** LoRA parameters: r * (in + out) per adapted projection per layer. */
 export function loraParameters(c: ModelConfig, rank: number, targets: PlanProjection[]): number {
   return c.numLayers * [...new Set(targets)].reduce((n, p) => n + rank * projection(c, p).reduce((a, b) => a + b, 0), 0);
@@ -204,12 +175,6 @@ export function loraParameters(c: ModelConfig, rank: number, targets: PlanProjec
 function check(name: string, v: number): void {
   if (!Number.isInteger(v) || v < 1) throw new Error(`memory plan: ${name} must be a positive whole number, got ${v}`);
 }
-
-/** [N, V] blocks per logits row on wasm (see the top comment): the entropy metric's saved clones, the
- *  fused log-prob's saved clone of the logits, and its one gradient block. */
-const WASM_ENTROPY_SAVED = 8;
-const WASM_FUSED_LOGPROB_SAVED = 1;
-const WASM_FUSED_LOGPROB_GRAD = 1;
 
 /**
  * The plan for one run. Throws, naming the setting, on a non-positive or fractional count.
@@ -247,27 +212,11 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
   const logitRows = m * s.actionTokens;
   const logitRow = V * F32;
   const updateOther = tokens * d * F32 * 4; // embeddings, final norm (x^2, x * rsqrt, output)
-  let activations: number;
-  let logits: number;
-  let weightCopies = 0;
-  if (s.backend === 'wasm') {
-    // Tape clones copy: weights once more, saved activations per (op, input), then the larger of
-    // the output projection's gradient (transposed [V, d] copy, 8 V in flight) and the layers' gradients.
-    weightCopies = (parameterCount(c) + (c.tieWordEmbeddings ? V * d : 0)) * F32;
-    const saved = L * tokens * wasmSavedFloatsPerToken(c, T, s.rank, s.targets) * F32;
-    // The fused log-prob kernel (wasm's default): the tape saves one clone of the logits (not the
-    // plain path's 7 V) and the backward makes one [N, V] gradient (not 6 V, with 2 V in flight).
-    const savedRows = WASM_FUSED_LOGPROB_SAVED + WASM_ENTROPY_SAVED;
-    const atHead = logitRows * logitRow * WASM_FUSED_LOGPROB_GRAD + embedBytes;
-    const atEnd = L * tokens * perTokenLayer.backward * F32 + logitRows * logitRow * WASM_FUSED_LOGPROB_GRAD;
-    const headPeak = atHead >= atEnd;
-    activations = saved + (headPeak ? 0 : L * tokens * perTokenLayer.backward * F32);
-    logits = logitRows * logitRow * (savedRows + WASM_FUSED_LOGPROB_GRAD) + (headPeak ? embedBytes : 0);
-  } else {
-    activations = L * tokens * (perTokenLayer.forward + perTokenLayer.backward) * F32;
-    logits = logitRows * logitRow * (s.backend === 'webgpu' ? 6 : 15);
-  }
-  const updatePeak = weights + weightCopies + lora + activations + logits + updateOther;
+  // Every backend keeps the forward intermediates and the gradients until the backward pass ends;
+  // the [rows, V] logits: the plain log-prob ops (cpu) keep 15 V per row, the fused kernels 6 V.
+  const activations = L * tokens * (perTokenLayer.forward + perTokenLayer.backward) * F32;
+  const logits = logitRows * logitRow * (s.backend === 'cpu' ? 15 : 6);
+  const updatePeak = weights + lora + activations + logits + updateOther;
 
   const chunkRows = Math.max(1, Math.min(logitRows, Math.floor(s.maxLogitBytes / (V * F32))));
   const buffers: BufferSize[] = [
@@ -282,7 +231,7 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
     { what: 'MLP weight', shape: [c.intermediateSize, d], bytes: c.intermediateSize * d * F32 },
   ].sort((a, b) => b.bytes - a.bytes);
   return {
-    weights, weightCopies, lora, kvCache, prefillWorking, activations, logits, updateOther, rolloutPeak, updatePeak,
+    weights, lora, kvCache, prefillWorking, activations, logits, updateOther, rolloutPeak, updatePeak,
     peak: Math.max(rolloutPeak, updatePeak), largest: buffers[0], buffers, microBatchRows: m, settings: s, perTokenLayer,
   };
 }
