@@ -39,10 +39,11 @@ import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
-import { alignPerTask, readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
+import { readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
 import { FileStore } from '../src/platform/node/file-store.ts';
 import { readConfig, setUpRun } from '../src/cli/run-setup.ts';
-import { formatPercent, formatPoints, formatRatio, logRatioInterval, pairedDifference, type Interval } from '../src/core/stats/intervals.ts';
+import { pairCells, pairSeeds } from './arms.ts';
+import { formatPercent, formatRatio, logRatioInterval, type Interval } from '../src/core/stats/intervals.ts';
 
 const MODES = ['process', 'outcome'] as const;
 type Mode = (typeof MODES)[number];
@@ -256,36 +257,20 @@ export function formatRolloutsReport(rows: RunSummary[], o: RolloutsBenchOptions
  * Example line: | seed 0 | 28.0 % | 29.5 % | -1.5 pts [-5.2, +2.2] | 28.5 % | 22.5 % | +6.0 pts [+1.0, +11.1] |
  */
 export function pairedFinals(rows: RunSummary[], seeds: number[], evalTemperature: number): string[] {
-  const metrics: TargetMetric[] = ['greedy', 'sampled'];
-  const pooled: Record<TargetMetric, [boolean[], boolean[]]> = { greedy: [[], []], sampled: [[], []] };
+  const tasks = (reward: string) => seeds.map((seed) => rows.find((r) => r.run.seed === seed && r.run.reward === reward)?.final?.perTask);
+  const { perSeed, pooled } = pairSeeds(tasks('process'), tasks('outcome'));
   const lines: string[] = [];
-  const skipped: number[] = [];
-  const cell = (a: boolean[], b: boolean[]) => {
-    const d = pairedDifference(a, b);
-    const k = (x: boolean[]) => `${((x.filter(Boolean).length / x.length) * 100).toFixed(1)} %`;
-    return `${k(a)} | ${k(b)} | ${formatPoints(d)}`;
-  };
-  for (const seed of seeds) {
-    const p = rows.find((r) => r.run.seed === seed && r.run.reward === 'process')?.final?.perTask;
-    const q = rows.find((r) => r.run.seed === seed && r.run.reward === 'outcome')?.final?.perTask;
-    const aligned = p && q ? metrics.map((m) => alignPerTask(p, q, m)) : [null, null];
-    if (!aligned[0] || !aligned[1]) {
-      skipped.push(seed);
-      continue;
-    }
-    metrics.forEach((m, i) => {
-      pooled[m][0].push(...aligned[i]![0]);
-      pooled[m][1].push(...aligned[i]![1]);
-    });
-    lines.push(`| seed ${seed} (${aligned[0][0].length} problems) | ${cell(...aligned[0])} | ${cell(...aligned[1])} |`);
-  }
+  perSeed.forEach((p, s) => {
+    if (p) lines.push(`| seed ${seeds[s]} (${p.greedy[0].length} problems) | ${pairCells(...p.greedy)} | ${pairCells(...p.sampled)} |`);
+  });
   if (!lines.length) return ['', 'Paired final accuracies: none (no seed with both modes\' final per-problem results).'];
   const head = [
     '', `Final accuracy, process - outcome, paired problem by problem (95 % Newcombe interval); sampled at T = ${evalTemperature}:`, '',
     '| runs | process greedy | outcome greedy | greedy: process - outcome | process sampled | outcome sampled | sampled: process - outcome |',
     '|---|---:|---:|---|---:|---:|---|',
   ];
-  if (lines.length > 1) lines.push(`| seeds pooled (${pooled.greedy[0].length} pairs) | ${cell(...pooled.greedy)} | ${cell(...pooled.sampled)} |`);
+  if (lines.length > 1) lines.push(`| seeds pooled (${pooled.greedy[0].length} pairs) | ${pairCells(...pooled.greedy)} | ${pairCells(...pooled.sampled)} |`);
+  const skipped = seeds.filter((_, s) => !perSeed[s]);
   if (skipped.length) lines.push('', `Seeds without both final per-problem results, left out: ${skipped.join(', ')}.`);
   return [...head, ...lines];
 }

@@ -18,6 +18,7 @@ const BENCHMARKS: Record<string, string> = {
   projection: 'decode tok/s of SmolLM2-135M and Qwen2.5-0.5B on a laptop GPU, projected on paper from dispatches and weight bytes (every assumption a flag)',
   phases: 'seconds per phase (rollout, coach, update, eval) of two or more training runs, with the ratio to the first and its interval',
   rollouts: 'rollouts of a whole agent team',
+  arms: 'finished runs as arms (e.g. judge-coached, rule-coached, outcome): final accuracies and every pair\'s paired difference, per seed and pooled',
   pretrain: 'one pretraining step of the tiny agent, one thread vs data-parallel worker threads',
   machine: 'measure this machine: decode and update tokens/s at a real shape, as fractions of the backend\'s own matvec / matmul rates (bench/gpu.sh runs it on a GPU)',
   memory: 'the memory plan (src/core/engine/model/memory-plan.ts) against the measured peak of a rollout and an update step, per backend',

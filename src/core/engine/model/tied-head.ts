@@ -48,10 +48,10 @@ export class TiedHead {
       this.starts.push(s);
       this.blocks.push(tf.tidy(() => tf.transpose(tf.slice(embed, [s, 0], [n, H])) as tf.Tensor2D));
     }
-    this.projectFn = tf.customGrad((hidden: tf.Tensor) => ({
-      value: this.forward(hidden as tf.Tensor2D),
-      gradFunc: (dy: tf.Tensor) => this.backward(dy as tf.Tensor2D),
-    })) as (hidden: tf.Tensor2D) => tf.Tensor2D;
+    this.projectFn = tf.customGrad(((hidden: tf.Tensor2D) => ({
+      value: this.forward(hidden),
+      gradFunc: (dy: tf.Tensor2D) => this.backward(dy),
+    })) as unknown as Parameters<typeof tf.customGrad>[0]) as (hidden: tf.Tensor2D) => tf.Tensor2D;
   }
 
   /** hidden [N, H] -> logits [N, V] (differentiable in hidden). */
