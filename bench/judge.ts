@@ -72,12 +72,23 @@ export function meanInterval(d: readonly number[]): { mean: number; lo: number; 
 
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(2)}`;
 
-/** One table row; `verdict` says whether the interval excludes 0. */
-export function judgeRow(name: string, a: JudgeAgreement): string {
+/**
+ * One table row; `verdict` says whether the interval excludes 0. `ranking`: the judge's within-agent
+ * pairwise ranking accuracy against the labels, and a fair coin's (judgeVsRater), when measured.
+ */
+export function judgeRow(name: string, a: JudgeAgreement, ranking?: { judge: Interval; coin: Interval }): string {
   const i = meanInterval(a.gains ?? []);
   const verdict = i.hi < 0 ? 'judge better' : i.lo > 0 ? 'mean better' : 'within noise';
   return `| ${name} | ${a.actions} | ${(a.parsed * 100).toFixed(0)} % | ${a.mae.toFixed(2)} | ${a.baselineMae.toFixed(2)} | ` +
-    `${signed(i.mean)} [${signed(i.lo)}, ${signed(i.hi)}] | ${verdict} | ${(a.within1 * 100).toFixed(1)} % |`;
+    `${signed(i.mean)} [${signed(i.lo)}, ${signed(i.hi)}] | ${verdict} | ${(a.within1 * 100).toFixed(1)} % | ` +
+    `${ranking ? `${formatPercent(ranking.judge)} | ${formatPercent(ranking.coin)}` : '- | -'} |`;
+}
+
+/** Within-agent ranking of the judge's scores against the labels, beside a fair coin's (pairs within one agent id). */
+export function labelRanking(items: { context: { agentId: string }; score: number }[], scores: number[]): { judge: Interval; coin: Interval } {
+  const labels = items.map((it) => it.score);
+  const groups = items.map((it) => it.context.agentId);
+  return { judge: judgeVsRater(labels, scores, groups).ranking, coin: judgeVsRater(labels, baselineScores(labels).coin, groups).ranking };
 }
 
 interface RelayOptions {
@@ -213,14 +224,16 @@ export async function main(argv: string[]): Promise<void> {
     for (const [name, items] of Object.entries(sets)) {
       log(`judging ${items.length} ${name} actions`);
       const a = await judgeAgreement(judge, items, 16, { gains: true });
-      rows.push(judgeRow(`${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`, a));
+      rows.push(judgeRow(`${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`, a,
+        labelRanking(items, a.scores!)));
     }
     console.log(`Judge \`${o.judge}\` vs the rule labeller (src/core/domains/math/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
       `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min.\n`);
-    console.log('| work judged | actions | parsable | judge MAE | mean MAE | judge - mean, 95 % interval | | within +-1 |');
-    console.log('|---|---:|---:|---:|---:|---:|---|---:|');
+    console.log('| work judged | actions | parsable | judge MAE | mean MAE | judge - mean, 95 % interval | | within +-1 | within-agent ranking [95 %] | a fair coin\'s ranking |');
+    console.log('|---|---:|---:|---:|---:|---:|---|---:|---:|---:|');
     for (const r of rows) console.log(r);
-    console.log('\nMean MAE: always answering the labels\' mean. The interval is over actions (actions of one trajectory are not independent, so it is a little narrow).');
+    console.log('\nMean MAE: always answering the labels\' mean. The interval is over actions (actions of one trajectory are not independent, so it is a little narrow). ' +
+      'Ranking: pairs of one agent\'s actions whose labels differ, ordered as the labels order them (judge ties half; bootstrap over actions); always-the-mean ties every pair (50 %).');
   } finally {
     agent.model.dispose();
     judge.model.dispose();

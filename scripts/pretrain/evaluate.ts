@@ -92,6 +92,8 @@ export interface JudgeAgreement {
   seconds: number;
   /** Per item, in input order: |judge - label| minus |labels' mean - label| (negative: the judge is closer). */
   gains?: number[];
+  /** Per item, in input order: the judge's score (5 where unparsable), with `gains`. */
+  scores?: number[];
 }
 
 /** Greedy judge answers for labelled actions, compared with the labels. */
@@ -105,6 +107,7 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   let finals = 0;
   let finalsRight = 0;
   const errors = new Array<number>(items.length).fill(0);
+  const scores = new Array<number>(items.length).fill(5);
   const allPrompts = items.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
   for (const indices of promptBatches(allPrompts.map((p) => p.length), batch)) {
     const slice = indices.map((i) => items[i]);
@@ -116,6 +119,7 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
       if (answer.ok) parsed++;
       const err = Math.abs(answer.score - it.score);
       errors[indices[j]] = err;
+      scores[indices[j]] = answer.score;
       absErr += err;
       if (err <= 1) within++;
       if (it.context.final) {
@@ -128,7 +132,8 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   const baselineMae = items.reduce((s, it) => s + Math.abs(it.score - mean), 0) / items.length;
   return { actions: items.length, parsed: parsed / items.length, mae: absErr / items.length, within1: within / items.length,
     answerCorrectAccuracy: finals ? finalsRight / finals : null, baselineMae, seconds: (performance.now() - start) / 1000,
-    gains: opts.gains ? errors.map((e, i) => e - Math.abs(items[i].score - mean)) : undefined };
+    gains: opts.gains ? errors.map((e, i) => e - Math.abs(items[i].score - mean)) : undefined,
+    scores: opts.gains ? scores : undefined };
 }
 
 /**
