@@ -24,11 +24,19 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 
-/** Most bytes per block: a block's packed weights stay in a server core's cache (measured: bench/README.md). */
+/** Most bytes per block: a block's packed weights stay in a server core's cache (docs/performance.md). */
 export const BLOCK_BYTES = 8 << 20;
+let blockBytes = BLOCK_BYTES;
 
-/** Columns per block for hidden size `h`: at most BLOCK_BYTES, a multiple of 16 (XNNPACK's widest tile), at least 16. */
-export function blockColumns(h: number, maxBytes = BLOCK_BYTES): number {
+/** Sets the bytes per block of heads made from now on (tests split small heads); returns the previous value. */
+export function setBlockBytes(bytes: number): number {
+  const previous = blockBytes;
+  blockBytes = bytes;
+  return previous;
+}
+
+/** Columns per block for hidden size `h`: at most `maxBytes`, a multiple of 16 (XNNPACK's widest tile), at least 16. */
+export function blockColumns(h: number, maxBytes = blockBytes): number {
   return Math.max(16, Math.floor(maxBytes / (h * 4) / 16) * 16);
 }
 
