@@ -5,7 +5,7 @@
  * Identity kernel. The cpu and webgpu kernels share the data (reference count + 1); the stock wasm
  * one copies it. So on wasm each training forward copied every weight it multiplied by (the
  * 113 MB output projection included) and each saved activation once per op that saved it: 2,172
- * copies and 9 % of the kernel time of a 4-layer SmolLM2-shape update step (bench/README.md), and
+ * copies and 9 % of the kernel time of a 4-layer SmolLM2-shape update step (docs/performance.md), and
  * a second copy of the weights in memory. No wasm kernel writes into its inputs (tfjs tensors are
  * immutable; the project's kernels write only into buffers they allocate), so sharing is safe, as
  * the stock wasm Reshape already shares.

@@ -5,14 +5,15 @@
  * XNNPACK, which on one thread walks every column of its packed weights once per group of a few
  * rows. A whole SmolLM2 head (H 576, V 49,152: 113 MB) does not stay in cache, so each group
  * reads it again from memory and the product runs at half the matmul rate of the same process
- * (bench/README.md). Blocks of at most BLOCK_BYTES stay in cache across the row groups. The
+ * (docs/performance.md). Blocks of at most BLOCK_BYTES stay in cache across the row groups. The
  * blocks together hold the same bytes as one [H, V] copy.
  *
  * Why a custom gradient: the plain gradient of hidden is dlogits @ block^T per block, which the
  * wasm matmul wrapper computes by transposing each block first. The transposed blocks are row
  * ranges of E itself, so the backward slices E (contiguous runs) instead and sums
  *   dhidden [N, H] = sum_k dlogits[:, cols_k] [N, V_k] @ E[rows_k] [V_k, H].
- * Each output element is the same dot product as the plain path's, summed block by block.
+ * The forward gives the plain path's numbers; the backward takes the same sum over V block by block,
+ * so its last bits may differ.
  *
  * For: CausalLM on wasm with tied embeddings (llama.ts makes one); decode-wasm.ts multiplies by
  * `blocks` over the heap. Not for: webgpu or cpu, nor a trainable embedding (no gradient reaches E).
