@@ -100,8 +100,9 @@ export class CausalLM {
    * (bench/README.md). So on wasm, frozen linear weights (not tf.Variables, whose gradients must
    * reach them as they are) are transposed once here to [in, out], replacing the originals — no
    * second copy. A tied embedding also serves the lookup, so its [H, V] copy (in column blocks that
-   * stay in cache: tied-head.ts) is made only up to MAX_TIED_HEAD_COPY_BYTES. Other transposed products (LoRA, attention, gradients) go through the
-   * project's wasm matmul wrapper (kernels/wasm-matmul.ts), which transposes per call.
+   * stay in cache: tied-head.ts) is made only up to MAX_TIED_HEAD_COPY_BYTES. Other transposed
+   * products (LoRA, attention, gradients) go through the project's wasm matmul wrapper
+   * (kernels/wasm-matmul.ts), which transposes per call.
    * The model owns the tensors it is given (dispose() frees them); the caller's map is not changed.
    */
   constructor(config: ModelConfig, given: Map<string, tf.Tensor>) {
