@@ -4,7 +4,7 @@
  * problem (Newcombe) per seed and pooled over the seeds, greedy and at the evaluation temperature.
  *
  * For: comparisons with more than the two reward modes of `bench rollouts`, such as judge-coached
- * process vs rule-coached process vs outcome reward (issue: the coach is an AI). It reads runs that
+ * process vs rule-coached process vs outcome reward. It reads runs that
  * `bench rollouts` or `mappa train` wrote; it trains nothing.
  * Not for: rollouts to a target across modes (bench rollouts and `mappa compare` report those).
  *
