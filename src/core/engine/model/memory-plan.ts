@@ -178,7 +178,7 @@ function check(name: string, v: number): void {
 
 /**
  * The plan for one run. Throws, naming the setting, on a non-positive or fractional count.
- * Example: see the top comment (SmolLM2-135M with 2 layers -> updatePeak about 255 MiB).
+ * Example: see the top comment (SmolLM2-135M with 2 layers -> updatePeak 210.1 MiB on cpu).
  */
 export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
   const s: Required<RunSettings> = {
