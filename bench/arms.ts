@@ -15,7 +15,7 @@
  */
 import path from 'node:path';
 import { alignPerTask, readRun, summarizeRun, type RunSummary, type TargetMetric } from '../src/cli/compare.ts';
-import { formatPoints, pairedDifference, wilson } from '../src/core/stats/intervals.ts';
+import { formatPercent, formatPoints, pairedDifference, wilson } from '../src/core/stats/intervals.ts';
 
 type PerTask = NonNullable<NonNullable<RunSummary['final']>['perTask']>;
 type Pairs = Record<TargetMetric, [boolean[], boolean[]]>;
@@ -91,9 +91,7 @@ export function armsReport(arms: { label: string; runs: (RunSummary | null)[] }[
     const cells = METRICS.map((m) => {
       const all = a.runs.flatMap((r) => (r?.final?.perTask ? r.final.perTask[m] : []));
       if (!all.length) return 'n/a';
-      const k = all.filter(Boolean).length;
-      const w = wilson(k, all.length);
-      return `${pct(all)} [${(100 * w.low).toFixed(1)}, ${(100 * w.high).toFixed(1)}] of ${all.length}`;
+      return `${formatPercent(wilson(all.filter(Boolean).length, all.length))} of ${all.length}`;
     });
     out.push(`| ${a.label} | ${a.runs.filter(Boolean).length} | ${cells.join(' | ')} |`);
   }

@@ -421,9 +421,11 @@ export class FusedDecoder {
     const V = this.model.config.vocabSize;
     const logits = new Float32Array(this.rows * V);
     head.blocks.forEach((block, k) => {
-      const part = this.fromHeap(this.mm(x, block)); // [B, V_k]
+      const out = this.mm(x, block); // [B, V_k], read in place: nothing allocates on the heap before it is freed
+      const part = this.be.typedArrayFromHeap(out) as Float32Array;
       const n = block.shape[1];
       for (let b = 0; b < this.rows; b++) logits.set(part.subarray(b * n, (b + 1) * n), b * V + head.starts[k]);
+      this.be.disposeData(out.dataId);
     });
     return logits;
   }

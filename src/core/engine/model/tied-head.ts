@@ -78,13 +78,13 @@ export class TiedHead {
 
   /** dlogits [N, V] -> dhidden [N, H] = sum over blocks of dlogits[:, cols_k] @ E[rows_k]. */
   private backward(dy: tf.Tensor2D): tf.Tensor2D {
-    const [N, V] = dy.shape;
+    const N = dy.shape[0];
     const H = this.embed.shape[1];
     if (this.starts.length === 1) return tf.matMul(dy, this.embed);
     // One block's slices at a time: all of E's row slices at once would be a second embedding.
     let sum: tf.Tensor2D | null = null;
     this.starts.forEach((s, k) => {
-      const n = (this.starts[k + 1] ?? V) - s;
+      const n = this.blocks[k].shape[1];
       const part = tf.tidy(() => tf.matMul(tf.slice(dy, [0, s], [N, n]), tf.slice(this.embed, [s, 0], [n, H])) as tf.Tensor2D);
       if (!sum) sum = part;
       else {
