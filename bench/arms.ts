@@ -125,6 +125,8 @@ export async function main(argv: string[]): Promise<void> {
       }
     })),
   })));
+  const empty = arms.find((a) => a.runs.every((r) => r === null));
+  if (empty) throw new Error(`bench arms: arm "${empty.label}" has no finished run (looked for ${o.arms.find((a) => a.label === empty.label)!.prefix}-seed{${o.seeds.join(',')}}); pass folder prefixes that bench rollouts or mappa train wrote`);
   console.log([`<!-- npm run -s bench -- arms --seeds ${o.seeds.join(',')} ${o.arms.map((a) => `--arm ${a.label}=${a.prefix}`).join(' ')} -->`,
     ...armsReport(arms, o.seeds)].join('\n'));
 }
