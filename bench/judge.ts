@@ -5,7 +5,7 @@
  * context, and the judge scores the same contexts greedy. The figure that matters is whether the
  * judge beats always answering the labels' mean, with the 95 % interval of the paired difference.
  *
- * For: `npm run bench -- judge [--judge models/judge] [--agent models/agent] [--math-every 4]`, a
+ * For: `npm run bench -- judge [--judge models/judge[,DIR...]] [--agent models/agent] [--math-every 4]`, a
  * markdown table on stdout. Not for: training the judge (scripts/pretrain.ts does, and measures the
  * same thing at its end for the judge it made).
  *
@@ -203,10 +203,13 @@ export async function main(argv: string[]): Promise<void> {
   const o = parse(argv);
   const info = await initBackend({ force: 'wasm' });
   const log = (m: string) => console.error(`[bench judge ${new Date().toISOString().slice(11, 19)}] ${m}`);
+  const dirs = o.judge.split(',').map((d) => d.trim()).filter(Boolean);
   const agent = await loadModel(folderSource(o.agent));
-  const judge = await loadModel(folderSource(o.judge));
-  const tok = judge.tokenizer;
-  if (!tok) throw new Error(`bench judge: ${o.judge} has no tokenizer.json; the judge needs its tokenizer`);
+  // The contexts are tokenized once, with the first judge's tokenizer (every judge here shares the agent's).
+  const first = await loadModel(folderSource(dirs[0]));
+  const tok = first.tokenizer;
+  first.model.dispose();
+  if (!tok) throw new Error(`bench judge: ${dirs[0]} has no tokenizer.json; the judge needs its tokenizer`);
   const sandbox = createSandbox();
   const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
   const started = performance.now();
@@ -222,12 +225,19 @@ export async function main(argv: string[]): Promise<void> {
     };
     const rows: string[] = [];
     for (const [name, items] of Object.entries(sets)) {
-      log(`judging ${items.length} ${name} actions`);
-      const a = await judgeAgreement(judge, items, 16, { gains: true });
-      rows.push(judgeRow(`${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`, a,
-        labelRanking(items, a.scores!)));
+      for (const dir of dirs) {
+        log(`${dir}: judging ${items.length} ${name} actions`);
+        const judge = await loadModel(folderSource(dir));
+        try {
+          const a = await judgeAgreement(judge, items, 16, { gains: true });
+          const work = `${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`;
+          rows.push(judgeRow(dirs.length > 1 ? `${work}, judge \`${dir}\`` : work, a, labelRanking(items, a.scores!)));
+        } finally {
+          judge.model.dispose();
+        }
+      }
     }
-    console.log(`Judge \`${o.judge}\` vs the rule labeller (src/core/domains/math/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
+    console.log(`Judge${dirs.length > 1 ? 's' : ''} ${dirs.map((d) => `\`${d}\``).join(', ')} vs the rule labeller (src/core/domains/math/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
       `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min.\n`);
     console.log('| work judged | actions | parsable | judge MAE | mean MAE | judge - mean, 95 % interval | | within +-1 | within-agent ranking [95 %] | a fair coin\'s ranking |');
     console.log('|---|---:|---:|---:|---:|---:|---|---:|---:|---:|');
@@ -236,7 +246,6 @@ export async function main(argv: string[]): Promise<void> {
       'Ranking: pairs of one agent\'s actions whose labels differ, ordered as the labels order them (judge ties half; bootstrap over actions); always-the-mean ties every pair (50 %).');
   } finally {
     agent.model.dispose();
-    judge.model.dispose();
     await disposeTools(tools);
   }
 }

@@ -28,12 +28,15 @@
  * Flags: --seed, --out (default models/relay-judge), --tasks (per team size), --samples, --steps, --lr,
  *        --hidden, --layers, --vocab, --tokens-per-batch, --max-seconds (training stops there; the
  *        schedule decays by time), --checkpoints (steps, e.g. 50,150,300), --checkpoint-dir (default
- *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1|2.
+ *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1|2,
+ *        --pairs 0|1 (add each step's counterfactual twin: the same context with another reply, re-rated).
  * Measured fully by: npm run bench -- judge --relay (bench/judge.ts).
  * Example: npx tsx scripts/pretrain-relay-judge.ts --seed 0 --steps 100 --out /tmp/rj   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
 import { parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
@@ -50,13 +53,13 @@ import { bpeFromJson, tokenizerConfig, tokenizerJson, trainBpe } from './pretrai
 import { llamaConfigJson, readModelFolder, writeModelFolder } from './pretrain/folder.ts';
 import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
 import { relayStep } from '../src/core/domains/relay/tasks.ts';
-import { relayDigit } from '../src/core/domains/relay/team.ts';
+import { relayDigit, relayRuleScore } from '../src/core/domains/relay/team.ts';
 import { chatExample } from './pretrain/transcripts.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
   'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 1, init: 'models/relay',
+  scratchpad: 1, init: 'models/relay', pairs: 0,
 };
 type Flags = typeof DEFAULTS;
 
@@ -74,10 +77,16 @@ function parseFlags(argv: string[]): Flags {
 
 const log = (msg: string) => console.log(`[pretrain-relay-judge ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
+/** The "x + k" a relay step was given, read from the last line of its input; null when it holds no digit. */
+function relayParts(input: string): { x: number; k: number } | null {
+  const m = /(-?\d+)\s*\+\s*(\d+)\s*$/.exec(input.split('\n').pop()!.trim());
+  return m ? { x: Number(m[1]), k: Number(m[2]) } : null;
+}
+
 /** The digit a relay step should give, read from the last line of its input ("7 + 5" -> 2); null when it holds no digit. */
 export function relayWant(input: string): number | null {
-  const m = /(-?\d+)\s*\+\s*(\d+)\s*$/.exec(input.split('\n').pop()!.trim());
-  return m ? relayStep(Number(m[1]), Number(m[2])) : null;
+  const p = relayParts(input);
+  return p ? relayStep(p.x, p.k) : null;
 }
 
 /**
@@ -92,6 +101,26 @@ export function judgeChat(s: RatedStep, scratchpad: 0 | 1 | 2 = 1): ChatMessage[
   const answer = formatCoachAnswer(s.rating.score, s.rating.correct);
   const pad = scratchpad === 2 ? `${want ?? '-'} ${got ?? '-'}\n` : scratchpad === 1 ? `${want ?? '-'}\n` : '';
   return [{ role: 'user', content: coachPrompt(s.context) }, { role: 'assistant', content: `${pad}${answer}` }];
+}
+
+/**
+ * A rated step's counterfactual twin: the same context with another reply, rated by the rubric. A right
+ * step gets a wrong digit (the input passed on half the time, the commonest failure, else a random other
+ * digit); any other step gets the right digit. Null when the input holds no digit to judge against.
+ * Twins make the reply the only thing that differs within a pair, so the score can only be learnt by
+ * comparing the reply with the step's result (no shortcut through the task's look).
+ * Example: input "...\n7 + 5", output "2" (10) -> output "7" (0, passed on) or a random wrong digit.
+ */
+export function counterfactualTwin(s: RatedStep, rng: Rng): RatedStep | null {
+  const p = relayParts(s.context.input);
+  if (!p) return null;
+  const want = relayStep(p.x, p.k);
+  const passed = relayStep(p.x, 0);
+  const reply = s.rating.score !== 10 ? want : passed !== want && rng.next() < 0.5 ? passed : (want + 1 + Math.floor(rng.next() * 9)) % 10;
+  const context = { ...s.context, output: String(reply) };
+  const r = relayRuleScore(context);
+  const kind = r.score === 10 ? 'right' : reply === passed ? 'passed-on' : 'other';
+  return { ...s, context, rating: { score: r.score, correct: context.final ? r.correct : undefined }, kind };
 }
 
 /** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */
@@ -120,6 +149,11 @@ async function main(): Promise<void> {
   const rated: RatedStep[] = [];
   for (let n = 1; n <= RELAY_MAX_AGENTS; n++) {
     rated.push(...(await relayRatedSteps(agents, n, relayTasks(n, `judge-${flags.seed}`, flags.tasks), { seed: 1000 * flags.seed + n, samples: flags.samples })));
+  }
+  // --pairs 1: every step with a digit input also as its counterfactual twin (another reply, re-rated).
+  if (flags.pairs) {
+    const twinRng = new Rng(`relay-judge-twins/${flags.seed}`);
+    rated.push(...rated.map((s) => counterfactualTwin(s, twinRng)).filter((s): s is RatedStep => s !== null));
   }
   const balanced = balanceRated(rated, new Rng(`relay-judge-balance/${flags.seed}`));
   const playSeconds = (performance.now() - started) / 1000;
@@ -237,7 +271,10 @@ The measurement with intervals and baselines: \`npm run bench -- judge --relay\`
 `;
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : e);
-  process.exitCode = 1;
-});
+// Run when invoked as a script (tests import counterfactualTwin and the chat format without running it).
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.stack ?? e.message : e);
+    process.exitCode = 1;
+  });
+}

@@ -12,8 +12,10 @@ import { buildCoach, judgeSpec } from '../../../src/core/coach/coaches.ts';
 import { actionInputText, type ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { domainOf } from '../../../src/core/domains/index.ts';
 import { relayHeldOut, relayStep } from '../../../src/core/domains/relay/tasks.ts';
-import { RELAY_JUDGE_MODEL, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
-import { baselineScores, judgeVsRater } from '../../../src/core/domains/relay/judge.ts';
+import { RELAY_JUDGE_MODEL, relayRuleScore, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { baselineScores, judgeVsRater, type RatedStep } from '../../../src/core/domains/relay/judge.ts';
+import { counterfactualTwin, relayWant } from '../../../scripts/pretrain-relay-judge.ts';
+import { Rng } from '../../../src/core/tasks/rng.ts';
 import { DEFAULT_TRAIN_CONFIG } from '../../../src/core/loop/config.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
 
@@ -82,5 +84,31 @@ describe('judgeVsRater', () => {
     expect(judgeVsRater(rater, [5, 5, 0, 10], groups, { reps: 20 }).ranking.p).toBe(0.25);
     const { mean } = baselineScores(rater);
     expect(judgeVsRater(rater, mean, groups, { reps: 20 }).ranking.p).toBe(0.5);
+  });
+});
+
+describe('counterfactualTwin (scripts/pretrain-relay-judge.ts --pairs 1)', () => {
+  it('gives a right step a wrong reply and a wrong step the right one, re-rated by the rubric', () => {
+    const rng = new Rng('twin-test');
+    const step = (reply: (x: number, k: number) => number, position = 2): RatedStep => {
+      const context = stepContext(4, position, 3, reply);
+      const r = relayRuleScore(context);
+      return { context, rating: { score: r.score, correct: context.final ? r.correct : undefined }, kind: r.score === 10 ? 'right' : 'other', group: `4:agent${position}`, n: 4, position };
+    };
+    for (let i = 0; i < 20; i++) {
+      const right = counterfactualTwin(step(relayStep), rng)!;
+      expect(right.rating.score).toBe(0);
+      expect(right.kind === 'passed-on' || right.kind === 'other').toBe(true);
+      expect(Number(right.context.output)).not.toBe(relayWant(right.context.input));
+    }
+    const passed = counterfactualTwin(step((x) => x), rng)!;
+    expect(passed.rating.score).toBe(10);
+    expect(passed.kind).toBe('right');
+    expect(Number(passed.context.output)).toBe(relayWant(passed.context.input));
+    // The final agent's ANSWER_CORRECT follows the new reply.
+    const last = counterfactualTwin(step((x) => x, 4), rng)!;
+    expect(last.rating).toEqual({ score: 10, correct: true });
+    // Everything but the reply is the same context.
+    expect({ ...passed.context, output: '' }).toEqual({ ...step((x) => x).context, output: '' });
   });
 });
