@@ -55,6 +55,7 @@ import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
 import { relayStep } from '../src/core/domains/relay/tasks.ts';
 import { relayDigit, relayRuleScore } from '../src/core/domains/relay/team.ts';
 import { chatExample } from './pretrain/transcripts.ts';
+import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
@@ -62,18 +63,6 @@ const DEFAULTS = {
   scratchpad: 1, init: 'models/relay', pairs: 0,
 };
 type Flags = typeof DEFAULTS;
-
-function parseFlags(argv: string[]): Flags {
-  const flags: Record<string, number | string> = { ...DEFAULTS };
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m || !(m[1] in DEFAULTS)) throw new Error(`pretrain-relay-judge: unknown argument "${argv[i]}" (flags: ${Object.keys(DEFAULTS).map((k) => '--' + k).join(' ')})`);
-    const raw = m[2] ?? argv[++i];
-    flags[m[1]] = typeof DEFAULTS[m[1] as keyof Flags] === 'number' ? Number(raw) : raw;
-    if (typeof flags[m[1]] === 'number' && !Number.isFinite(flags[m[1]])) throw new Error(`pretrain-relay-judge: --${m[1]} needs a number, got "${raw}"`);
-  }
-  return flags as Flags;
-}
 
 const log = (msg: string) => console.log(`[pretrain-relay-judge ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -138,7 +127,7 @@ function histogram(steps: RatedStep[]): Record<string, number> {
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+  const flags: Flags = parseScriptFlags('pretrain-relay-judge', DEFAULTS, process.argv.slice(2));
   const started = performance.now();
   const backend = await initBackend({ force: 'wasm' });
   log(`backend ${describeBackend(backend)}; flags ${JSON.stringify(flags)}`);
@@ -273,8 +262,5 @@ The measurement with intervals and baselines: \`npm run bench -- judge --relay\`
 
 // Run when invoked as a script (tests import counterfactualTwin and the chat format without running it).
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((e: unknown) => {
-    console.error(e instanceof Error ? e.stack ?? e.message : e);
-    process.exitCode = 1;
-  });
+  main().catch(failWith('pretrain-relay-judge'));
 }

@@ -36,21 +36,10 @@ import { tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
 import { llamaConfigJson, writeModelFolder } from './pretrain/folder.ts';
 import { initWeights, trainModel } from './pretrain/train.ts';
 import { chatExample } from './pretrain/transcripts.ts';
+import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = { seed: 0, out: 'models/relay', examples: 20000, 'warm-steps': 250, steps: 1000, copy: 0.4, lr: 3e-3, hidden: 64, layers: 2, vocab: 320 };
 type Flags = typeof DEFAULTS;
-
-function parseFlags(argv: string[]): Flags {
-  const flags: Record<string, number | string> = { ...DEFAULTS };
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m || !(m[1] in DEFAULTS)) throw new Error(`pretrain-relay: unknown argument "${argv[i]}" (flags: ${Object.keys(DEFAULTS).map((k) => '--' + k).join(' ')})`);
-    const raw = m[2] ?? argv[++i];
-    flags[m[1]] = typeof DEFAULTS[m[1] as keyof Flags] === 'number' ? Number(raw) : raw;
-    if (typeof flags[m[1]] === 'number' && !Number.isFinite(flags[m[1]])) throw new Error(`pretrain-relay: --${m[1]} needs a number, got "${raw}"`);
-  }
-  return flags as Flags;
-}
 
 const log = (msg: string) => console.log(`[pretrain-relay ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -105,7 +94,7 @@ async function measure(model: CausalLM, tok: TextTokenizer, eos: number[], cases
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+  const flags: Flags = parseScriptFlags('pretrain-relay', DEFAULTS, process.argv.slice(2));
   const started = performance.now();
   const backend = await initBackend({ force: 'wasm' });
   log(`backend ${describeBackend(backend)}; flags ${JSON.stringify(flags)}`);
@@ -225,7 +214,4 @@ ${rows}
 `;
 }
 
-main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : e);
-  process.exitCode = 1;
-});
+main().catch(failWith('pretrain-relay'));

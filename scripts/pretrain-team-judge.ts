@@ -45,6 +45,7 @@ import { dataJudgeItems } from './pretrain/data-transcripts.ts';
 import { balanceByScore, judgeExamples, type JudgeItem } from './pretrain/transcripts.ts';
 import { readModelFolder, writeModelFolder } from './pretrain/folder.ts';
 import { DEFAULTS as PRETRAIN_DEFAULTS, MAX_TOKENS, trainer } from './pretrain/run.ts';
+import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = {
   seed: 0, agent: 'models/agent', init: 'models/judge', stages: 'base', 'math-tasks': 200, 'data-tasks': 40,
@@ -52,18 +53,6 @@ const DEFAULTS = {
   checkpoints: '100,200', 'checkpoint-dir': '/tmp/team-judge-ckpt', out: '/tmp/team-judge',
 };
 type Flags = typeof DEFAULTS;
-
-function parseFlags(argv: string[]): Flags {
-  const flags: Record<string, number | string> = { ...DEFAULTS };
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m || !(m[1] in DEFAULTS)) throw new Error(`pretrain-team-judge: unknown argument "${argv[i]}" (flags: ${Object.keys(DEFAULTS).map((k) => '--' + k).join(' ')})`);
-    const raw = m[2] ?? argv[++i];
-    flags[m[1]] = typeof DEFAULTS[m[1] as keyof Flags] === 'number' ? Number(raw) : raw;
-    if (typeof flags[m[1]] === 'number' && !Number.isFinite(flags[m[1]])) throw new Error(`pretrain-team-judge: --${m[1]} needs a number, got "${raw}"`);
-  }
-  return flags as Flags;
-}
 
 const log = (msg: string) => console.log(`[pretrain-team-judge ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
@@ -107,7 +96,7 @@ async function playStage(flags: Flags, stage: string, index: number, tools: Tool
 }
 
 async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+  const flags: Flags = parseScriptFlags('pretrain-team-judge', DEFAULTS, process.argv.slice(2));
   const started = performance.now();
   const backend = await initBackend({ force: 'wasm' });
   log(`backend ${describeBackend(backend)}; flags ${JSON.stringify(flags)}`);
@@ -189,7 +178,4 @@ Measured by \`npm run -s bench -- judge --judge <this folder>\` (within-agent ra
 `;
 }
 
-main().catch((e) => {
-  console.error(`pretrain-team-judge: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failWith('pretrain-team-judge'));

@@ -47,6 +47,7 @@ import { writeCards, type RunSummary } from './pretrain/card.ts';
 import { dataJudgeItems, playDataTeam, type DataTranscript } from './pretrain/data-transcripts.ts';
 import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { writeModelFolder } from './pretrain/folder.ts';
+import { failWith } from './pretrain/flags.ts';
 import { MAX_TOKENS, budgetSeconds, log, logEvery, parseFlags, trainer, type Flags, type Run } from './pretrain/run.ts';
 import type { TrainReport } from './pretrain/train.ts';
 import {
@@ -244,7 +245,4 @@ function strip(a: TeamAccuracy): Omit<TeamAccuracy, 'trajectories'> {
 
 export type { TrainReport };
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+main().catch(failWith('pretrain'));

@@ -15,6 +15,7 @@ import os from 'node:os';
 import type { ModelConfig } from '../../src/core/engine/model/config.ts';
 import { GradientWorkers } from './data-parallel.ts';
 import { trainModel, type TrainOptions, type TrainReport } from './train.ts';
+import { parseScriptFlags } from './flags.ts';
 
 /** Every flag with its default; see scripts/pretrain.ts for what each one does. */
 export const DEFAULTS = {
@@ -31,15 +32,7 @@ export type Flags = typeof DEFAULTS;
 
 /** `--name value` or `--name=value` for every flag in DEFAULTS; a bare --skip-eval means 1. Unknown flags and non-numbers throw. */
 export function parseFlags(argv: string[]): Flags {
-  const flags: Record<string, number | string> = { ...DEFAULTS };
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(argv[i]);
-    if (!m || !(m[1] in DEFAULTS)) throw new Error(`pretrain: unknown argument "${argv[i]}" (flags: ${Object.keys(DEFAULTS).map((k) => '--' + k).join(' ')})`);
-    const raw = m[2] ?? (m[1] === 'skip-eval' ? '1' : argv[++i]);
-    flags[m[1]] = typeof DEFAULTS[m[1] as keyof Flags] === 'number' ? Number(raw) : raw;
-    if (typeof flags[m[1]] === 'number' && !Number.isFinite(flags[m[1]])) throw new Error(`pretrain: --${m[1]} needs a number, got "${raw}"`);
-  }
-  return flags as Flags;
+  return parseScriptFlags('pretrain', DEFAULTS, argv, ['skip-eval']);
 }
 
 /** Context length of the models; the data team's coach prompts (files, metrics) run past 1024 tokens. */
