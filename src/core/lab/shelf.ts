@@ -167,6 +167,7 @@ export class Shelf {
   async parts(c: TrainConfig): Promise<RunParts> {
     const agentModel = await this.model(c.agentModel);
     const coach = await this.coach(c);
+    this.announce(c.agentModel); // a judge loaded just now announced itself; the panel shows the agents' model
     const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool()) });
     return { agentModel, coach, tools };
   }
