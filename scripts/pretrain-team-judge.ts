@@ -25,8 +25,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
-import { parseConfig, parameterCount } from '../src/core/engine/model/config.ts';
-import { loadModel } from '../src/core/engine/model/load.ts';
+import { parseConfig, parameterCount, type ModelConfig } from '../src/core/engine/model/config.ts';
+import { loadModel, type LoadedModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { importPeft } from '../src/core/engine/lora/peft.ts';
 import type { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
@@ -64,10 +64,9 @@ export function scoreHistogram(items: readonly { score: number }[]): Record<stri
 }
 
 /** The adapters of one stage: `base` = none; else DIR/<agent>/adapter_config.json for every trainable agent. */
-async function stageAdapters(stage: string, agentIds: string[], modelDir: string): Promise<Map<string, LoraAdapter | null>> {
+async function stageAdapters(stage: string, agentIds: string[], config: ModelConfig): Promise<Map<string, LoraAdapter | null>> {
   const out = new Map<string, LoraAdapter | null>();
   if (stage === 'base') return out;
-  const config = parseConfig(JSON.parse(await readFile(`${modelDir}/config.json`, 'utf8')));
   for (const id of agentIds) {
     const dir = path.join(stage, id);
     out.set(id, existsSync(path.join(dir, 'adapter_config.json')) ? await importPeft(folderSource(dir), config, id) : null);
@@ -77,10 +76,9 @@ async function stageAdapters(stage: string, agentIds: string[], modelDir: string
 }
 
 /** One stage's rated actions: the math team and the data team on their own training tasks (seeded by stage). */
-async function playStage(flags: Flags, stage: string, index: number, tools: ToolRunners, tok: Parameters<typeof judgeExamples>[1]): Promise<{ math: JudgeItem[]; data: JudgeItem[]; mathRight: number; dataRight: number }> {
-  const agent = await loadModel(folderSource(flags.agent));
+async function playStage(flags: Flags, agent: LoadedModel, stage: string, index: number, tools: ToolRunners, tok: Parameters<typeof judgeExamples>[1]): Promise<{ math: JudgeItem[]; data: JudgeItem[]; mathRight: number; dataRight: number }> {
   const ids = [...new Set([...MATH_CHAIN.agents, ...DATA_TEAM.agents].map((a) => a.id))];
-  const adapters = await stageAdapters(stage, ids, flags.agent);
+  const adapters = await stageAdapters(stage, ids, agent.model.config);
   const agents = new EngineAgents(agent, adapters, 40);
   // A run's adapters train one team: a stage plays the teams it holds adapters for (base plays both).
   const plays = (team: typeof MATH_CHAIN) => stage === 'base' || team.agents.some((a) => adapters.get(a.id));
@@ -90,7 +88,7 @@ async function playStage(flags: Flags, stage: string, index: number, tools: Tool
   const tables = plays(DATA_TEAM) ? generateTabularTasks({ seed, count: flags['data-tasks'] }).map(dataRolloutTask) : [];
   const dataRuns: Trajectory[] = await runRollouts(DATA_TEAM, tables, { agents, tools, samplesPerTask: 1, temperature: DATA_TEAM_SETTINGS.temperature,
     seed: 1000 * flags.seed + index, outcome: dataOutcome, toolTimeoutMs: 5000 });
-  agent.model.dispose();
+  for (const a of adapters.values()) a?.dispose();
   const share = (ts: Trajectory[]) => ts.filter((t) => t.correct).length / Math.max(1, ts.length);
   return { math: mathRuns.flatMap((t) => judgeExamples(t, tok)), data: dataRuns.flatMap((t) => dataJudgeItems(t, tok)), mathRight: share(mathRuns), dataRight: share(dataRuns) };
 }
@@ -106,6 +104,7 @@ async function main(): Promise<void> {
   judge.model.dispose();
   const sandbox = createSandbox();
   const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
+  const agent = await loadModel(folderSource(flags.agent));
 
   // 1. Rated actions of the real team at each stage.
   const math: JudgeItem[] = [];
@@ -114,7 +113,7 @@ async function main(): Promise<void> {
   try {
     for (const [i, stage] of flags.stages.split(',').map((s) => s.trim()).filter(Boolean).entries()) {
       const t0 = performance.now();
-      const s = await playStage(flags, stage, i, tools, tok);
+      const s = await playStage(flags, agent, stage, i, tools, tok);
       math.push(...s.math);
       data.push(...s.data);
       const row = { stage, math: scoreHistogram(s.math), data: scoreHistogram(s.data), mathRight: s.mathRight, dataRight: s.dataRight, seconds: (performance.now() - t0) / 1000 };
@@ -122,6 +121,7 @@ async function main(): Promise<void> {
       log(`stage ${stage}: ${JSON.stringify(row)}`);
     }
   } finally {
+    agent.model.dispose();
     await disposeTools(tools);
   }
   const rng = new Rng(`team-judge-balance/${flags.seed}`);
