@@ -24,7 +24,7 @@ import { type BackendInfo, type BackendName, describeBackend, initBackend } from
 import { type ModelConfig, expectedWeights, parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
 import { generate } from '../src/core/engine/model/generate.ts';
 import { CausalLM, disposeCache } from '../src/core/engine/model/llama.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { SHAPES, shapeNamed as shapeNamedIn } from '../src/core/engine/model/shapes.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 

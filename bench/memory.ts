@@ -29,7 +29,7 @@ import { type MemoryPlan, planMemory } from '../src/core/engine/model/memory-pla
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { thisThread } from '../src/core/compute/local.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { benchConfig, randomWeights } from './engine.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 

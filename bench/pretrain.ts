@@ -22,7 +22,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { parseConfig } from '../src/core/engine/model/config.ts';
 import { decodeSafetensors } from '../src/core/engine/model/safetensors.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { GradientWorkers } from '../scripts/pretrain/data-parallel.ts';
 import { trainModel } from '../scripts/pretrain/train.ts';
 import type { Example } from '../scripts/pretrain/transcripts.ts';

@@ -169,7 +169,7 @@ export async function relayRun(n: number, v: Variant, seed: number, o: RelayBenc
   const dir = path.join(o.out, `n${n}-${v.label}${judged ? `-judge${judgeName}` : ''}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
-    const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
+    const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow));
     await runOne(config, { agentModel: model, coach, tools: {} }, baseline, dir,
       (it, e) => log(`  iter ${it}: step ${(100 * (e.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.sampled).toFixed(1)} %`));
   } else log(`N=${n} ${v.label} seed ${seed}: finished run found in ${dir}, reused`);

@@ -30,7 +30,7 @@ import path from 'node:path';
 import { initBackend, describeBackend, type BackendName } from '../src/core/engine/backend.ts';
 import type { Coach } from '../src/core/coach/coach.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
-import { ruleCoach } from '../src/core/coach/coaches.ts';
+import { MATH_TEAM } from '../src/core/domains/math/index.ts';
 import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
@@ -131,6 +131,7 @@ export function quickConfig(iterations = 2): TrainConfig {
 
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
+/** What a benchmark run trains with; it runs on this thread (runOne adds the Compute). */
 export interface Parts { agentModel: LoadedModel; coach: Coach; tools: ToolRunners }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
@@ -138,7 +139,7 @@ async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<
     const { tinyTeamModel } = await import('../test/helpers/tiny-team.ts');
     const tools: ToolRunners = {};
     if (config.workflow.agents.some((a) => a.tools.length > 0)) tools.python = tools.javascript = createSandbox();
-    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(ruleCoach()), tools };
+    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(MATH_TEAM.domainFor(config.workflow).ruleCoach()), tools };
   }
   for (const spec of [config.agentModel, ...(config.coach.kind === 'model' ? [config.coach.model] : [])]) {
     if (!/^https?:\/\//.test(spec) && !existsSync(spec)) {
@@ -174,7 +175,7 @@ export async function runOne(config: TrainConfig, parts: Parts, baseline: EvalRe
   await store.appendMetrics({ iteration: 0, eval: baseline });
   const started = Date.now();
   // The untrained team's record is written above (measured once for every seed and mode).
-  const session = await RunSession.open(config, parts, { store, evaluations: 'inline', baseline: false, emit: () => undefined });
+  const session = await RunSession.open(config, { ...parts, compute: LocalCompute.forTeam(parts) }, { store, baseline: false, emit: () => undefined });
   session.trainer.on((e) => {
     if (e.type === 'iteration' && e.metrics.eval) onEval(e.metrics.iteration, e.metrics.eval);
   });

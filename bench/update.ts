@@ -44,7 +44,7 @@ import { AdamW } from '../src/core/rl/adamw.ts';
 import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
 import { thisThread } from '../src/core/compute/local.ts';
 import { LaneCompute } from '../src/core/compute/lanes.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { benchConfig, randomWeights, SHAPES, shapeNamed } from './engine.ts';
 import { fmt, runAsChild, runInChild } from './child.ts';
 

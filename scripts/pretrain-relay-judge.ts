@@ -43,24 +43,24 @@ import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
-import { coachPrompt, formatCoachAnswer } from '../src/core/coach/coach-format.ts';
+import { coachPrompt, DEFAULT_COACH_TEMPLATE, formatCoachAnswer } from '../src/core/coach/coach-format.ts';
 import { RELAY_MAX_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { readFile } from 'node:fs/promises';
 import { bpeFromJson, tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
 import { llamaConfigJson, readModelFolder, writeModelFolder } from './pretrain/folder.ts';
 import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
 import { relayStep } from '../src/core/domains/relay/tasks.ts';
-import { relayDigit, relayRuleScore } from '../src/core/domains/relay/team.ts';
+import { RELAY_COACH_TEMPLATE, relayDigit, relayRuleScore } from '../src/core/domains/relay/team.ts';
 import { chatExample } from './pretrain/transcripts.ts';
 import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
   'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 1, init: 'models/relay', pairs: 0,
+  scratchpad: 1, init: 'models/relay', pairs: 0, template: 'team',
 };
 type Flags = typeof DEFAULTS;
 
@@ -84,12 +84,12 @@ export function relayWant(input: string): number | null {
  * ("2\nPROCESS_SCORE: 10"): the judge works the sum out before comparing (parseCoachAnswer reads the
  * PROCESS_SCORE line wherever it stands; 16 tokens still hold the final agent's two lines).
  */
-export function judgeChat(s: RatedStep, scratchpad: 0 | 1 | 2 = 1): ChatMessage[] {
+export function judgeChat(s: RatedStep, scratchpad: 0 | 1 | 2 = 1, template = RELAY_COACH_TEMPLATE): ChatMessage[] {
   const want = relayWant(s.context.input);
   const got = relayDigit(s.context.output);
   const answer = formatCoachAnswer(s.rating.score, s.rating.correct);
   const pad = scratchpad === 2 ? `${want ?? '-'} ${got ?? '-'}\n` : scratchpad === 1 ? `${want ?? '-'}\n` : '';
-  return [{ role: 'user', content: coachPrompt(s.context) }, { role: 'assistant', content: `${pad}${answer}` }];
+  return [{ role: 'user', content: coachPrompt(s.context, template) }, { role: 'assistant', content: `${pad}${answer}` }];
 }
 
 /**
@@ -110,6 +110,28 @@ export function counterfactualTwin(s: RatedStep, rng: Rng): RatedStep | null {
   const r = relayRuleScore(context);
   const kind = r.score === 10 ? 'right' : reply === passed ? 'passed-on' : 'other';
   return { ...s, context, rating: { score: r.score, correct: context.final ? r.correct : undefined }, kind };
+}
+
+/** The coach template a judge learns: 'team' (the relay's own, RELAY_COACH_TEMPLATE) or 'generic' (DEFAULT_COACH_TEMPLATE). */
+export function judgeTemplate(name: string): string {
+  if (name === 'team') return RELAY_COACH_TEMPLATE;
+  if (name === 'generic') return DEFAULT_COACH_TEMPLATE;
+  throw new Error(`--template: "team" (the relay's own) or "generic", got "${name}"`);
+}
+
+/** Checkpoint steps from a list of steps and ranges: "50,150" -> [50, 150]; "3000-3400:200" -> [3000, 3200, 3400]. */
+export function checkpointList(spec: string): number[] {
+  return spec.split(',').filter(Boolean).flatMap((part) => {
+    const m = /^(\d+)-(\d+):(\d+)$/.exec(part.trim());
+    if (!m) {
+      const n = Number(part);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`--checkpoints: steps like 50,150 or ranges like 3000-4000:100, got "${part}"`);
+      return [n];
+    }
+    const [a, b, by] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    if (by < 1 || b < a) throw new Error(`--checkpoints: a range runs FROM-TO:BY with TO >= FROM and BY >= 1, got "${part}"`);
+    return Array.from({ length: Math.floor((b - a) / by) + 1 }, (_, i) => a + i * by);
+  });
 }
 
 /** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */
@@ -149,7 +171,8 @@ async function main(): Promise<void> {
   log(`${rated.length} rated steps ${JSON.stringify(histogram(rated))} in ${playSeconds.toFixed(0)} s; balanced: ${balanced.length} ${JSON.stringify(histogram(balanced))}`);
 
   // 2. Tokenizer on the rendered chats.
-  const chats = balanced.map((s) => judgeChat(s, Math.max(0, Math.min(2, Math.round(flags.scratchpad))) as 0 | 1 | 2));
+  const template = judgeTemplate(flags.template);
+  const chats = balanced.map((s) => judgeChat(s, Math.max(0, Math.min(2, Math.round(flags.scratchpad))) as 0 | 1 | 2, template));
   const render = (m: ChatMessage[]) => m.map((x) => `<|im_start|>${x.role}\n${x.content}<|im_end|>\n`).join('');
   // Warm start (--init, default models/relay): its tokenizer grown by the coach prompt's words, its weights
   // (it already reads "x + k" and works the sum out in the relay prompt), new rows = mean of the merged pair.
@@ -177,7 +200,7 @@ async function main(): Promise<void> {
   if (init && baseBpe) extendEmbeddings(weights, baseBpe, bpe);
   // The answer's length: the score lines (and ANSWER_CORRECT for the final agent) after the scratchpad; ModelCoach reads it.
   const generation = { eos_token_id: [eos, 0], pad_token_id: 0, do_sample: false, max_new_tokens: flags.scratchpad === 2 ? 24 : 16 };
-  const checkpointSteps = new Set(String(flags.checkpoints).split(',').filter(Boolean).map(Number));
+  const checkpointSteps = new Set(checkpointList(String(flags.checkpoints)));
   const snapshots: { step: number; weights: Map<string, tf.Tensor> }[] = [];
   const report = await trainModel(config, weights, examples, {
     steps: flags.steps, tokensPerBatch: flags['tokens-per-batch'], lr: flags.lr, seed: flags.seed + 1, maxSeconds: flags['max-seconds'],
@@ -201,7 +224,7 @@ async function main(): Promise<void> {
   const judge = await loadModel(folderSource(flags.out), { tokenizer: 'required' });
   const held: RatedStep[] = [];
   for (const n of [2, 4, 6]) held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, 40), { seed: 77 + n })));
-  const scored = await new ModelCoach(judge).scoreBatch(held.map((s) => s.context));
+  const scored = await new ModelCoach(judge, template).scoreBatch(held.map((s) => s.context));
   const rater = held.map((s) => s.rating.score);
   const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
   const base = baselineScores(rater);

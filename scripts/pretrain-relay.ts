@@ -30,7 +30,7 @@ import { CausalLM } from '../src/core/engine/model/llama.ts';
 import { placeVars, renderTemplate } from '../src/core/loop/workflow.ts';
 import { relayAgentId, relayDigit, relayWorkflow } from '../src/core/domains/relay/team.ts';
 import { RELAY_MAX_AGENTS, relayStep } from '../src/core/domains/relay/tasks.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
 import { llamaConfigJson, writeModelFolder } from './pretrain/folder.ts';

@@ -37,7 +37,7 @@ import type { TextTokenizer } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/domains/data/team.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/domains/math/tasks.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { formatObservation } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';

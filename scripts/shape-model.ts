@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { expectedWeights, parseConfig } from '../src/core/engine/model/config.ts';
 import { encodeSafetensors } from '../src/core/engine/model/safetensors.ts';
 import { SHAPES, shapeNamed } from '../src/core/engine/model/shapes.ts';
-import { Rng } from '../src/core/tasks/rng.ts';
+import { Rng } from '../src/core/stats/rng.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const AGENT = path.join(ROOT, 'models/agent');

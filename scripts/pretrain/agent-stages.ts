@@ -20,7 +20,7 @@ import { CausalLM } from '../../src/core/engine/model/llama.ts';
 import { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
 import { actionInputText, coachPrompt } from '../../src/core/coach/coach-format.ts';
 import { generateMathTasks } from '../../src/core/domains/math/tasks.ts';
-import { Rng } from '../../src/core/tasks/rng.ts';
+import { Rng } from '../../src/core/stats/rng.ts';
 import { bpeFromJson, trainBpe, tokenizerJson, tokenizerConfig } from './bpe.ts';
 import type { Stage1Check } from './card.ts';
 import { dataCoachContexts, type DataTranscript } from './data-transcripts.ts';

@@ -29,7 +29,7 @@ import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src
 import { agentContext } from '../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../src/core/loop/rollout.ts';
 import type { ActionContext } from '../../src/core/coach/coach-format.ts';
-import type { Rng } from '../../src/core/tasks/rng.ts';
+import type { Rng } from '../../src/core/stats/rng.ts';
 import type { ToolRunners } from '../../src/core/tools/runners.ts';
 import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
 import { judgeItem, type JudgeItem } from './transcripts.ts';

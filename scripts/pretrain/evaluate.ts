@@ -12,7 +12,8 @@
 import { EngineAgents } from '../../src/core/loop/agents.ts';
 import { parseCoachAnswer, coachPrompt } from '../../src/core/coach/coach-format.ts';
 import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/loop/rollout.ts';
-import { MATH_CHAIN, placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
+import { placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { parseSteps } from '../../src/core/domains/math/rule-coach.ts';
 import type { CausalLM } from '../../src/core/engine/model/llama.ts';
 import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';

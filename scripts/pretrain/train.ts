@@ -20,7 +20,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { expectedWeights, type ModelConfig } from '../../src/core/engine/model/config.ts';
 import { CausalLM } from '../../src/core/engine/model/llama.ts';
-import { Rng } from '../../src/core/tasks/rng.ts';
+import { Rng } from '../../src/core/stats/rng.ts';
 import type { BpeModel } from './bpe.ts';
 import { shardLoss, shardRows, type GradientWorkers, type Shard } from './data-parallel.ts';
 import type { Example } from './transcripts.ts';

@@ -6,13 +6,14 @@ import { readFile } from 'node:fs/promises';
 import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
 import { toolsFor } from '../core/tools/runners.ts';
-import type { TeamParts } from '../core/compute/compute.ts';
+import type { TeamParts } from '../core/loop/rollout.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { domainOf } from '../core/domains/index.ts';
 import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
 import type { RolloutTask } from '../core/loop/rollout.ts';
 import type { RunParts } from '../core/loop/session.ts';
+import { LocalCompute } from '../core/compute/local.ts';
 import { CliError, openModel } from './common.ts';
 
 /** A JSONL dataset (problem/answer) for training or evaluation; malformed lines reported, never silent. */
@@ -66,8 +67,9 @@ export async function setUpTeam(config: TrainConfig): Promise<TeamParts> {
   return { agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool() }) };
 }
 
-/** The run's models, coach and tools, loaded: what a RunSession opens with (session.ts RunParts). */
+/** The run's models, coach and tools, loaded, on this thread alone: what a RunSession opens with (RunParts; the caller may share its compute out). */
 export async function setUpRun(config: TrainConfig): Promise<RunParts> {
-  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow).ruleCoach);
-  return { ...(await setUpTeam(config)), coach };
+  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow));
+  const team = await setUpTeam(config);
+  return { ...team, coach, compute: LocalCompute.forTeam(team) };
 }

@@ -19,7 +19,7 @@ import { CausalLM } from '../core/engine/model/llama.ts';
 import { LanePool, serveLaneJobs, type LanePort } from '../core/compute/lane-pool.ts';
 import type { Lanes } from '../core/compute/lanes.ts';
 import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
-import type { TeamParts } from '../core/compute/compute.ts';
+import type { TeamParts } from '../core/loop/rollout.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 import { setUpTeam } from './run-setup.ts';
 import { tsWorkerBoot } from './ts-worker.ts';

@@ -98,7 +98,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   let baseline: EvalResult | undefined;
   let started = Date.now();
   const session = await RunSession.open(config, parts, {
-    store, evaluations: 'inline',
+    store,
     emit: (e) => {
       if (e.type === 'warning') process.stderr.write(`warning: ${e.message}\n`);
       if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {

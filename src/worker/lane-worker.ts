@@ -12,7 +12,7 @@ import { initBackend } from '../core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../core/engine/model/load.ts';
 import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
 import { serveLaneJobs } from '../core/compute/lane-pool.ts';
-import type { TeamParts } from '../core/compute/compute.ts';
+import type { TeamParts } from '../core/loop/rollout.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';

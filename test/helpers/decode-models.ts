@@ -12,7 +12,7 @@ import { LoraAdapter } from '../../src/core/engine/lora/adapter.ts';
 import { expectedWeights, parseConfig, type ModelConfig } from '../../src/core/engine/model/config.ts';
 import { CausalLM, PROJECTIONS } from '../../src/core/engine/model/llama.ts';
 import { decodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
-import { Rng } from '../../src/core/tasks/rng.ts';
+import { Rng } from '../../src/core/stats/rng.ts';
 import { PARITY } from './fixtures.ts';
 
 /** An adapter on every projection with B made non-zero (a fresh one has B = 0: no effect to test). */

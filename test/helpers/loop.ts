@@ -2,7 +2,7 @@
  * Pieces the loop tests share: a checkpoint store in memory, a deterministic rule coach that needs
  * no model, and an iteration's metrics without its wall-clock figures (for equality checks).
  *
- * Example: const store = new MemoryStore(); await Trainer.create(config, { agentModel, coach: testCoach(), tools, store });
+ * Example: const store = new MemoryStore(); await Trainer.create(config, { agentModel, coach: testCoach(), tools, compute }, { store });
  *          expect(resumed.metrics.map(stable)).toEqual(full.metrics.map(stable));
  */
 import { RuleCoach, cachedCoach } from '../../src/core/coach/coach.ts';

@@ -12,7 +12,7 @@ import { loadModel, type LoadedModel } from '../../src/core/engine/model/load.ts
 import { expectedWeights, parseConfig } from '../../src/core/engine/model/config.ts';
 import { encodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 import { memorySource } from '../../src/core/engine/model/sources.ts';
-import { Rng } from '../../src/core/tasks/rng.ts';
+import { Rng } from '../../src/core/stats/rng.ts';
 import { tokenizerConfig, tokenizerJson, trainBpe } from '../../scripts/pretrain/bpe.ts';
 
 /** The files of a tiny random model folder: config.json, model.safetensors, tokenizer files. */

@@ -13,7 +13,7 @@
  */
 import { generate, promptBatches } from '../engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
-import { Rng } from '../tasks/rng.ts';
+import { Rng } from '../stats/rng.ts';
 import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, NEUTRAL_SCORE, parseCoachAnswer, type ActionContext } from './coach-format.ts';
 
 export interface CoachResult {

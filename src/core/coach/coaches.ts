@@ -1,53 +1,69 @@
 /**
- * Building the coach a config asks for: a judge model in the engine or the rule-based verifier,
- * optionally miscalibrated, always cached by content.
+ * The coach a config asks for: its settings (`CoachSettings`, the config's `coach`), and building it:
+ * the team's rubric or a judge model in the engine, reading the team's own coach template or the
+ * generic one, optionally miscalibrated, always cached by content.
  *
- * For: the CLI and the browser worker (they pass in how to load a model). Not for: the coach
- * implementations themselves (coach.ts, rule-coach.ts).
- * Example: await buildCoach({kind: 'rule', ...}, load) -> cached RuleCoach
+ * For: the CLI, the page's lab and the benchmarks (they pass in how to load a model and the team's
+ * domain). Not for: the coach implementations themselves (coach.ts) or a team's rubric (its folder).
+ *
+ * Names a config may use (so that config.json says which judge scored and with which prompt):
+ *   coach.model     "team": the team's own judge (the relay's models/relay-judge; math and data: models/judge);
+ *                   anything else: that judge folder or URL
+ *   coach.template  "team" (or ""): the team's own template, the generic one for a team without its own;
+ *                   "generic": DEFAULT_COACH_TEMPLATE; anything else: that template text
+ * Example: await buildCoach({kind: 'model', model: 'team', template: 'team', miscalibration: null}, load, domainOf(relayWorkflow(4)))
+ *            -> a cached ModelCoach named "model:models/relay-judge", reading RELAY_COACH_TEMPLATE
  */
 import type { LoadedModel } from '../engine/model/load.ts';
-import { cachedCoach, MiscalibratedCoach, ModelCoach, RuleCoach, type Coach } from './coach.ts';
-import type { CoachSettings } from '../loop/config.ts';
+import { cachedCoach, MiscalibratedCoach, ModelCoach, type Coach, type Miscalibration } from './coach.ts';
 import { DEFAULT_COACH_TEMPLATE } from './coach-format.ts';
-import { ruleScore, type RuleTask } from '../domains/math/rule-coach.ts';
 
-/** The rule-based verifier as a coach: it checks steps against the task attached to each action. */
-export function ruleCoach(): Coach {
-  return new RuleCoach('rule', (ctx) => {
-    const task = (ctx.task ?? { answer: ctx.groundTruth ?? '' }) as RuleTask;
-    const r = ruleScore(task, ctx);
-    return { score: r.score, correct: ctx.final ? r.correct : undefined, reason: r.reason };
-  });
+export interface CoachSettings {
+  /** 'model': a judge model in the engine; 'rule': the team's rubric. */
+  kind: 'model' | 'rule';
+  /** Judge model for kind 'model': "team" (the team's own) or a folder or URL. */
+  model: string;
+  /** Coach prompt template: "team" or "" (the team's own), "generic", or the template's text. */
+  template: string;
+  miscalibration: Miscalibration | null;
 }
 
-/** The judge every team's `coach.model` names by default (config.ts DEFAULT_CONFIG): the math / data judge. */
-export const DEFAULT_JUDGE_MODEL = 'models/judge';
+/** The name a config gives the team's own judge or template. */
+export const TEAM_OWN = 'team';
+
+/** What building a coach needs of the team: its rubric, and its own judge and template where it has them. */
+export interface CoachingTeam {
+  ruleCoach(): Coach;
+  judgeModel?: string;
+  coachTemplate?: string;
+}
+
+/** The judge model these settings load: the team's own for "team", else the one named. */
+export function judgeSpec(s: Pick<CoachSettings, 'model'>, team: CoachingTeam): string {
+  if (s.model !== TEAM_OWN && s.model !== '') return s.model;
+  if (!team.judgeModel) throw new Error('coach.model: this team has no judge of its own; name a judge folder in coach.model');
+  return team.judgeModel;
+}
+
+/** The template text these settings mean for this team. */
+export function coachTemplateOf(s: Pick<CoachSettings, 'template'>, team: CoachingTeam): string {
+  if (s.template === TEAM_OWN || s.template === '') return team.coachTemplate ?? DEFAULT_COACH_TEMPLATE;
+  return s.template === 'generic' ? DEFAULT_COACH_TEMPLATE : s.template;
+}
+
+/** The template's name for records and the page: "team", "generic" or "custom" (a text of the config's own). */
+export function templateName(s: Pick<CoachSettings, 'template'>, team: CoachingTeam): 'team' | 'generic' | 'custom' {
+  if (s.template === TEAM_OWN || s.template === '') return team.coachTemplate ? 'team' : 'generic';
+  return s.template === 'generic' || s.template === DEFAULT_COACH_TEMPLATE ? 'generic' : 'custom';
+}
 
 /**
- * A domain's rule coach that also names the team's own judge model (e.g. the relay team's
- * models/relay-judge): buildCoach loads that judge for `coach.kind: "model"` when the config leaves
- * `coach.model` at the default (DEFAULT_JUDGE_MODEL); a config naming any other judge keeps it.
+ * The coach for these settings and this team: its rubric for kind "rule", else the judge model
+ * (judgeSpec) reading the template (coachTemplateOf). A model coach is named "model:<judge folder>"
+ * (e.g. "model:models/relay-judge"), so a run's summary says which judge coached.
  */
-export type TeamRule = (() => Coach) & { readonly teamJudge?: string };
-
-/** `rule` labelled with the team's own judge (see TeamRule). Example: withTeamJudge(relayRuleCoach, 'models/relay-judge'). */
-export function withTeamJudge(rule: () => Coach, teamJudge: string): TeamRule {
-  return Object.assign(() => rule(), { teamJudge });
-}
-
-/** The judge model `buildCoach` loads for these settings and this domain's rule: the team's own judge when the config names the default one. */
-export function judgeSpec(s: Pick<CoachSettings, 'model'>, rule?: TeamRule): string {
-  return rule?.teamJudge && (!s.model || s.model === DEFAULT_JUDGE_MODEL) ? rule.teamJudge : s.model;
-}
-
-/**
- * `ruleCoach`: the domain's rule-based coach (math verifier by default; data-coach.ts for the data team);
- * with a `teamJudge` on it (TeamRule), `coach.kind: "model"` loads that judge unless the config names another.
- * A model coach is named "model:<judge folder>" (e.g. "model:models/relay-judge"), so a run's summary says which judge coached.
- */
-export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, rule: TeamRule = ruleCoach): Promise<Coach> {
-  return wrapCoach(s.kind === 'rule' ? rule() : new ModelCoach(await loadJudge(judgeSpec(s, rule)), s.template || DEFAULT_COACH_TEMPLATE), s);
+export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam): Promise<Coach> {
+  return wrapCoach(s.kind === 'rule' ? team.ruleCoach() : new ModelCoach(await loadJudge(judgeSpec(s, team)), coachTemplateOf(s, team)), s);
 }
 
 /** A scorer as a run uses it: with the config's miscalibration (noise, bias) when it asks for one, and a content cache. */

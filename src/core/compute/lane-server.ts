@@ -17,8 +17,8 @@ import { LoraAdapter } from '../engine/lora/adapter.ts';
 import { assignValues, concatValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import type { TrainConfig } from '../loop/config.ts';
-import type { Trajectory } from '../loop/rollout.ts';
-import type { GradientJob, TeamParts, TeamPass } from './compute.ts';
+import type { TeamParts, TeamPass, Trajectory } from '../loop/rollout.ts';
+import type { GradientJob } from '../rl/ppo.ts';
 import { LocalCompute } from './local.ts';
 
 /** A job as it travels: Compute's jobs with adapters as values. */

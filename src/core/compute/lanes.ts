@@ -1,12 +1,13 @@
 /**
- * The Compute interface (./compute.ts) over this thread and lane threads, each lane with its own
+ * The loop's Compute (loop/train.ts) over this thread and lane threads, each lane with its own
  * replica of the base model (tfjs-backend-wasm runs one thread, so on a multi-core CPU the other
  * cores take part this way). The results are those of LocalCompute alone, to the bit:
  *   logProbs, gradients  the micro-batches are shared by cost (`shareJobs`); each is computed by the
  *                        same code on the same inputs, and the results come back in job order;
- *   play                 passes go to lanes (with `beside`, all of them; otherwise the first stays here,
- *                        and so does one whose lane is busy), each with its own fixed seed, so it plays
- *                        as it would here.
+ *   play                 passes go to lanes (the first stays here, and so does one whose lane is busy),
+ *                        each with its own fixed seed, so it plays as it would here;
+ *   background()         a handle that plays passes on the lanes only, so that this thread can do other
+ *                        work meanwhile (./alongside.ts plays evaluation chunks with it).
  * When a lane fails, its share is redone here, `onWarning` hears why once, and from then on this
  * compute runs everything here: a run never loses work to a dead thread.
  *
@@ -18,8 +19,10 @@
  */
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterValues, unflatten, type AdapterValues } from '../engine/lora/adapter-values.ts';
-import type { Trajectory } from '../loop/rollout.ts';
-import type { Compute, Gradient, GradientJob, LogProbJob, PlayOptions, TeamParts, TeamPass } from './compute.ts';
+import type { LogProbJob } from '../rl/batches.ts';
+import type { Gradient, GradientJob } from '../rl/ppo.ts';
+import type { PlayOptions, TeamParts, TeamPass, Trajectory } from '../loop/rollout.ts';
+import type { Compute } from '../loop/train.ts';
 import type { LaneJob, LaneResult } from './lane-server.ts';
 import { LocalCompute } from './local.ts';
 
@@ -52,8 +55,12 @@ export class LaneCompute implements Compute {
     return this.failure ? 0 : this.pool.count;
   }
 
-  get spare(): boolean {
-    return this.lanes > 0;
+  /**
+   * Passes played away from this thread (on the lanes; here only when a lane fails), so that this thread
+   * can train meanwhile: null when there is no lane to play them.
+   */
+  background(): Pick<Compute, 'play'> | null {
+    return this.lanes > 0 ? { play: (passes, opts) => this.playOn(passes, opts ?? {}, true) } : null;
   }
 
   /** Posts a job, counting it in flight on its lane until it settles. */
@@ -85,19 +92,23 @@ export class LaneCompute implements Compute {
       }, this.failed);
   }
 
+  play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
+    return this.playOn(passes, opts, false);
+  }
+
   /**
    * Each pass on a lane, counted back from the last (greedy on the second-to-last where there are two,
-   * sampled on the last); without `beside` the first pass is played here meanwhile, and so is a pass
-   * whose lane is busy now (an evaluation chunk played beside, in the page): waiting behind it would
-   * leave this thread idle, and a pass plays the same anywhere. A pass whose lane fails is played here.
+   * sampled on the last); unless `away`, the first pass is played here meanwhile, and so is a pass
+   * whose lane is busy now (an evaluation chunk played in the background, in the page): waiting behind
+   * it would leave this thread idle, and a pass plays the same anywhere. A pass whose lane fails is played here.
    */
-  async play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
+  private async playOn(passes: TeamPass[], opts: PlayOptions, away: boolean): Promise<Trajectory[][]> {
     const n = this.lanes;
     if (n === 0) return this.here.play(passes, opts);
     const laneOf = (i: number) => {
-      if (!opts.beside && i === 0) return 0;
+      if (!away && i === 0) return 0;
       const lane = Math.max(1, n - (passes.length - 1 - i));
-      return !opts.beside && this.inFlight.get(lane) ? 0 : lane;
+      return !away && this.inFlight.get(lane) ? 0 : lane;
     };
     const remote = passes.map((pass, i) => {
       const lane = laneOf(i); // in order: a pass posted makes its lane busy for the next

@@ -1,30 +1,24 @@
 /**
- * The Compute interface (./compute.ts) on this thread: the log-prob passes and PPO gradients of
- * rl/ on the model, and passes of the team played with loop/rollout.ts. Each job is run as it comes,
- * in order; the lanes' side (./lane-server.ts) runs its share with this same class, so a share
- * computed on a lane is bit-equal to the same share computed here.
+ * The loop's Compute (loop/train.ts) on this thread: each job is run as it comes, in order, by the
+ * code that owns it: log-probs by rl/batches.ts, gradients by rl/ppo.ts's `ppoGradient`, passes of the
+ * team by loop/rollout.ts's `playPass`. The lanes' side (./lane-server.ts) runs its share with this
+ * same class, so a share computed on a lane is bit-equal to the same share computed here.
  *
- * For: runs on one thread (the default), and the lane side of LaneCompute. Not for: sharing work.
+ * For: runs on one thread (the default), and the lane side of LaneCompute. Not for: sharing work (./lanes.ts).
  *
  * Example: const compute = LocalCompute.forTeam({ agentModel, tools });
  *          const [logp] = await compute.logProbs([{ adapter: null, ids: [[1, 5, 6]], mask: [[1, 1, 1]], positions: [0, 1] }]);
  *          // logp = [log p(5 | 1), log p(6 | 1 5)] under the base model
  */
-import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
-import { adapterFromValues } from '../engine/lora/adapter-values.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
-import { positionLogProbs } from '../rl/batches.ts';
-import { ppoLoss } from '../rl/ppo.ts';
-import { EngineAgents } from '../loop/agents.ts';
+import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
+import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
 import type { TrainConfig } from '../loop/config.ts';
-import { runRollouts, type Trajectory } from '../loop/rollout.ts';
-import { domainOf } from '../domains/index.ts';
-import type { Compute, Gradient, GradientJob, LogProbJob, PlayOptions, TeamParts, TeamPass } from './compute.ts';
+import { playPass, type PlayOptions, type TeamParts, type TeamPass, type Trajectory } from '../loop/rollout.ts';
+import type { Compute } from '../loop/train.ts';
 
 export class LocalCompute implements Compute {
-  readonly spare = false;
-
   /** `team`: the parts a pass of a workflow needs (absent: this compute serves the update alone). */
   constructor(readonly model: CausalLM, private readonly team?: (config: TrainConfig) => Promise<TeamParts>) {}
 
@@ -40,42 +34,16 @@ export class LocalCompute implements Compute {
   }
 
   async gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]> {
-    const vars = adapter.variables();
     const out: Gradient[] = [];
-    for (const j of jobs) {
-      const sideOut: tf.Tensor1D[] = [];
-      const { value, grads } = tf.variableGrads(() => ppoLoss(this.model, adapter, j.batch, j.clipEps, j.tokenCount, sideOut), vars);
-      const loss = (await value.data())[0];
-      const side = Array.from(await sideOut[0].data()) as [number, number, number];
-      tf.dispose([value, ...sideOut]);
-      out.push({ loss, grads: vars.map((v) => grads[v.name]), side });
-    }
+    for (const j of jobs) out.push(await ppoGradient(this.model, adapter, j));
     return out;
   }
 
   async play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
-    const out: Trajectory[][] = [];
-    for (const p of passes) out.push(await this.playOne(p, opts));
-    return out;
-  }
-
-  /** One pass: the adapters made from their values for the pass, the team played, the adapters freed. */
-  private async playOne(pass: TeamPass, opts: PlayOptions): Promise<Trajectory[]> {
     if (!this.team) throw new Error('this compute was made for the update alone; it cannot play the team');
-    const parts = await this.team(pass.config);
-    const adapters = new Map<string, LoraAdapter>();
-    for (const [id, v] of pass.adapters) if (v) adapters.set(id, adapterFromValues(parts.agentModel.config, v));
-    try {
-      const agents = new EngineAgents(parts.agentModel, adapters);
-      agents.onProgress = opts.onProgress;
-      agents.signal = opts.signal;
-      return await runRollouts(pass.config.workflow, pass.tasks, {
-        agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask,
-        temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs,
-      });
-    } finally {
-      for (const a of adapters.values()) a.dispose();
-    }
+    const out: Trajectory[][] = [];
+    for (const p of passes) out.push(await playPass(await this.team(p.config), p, opts));
+    return out;
   }
 }
 

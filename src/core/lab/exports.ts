@@ -14,7 +14,7 @@ import { unzipSync, zipSync } from 'fflate';
 import { domainOf } from '../domains/index.ts';
 import type { IterationMetrics } from '../loop/records.ts';
 import { agentContext } from '../loop/rewards.ts';
-import type { Trajectory } from '../loop/rollout.ts';
+import type { Trajectory } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
 import type { TrajectoryView } from './protocol.ts';
 

@@ -17,13 +17,14 @@
 import { backendLimits, currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../engine/backend.ts';
 import { importPeft } from '../engine/lora/peft.ts';
 import { memorySource } from '../engine/model/sources.ts';
+import { alongside } from '../compute/alongside.ts';
 import { computeFor } from '../compute/lanes.ts';
 import { ConfigFileError, resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
-import type { RolloutTask } from '../loop/rollout.ts';
+import type { RolloutTask } from '../loop/trajectory.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
-import { hashString } from '../tasks/rng.ts';
+import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
 import { idleLessonView, Lesson } from './lesson.ts';
@@ -120,9 +121,10 @@ export class Lab implements LabApi {
       const store = this.platform.store(runId);
       if (!(await this.claimWriter(runId, store, opts.takeOver ? 'take-over' : 'if-free'))) return await this.openReadOnly(c, partial, runId, store, parts);
       const lanes = await this.shelf.lanes(c.agentModel);
-      const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute: computeFor(parts, lanes, this.warn) };
+      const compute = computeFor(parts, lanes, this.warn);
+      const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute };
       const session = await RunSession.open(c, runParts, {
-        store, evaluations: 'alongside', baseline: this.baselineEval, fresh: opts.fresh,
+        store, hook: alongside(compute), baseline: this.baselineEval, fresh: opts.fresh,
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
           this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: session.trainer.iteration, message: e.message } : e });
@@ -238,8 +240,9 @@ export class Lab implements LabApi {
     if (writer !== this.partner?.writer) await store.claim?.();
     let session: RunSession | null = null;
     const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
-    session = await RunSession.open(c, { ...run.parts, compute: computeFor(run.parts, this.shelf.openLanes(), this.warn) }, {
-      store, evaluations: 'alongside', baseline: false,
+    const compute = computeFor(run.parts, this.shelf.openLanes(), this.warn);
+    session = await RunSession.open(c, { ...run.parts, compute }, {
+      store, hook: alongside(compute), baseline: false,
       emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
     });
     session.trainer.on((e) => (e.type === 'iteration' ? announce() : undefined));
@@ -410,7 +413,7 @@ export class Lab implements LabApi {
     const policy = trainer.policies.get(agentId);
     if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
     if (this.state !== 'ready') throw new Error('pause the run before importing an adapter');
-    trainer.replaceAdapter(agentId, await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.deps.agentModel.config, agentId));
+    trainer.replaceAdapter(agentId, await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.parts.agentModel.config, agentId));
     await trainer.checkpoint();
     return { agentId };
   }

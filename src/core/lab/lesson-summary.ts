@@ -10,7 +10,7 @@
  */
 import { relayConfig, relayStepVerdict } from '../domains/relay/team.ts';
 import { resolveTrainConfig } from '../loop/config.ts';
-import type { Trajectory } from '../loop/rollout.ts';
+import type { Trajectory } from '../loop/trajectory.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
 

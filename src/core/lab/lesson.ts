@@ -143,7 +143,7 @@ export class Lesson {
       this.unitsDone += evaluationUnits(c.workflow.agents.length, this.plan);
       this.show('running');
     };
-    const session = await RunSession.open(c, parts, { store, evaluations: 'inline', baseline: true, emit: (e) => (e.type === 'eval' ? addEval(e.iteration, e.result) : undefined) });
+    const session = await RunSession.open(c, parts, { store, baseline: true, emit: (e) => (e.type === 'eval' ? addEval(e.iteration, e.result) : undefined) });
     const { metrics, evals } = session.history;
     data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
     data.iteration = session.trainer.iteration;

@@ -16,6 +16,7 @@ import type { ModelSource } from '../engine/model/source.ts';
 import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
 import type { Coach } from '../coach/coach.ts';
 import { buildCoach, wrapCoach } from '../coach/coaches.ts';
+import { LocalCompute } from '../compute/local.ts';
 import { domainOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
@@ -154,7 +155,7 @@ export class Shelf {
   }
 
   private coach(c: TrainConfig): Promise<Coach> | Coach {
-    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow).ruleCoach);
+    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow));
     return wrapCoach(this.webllm.coach, c.coach);
   }
 
@@ -163,13 +164,13 @@ export class Shelf {
     return (this.codeSandbox ??= this.platform.createSandbox(this.baseUrl));
   }
 
-  /** What a run of `c` trains with: its agent model, coach and the tools its agents use. */
+  /** What a run of `c` trains with: its agent model, coach, the tools its agents use, and this worker as its Compute (a caller may share it out). */
   async parts(c: TrainConfig): Promise<RunParts> {
     const agentModel = await this.model(c.agentModel);
     const coach = await this.coach(c);
     this.announce(c.agentModel); // a judge loaded just now announced itself; the panel shows the agents' model
     const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool()) });
-    return { agentModel, coach, tools };
+    return { agentModel, coach, tools, compute: LocalCompute.forTeam({ agentModel, tools }) };
   }
 
   /** The lanes already running, if any. */

@@ -8,23 +8,15 @@
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
-import type { Miscalibration } from '../coach/coach.ts';
+import type { CoachSettings } from '../coach/coaches.ts';
+import { defaultWorkflow, teamDomains } from '../domains/index.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
-import { MATH_CHAIN, validateWorkflow, type WorkflowSpec } from './workflow.ts';
+import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
 export { ConfigFileError } from './config-fields.ts';
-
-export interface CoachSettings {
-  /** 'model': a judge model in the engine; 'rule': the rule-based verifier. */
-  kind: 'model' | 'rule';
-  /** Judge model (folder or URL) for kind 'model'. */
-  model: string;
-  /** Coach prompt template ('' = the default, coach-format.ts). */
-  template: string;
-  miscalibration: Miscalibration | null;
-}
+export type { CoachSettings } from '../coach/coaches.ts';
 
 export interface TrainConfig {
   seed: number;
@@ -61,7 +53,8 @@ export interface TrainConfig {
 export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   seed: 0,
   agentModel: 'models/agent',
-  workflow: MATH_CHAIN,
+  // The first registered team's first workflow: the math chain.
+  workflow: defaultWorkflow(),
   iterations: 30,
   // 12 prompts rather than 8: the measured choice (README, "Training the embedded default").
   promptsPerIteration: 12,
@@ -82,7 +75,8 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   rewards: { ...DEFAULT_REWARDS },
   // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
-  coach: { kind: 'rule', model: 'models/judge', template: '', miscalibration: null },
+  // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
+  coach: { kind: 'rule', model: 'team', template: 'team', miscalibration: null },
   toolTimeoutMs: 2000,
 };
 
@@ -121,7 +115,7 @@ export function resolveTrainConfig(partial: unknown = {}): TrainConfig {
   const c = merge(DEFAULT_TRAIN_CONFIG, rest, '');
   if (workflow !== undefined) c.workflow = workflow as WorkflowSpec;
   try {
-    validateWorkflow(c.workflow);
+    validateWorkflow(c.workflow, teamDomains());
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');
   }

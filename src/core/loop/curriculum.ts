@@ -3,21 +3,20 @@
  *
  * For: choosing each iteration's prompts (skip the ones the team recently always or never solves,
  * raise the difficulty as accuracy rises) and dropping trajectories whose coach failed.
- * Not for: task generation itself (tasks/math.ts).
+ * Not for: making the tasks (each domain's `trainPool`, handed in as a TaskSource).
  *
  * State is a plain value (history per task id, level, generator RNG state): `pick` and `record`
  * return the next state and never change the one they were given, so an iteration that stops
  * half-way leaves its start state as it was, a checkpoint saves it, and a resumed run makes the
  * same choices.
  * Example: with history [1, 1, 1] (solved three times running) a task is skipped as "always solved":
- *          const c = new Curriculum(settings, seed); let s = c.start();
+ *          const c = new Curriculum(settings, seed, fixedTasks(tasks)); let s = c.start();
  *          const picked = c.pick(s, 8); s = c.record(picked.state, trajectories);
  */
-import { generateMathTasks } from '../domains/math/tasks.ts';
-import type { RngState } from '../tasks/rng.ts';
-import { Rng } from '../tasks/rng.ts';
+import type { RngState } from '../stats/rng.ts';
+import { Rng } from '../stats/rng.ts';
 import type { CoachedTrajectory } from './rewards.ts';
-import type { RolloutTask, Trajectory } from './rollout.ts';
+import type { RolloutTask, Trajectory } from './trajectory.ts';
 
 export interface CurriculumSettings {
   /** Skip tasks whose last `history` results were all solved or all failed. */
@@ -58,8 +57,22 @@ export interface FilterCounts {
   level: number;
 }
 
-/** A training task as the curriculum hands it out (generated math, or an imported dataset row). */
+/** A training task as the curriculum hands it out (a domain's, or an imported dataset row). */
 export type CurriculumTask = RolloutTask & { level?: number };
+
+/**
+ * Where training tasks come from: a pool per difficulty level (`leveled`: levels 1..5, 0 = all mixed;
+ * the level adapts to the team's accuracy), or one fixed pool whatever the level.
+ */
+export interface TaskSource {
+  pool(level: number): CurriculumTask[];
+  leveled: boolean;
+}
+
+/** One fixed pool (an imported dataset, or a domain without levels). */
+export function fixedTasks(tasks: CurriculumTask[]): TaskSource {
+  return { pool: () => tasks, leveled: false };
+}
 
 /** An iteration's prompts, what was skipped, and the state after picking them. */
 export interface Picked {
@@ -73,11 +86,8 @@ export interface Picked {
 const copy = (s: CurriculumState): CurriculumState => structuredClone(s);
 
 export class Curriculum {
-  /**
-   * `fixedPool`: train on these tasks (an imported dataset) instead of generated problems; the
-   * level then stays as it is (the dataset sets the difficulty).
-   */
-  constructor(readonly settings: CurriculumSettings, readonly seed: number, readonly fixedPool?: CurriculumTask[]) {}
+  /** `source`: the tasks; when it has no levels, the level stays as it is (the pool sets the difficulty). */
+  constructor(readonly settings: CurriculumSettings, readonly seed: number, readonly source: TaskSource) {}
 
   /** The state of a run that has not trained yet. */
   start(): CurriculumState {
@@ -86,13 +96,8 @@ export class Curriculum {
 
   private pools = new Map<number, CurriculumTask[]>();
   private pool(level: number): CurriculumTask[] {
-    if (this.fixedPool) return this.fixedPool;
     let p = this.pools.get(level);
-    if (!p) {
-      const mixed = level === 0;
-      p = generateMathTasks({ seed: `train:${this.seed}:L${level}`, count: this.settings.poolSize * (mixed ? 5 : 1), level: mixed ? undefined : level });
-      this.pools.set(level, p);
-    }
+    if (!p) this.pools.set(level, (p = this.source.pool(level)));
     return p;
   }
 
@@ -135,7 +140,7 @@ export class Curriculum {
     }
     const window = 64;
     if (next.recent.length > window) next.recent = next.recent.slice(-window);
-    if (!this.settings.adaptLevel || this.fixedPool || next.level === 0 || next.recent.length < window / 2) return next;
+    if (!this.settings.adaptLevel || !this.source.leveled || next.level === 0 || next.recent.length < window / 2) return next;
     const acc = next.recent.reduce((a, b) => a + b, 0) / next.recent.length;
     if (acc >= this.settings.raiseAt && next.level < 5) return { ...next, level: next.level + 1, recent: [] };
     if (acc <= this.settings.lowerAt && next.level > 1) return { ...next, level: next.level - 1, recent: [] };

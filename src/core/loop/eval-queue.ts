@@ -1,12 +1,12 @@
 /**
  * Held-out evaluations, the one way every evaluation is played: each (the untrained team, then every
  * `evalEvery` iterations) is queued with a snapshot of the adapters and advanced a chunk of problems
- * at a time. Each chunk plays the greedy and the sampled pass through the run's Compute (away from
- * the training thread where it has room, `beside`), and gives a running estimate (`of` set), so a
- * chart fills in problem by problem with its interval.
- *   the page      chunks alongside training (session.ts 'alongside')
- *   mappa train   one chunk holding every problem, between iterations (session.ts 'inline')
- *   mappa eval    one chunk holding every problem (`evaluateTeam`)
+ * at a time. Each chunk plays the greedy and the sampled pass (through the run's Compute, or another
+ * player the caller gives), and gives a running estimate (`of` set), so a chart fills in problem by
+ * problem with its interval.
+ *   the page       chunks fitted around training (session.ts with compute/alongside.ts)
+ *   mappa train    one chunk holding every problem, at the end of its iteration (session.ts)
+ *   mappa eval, the model cards, the benchmarks   one chunk holding every problem (`evaluateTeam`)
  *
  * Each chunk is a deterministic pass (greedy, and sampled at the evaluation temperature with the seed
  * EVAL_SEED + its first problem's index), so a run's evaluations repeat exactly; chunks of different
@@ -19,12 +19,15 @@
  *          const r = await q.runChunk(20);           // { iteration: 0, result: { greedy, sampled, tasks: 20, of: 200 }, ... }
  */
 import type { AdapterValues } from '../engine/lora/adapter-values.ts';
-import type { Compute } from '../compute/compute.ts';
+import type { Compute } from './train.ts';
 import type { TrainConfig } from './config.ts';
 import { heldOutTasks } from '../domains/index.ts';
-import type { RolloutTask, Trajectory } from './rollout.ts';
+import type { RolloutTask, Trajectory } from './trajectory.ts';
 import { EVAL_SEED, evalResultOf } from './evaluate.ts';
 import type { EvalResult } from './records.ts';
+
+/** What plays an evaluation's passes: the run's Compute, or a background player of it. */
+export type Player = Pick<Compute, 'play'>;
 
 interface Pending {
   iteration: number;
@@ -48,7 +51,7 @@ export class EvalQueue {
   private readonly queue: Pending[] = [];
   readonly tasks: RolloutTask[];
 
-  constructor(private readonly config: TrainConfig, private readonly compute: Compute, opts: { heldOut?: RolloutTask[] } = {}) {
+  constructor(private readonly config: TrainConfig, private readonly compute: Player, opts: { heldOut?: RolloutTask[] } = {}) {
     this.tasks = heldOutTasks(config, opts.heldOut);
   }
 
@@ -64,18 +67,17 @@ export class EvalQueue {
   }
 
   /**
-   * Advances the oldest evaluation by up to `size` problems (Infinity: all that are left). `beside`:
-   * the calling thread is busy training, so the passes go where the Compute has room.
-   * Resolves with the running result, or null when nothing is queued.
+   * Advances the oldest evaluation by up to `size` problems (Infinity: all that are left), played by
+   * `on` (default: the queue's own). Resolves with the running result, or null when nothing is queued.
    */
-  async runChunk(size: number, opts: { beside?: boolean } = {}): Promise<EvalChunk | null> {
+  async runChunk(size: number, on: Player = this.compute): Promise<EvalChunk | null> {
     const p = this.queue[0];
     if (!p) return null;
     const started = performance.now();
     const from = p.greedy.length;
     const tasks = this.tasks.slice(from, from + Math.max(1, Math.floor(Math.min(size, this.tasks.length))));
     const pass = (temperature: number) => ({ config: this.config, adapters: p.adapters, tasks, samplesPerTask: 1, temperature, seed: EVAL_SEED + from });
-    const [greedy, sampled] = await this.compute.play([pass(0), pass(this.config.evalTemperature)], { beside: opts.beside });
+    const [greedy, sampled] = await on.play([pass(0), pass(this.config.evalTemperature)]);
     p.greedy.push(...greedy);
     p.sampled.push(...sampled);
     const finished = p.greedy.length >= this.tasks.length;
@@ -90,7 +92,7 @@ export class EvalQueue {
  * problem, as one chunk. `mappa eval` and the benchmarks measure with it.
  * Example: const { result } = await evaluateTeam(config, compute);   // result.greedy 0.25, result.tasks 200
  */
-export async function evaluateTeam(config: TrainConfig, compute: Compute,
+export async function evaluateTeam(config: TrainConfig, compute: Player,
   opts: { adapters?: Map<string, AdapterValues | null>; heldOut?: RolloutTask[] } = {}): Promise<EvalChunk> {
   const queue = new EvalQueue(config, compute, { heldOut: opts.heldOut });
   queue.enqueue(0, opts.adapters ?? new Map());

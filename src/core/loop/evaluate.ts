@@ -10,7 +10,7 @@
 import { domainOf, meanMetrics } from '../domains/index.ts';
 import type { TrainConfig } from './config.ts';
 import type { EvalResult } from './records.ts';
-import type { Trajectory } from './rollout.ts';
+import type { Trajectory } from './trajectory.ts';
 
 /** The evaluation's fixed sampling seed: every evaluation of a run draws the same way. */
 export const EVAL_SEED = 1_000_003;

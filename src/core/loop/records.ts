@@ -10,7 +10,7 @@
 import type { GenerationProgress } from '../engine/model/generate.ts';
 import type { FilterCounts } from './curriculum.ts';
 import type { CoachStats } from './rewards.ts';
-import type { Trajectory } from './rollout.ts';
+import type { Trajectory } from './trajectory.ts';
 
 export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
 

@@ -22,7 +22,7 @@
 import type { TrainSample } from '../rl/batches.ts';
 import { actionInputText, NEUTRAL_SCORE, type ActionContext } from '../coach/coach-format.ts';
 import type { Coach, CoachResult } from '../coach/coach.ts';
-import type { Action, Trajectory } from './rollout.ts';
+import type { Action, Trajectory } from './trajectory.ts';
 import type { WorkflowSpec } from './workflow.ts';
 
 export type RewardMode = 'process' | 'outcome' | 'mixed';

@@ -2,8 +2,9 @@
  * Rollouts: the team works on tasks, agent after agent, turn after turn, and every action is
  * recorded with its input, tokens, log-probs and tool observations.
  *
- * For: `runRollouts(workflow, tasks, ...)` -> trajectories (math chain and any workflow of the
- * same shape). Not for: scoring (coach.ts) or rewards (rewards.ts).
+ * For: `runRollouts(workflow, tasks, ...)` -> trajectories (any workflow), and `playPass`, one pass
+ * of a run's team (its config, adapters as values, tasks, temperature, seed) as the loop asks for it.
+ * Not for: scoring (coach.ts) or rewards (rewards.ts).
  *
  * All trajectories advance in lockstep, one agent stage at a time, so each stage is one batched
  * generation per agent: P tasks x n samples solver turns, then executor turns, and so on.
@@ -17,59 +18,19 @@ import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
 import type { ToolRunners } from '../tools/runners.ts';
 import { formatObservation } from '../tools/sandbox.ts';
-import { Workspace, type WorkspaceEntry } from '../tools/workspace.ts';
+import { Workspace } from '../tools/workspace.ts';
 import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
-import type { AgentBackend, GenerationResult } from './agents.ts';
+import type { LoraAdapter } from '../engine/lora/adapter.ts';
+import { adapterFromValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
+import type { GenerationProgress } from '../engine/model/generate.ts';
+import type { LoadedModel } from '../engine/model/load.ts';
+import { domainOf } from '../domains/index.ts';
+import type { TrainConfig } from './config.ts';
+import { EngineAgents, type AgentBackend, type GenerationResult } from './agents.ts';
+import type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
-export interface RolloutTask {
-  id: string;
-  problem: string;
-  answer: string;
-  /** Files the trajectory's workspace starts with (path -> text), owned by "task" (data team: data.csv, test.csv). */
-  files?: Record<string, string>;
-  /** A task cut into one part per agent (the relay team): agent i's prompt reads parts[i] as {{part}}. */
-  parts?: string[];
-}
-
-/** One turn of one agent: what it generated (GenerationResult) and where it stands in the chain. */
-export interface Action extends GenerationResult {
-  agentId: string;
-  role: string;
-  turn: number;
-  /** The chat messages the agent saw. */
-  messages: ChatMessage[];
-  /** Tool observation produced by this turn's code (undefined when it ran none). */
-  observation?: string;
-  codeBlocks: number;
-  /** Filled by the coach and the reward stage. */
-  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
-  reward?: number;
-  tokenRewards?: number[];
-  advantage?: number;
-}
-
-export interface Trajectory {
-  task: RolloutTask;
-  sample: number;
-  actions: Action[];
-  finalAnswer: string | null;
-  correct: boolean;
-  /** The workspace's files at the end, with the agent that last wrote each (only when it is not empty). */
-  files?: WorkspaceEntry[];
-  /** Quality metrics from the `outcome` hook (data team: rocAuc, accuracy, f1 or rmse, rmseOverRange...). */
-  metrics?: Record<string, number>;
-  /** What the `outcome` hook found, in words, for the coach (e.g. which tables exist and their shape). */
-  report?: string;
-}
-
-/** A domain's verdict on a finished trajectory, from its answer and its workspace. */
-export interface TrajectoryOutcome {
-  correct: boolean;
-  finalAnswer?: string | null;
-  metrics?: Record<string, number>;
-  report?: string;
-}
+export type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 
 export interface RolloutOptions {
   agents: AgentBackend | Map<string, AgentBackend>;
@@ -107,6 +68,51 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   const finalId = workflow.agents.find((a) => a.final)!.id;
   for (const row of rows) settle(row, finalId, opts.outcome);
   return rows.map((row) => row.trajectory);
+}
+
+/** What playing a team needs: the agents' model (with its tokenizer) and the tools their code runs on. */
+export interface TeamParts {
+  agentModel: LoadedModel;
+  tools: ToolRunners;
+}
+
+/** The team on `tasks`, `samplesPerTask` times each, with these adapters (agent id -> values; missing or null: the base model). */
+export interface TeamPass {
+  config: TrainConfig;
+  adapters: Map<string, AdapterValues | null>;
+  tasks: RolloutTask[];
+  samplesPerTask: number;
+  temperature: number;
+  seed: number;
+}
+
+export interface PlayOptions {
+  /** Checked between decoding steps: an aborted pass throws the signal's reason. */
+  signal?: AbortSignal;
+  /** Pre-fill and decoding progress of each generation. */
+  onProgress?: (agentId: string, p: GenerationProgress) => void;
+}
+
+/**
+ * One pass of the team: the adapters made from their values, the workflow played on the pass's tasks
+ * with the domain's outcome, the adapters freed. A pass is fixed by its values and seed, so it plays
+ * the same wherever it runs.
+ * Example: const trajs = await playPass(parts, { config, adapters: new Map(), tasks, samplesPerTask: 2, temperature: 1, seed: 7 });
+ */
+export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptions = {}): Promise<Trajectory[]> {
+  const adapters = new Map<string, LoraAdapter>();
+  for (const [id, v] of pass.adapters) if (v) adapters.set(id, adapterFromValues(parts.agentModel.config, v));
+  try {
+    const agents = new EngineAgents(parts.agentModel, adapters);
+    agents.onProgress = opts.onProgress;
+    agents.signal = opts.signal;
+    return await runRollouts(pass.config.workflow, pass.tasks, {
+      agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask,
+      temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs,
+    });
+  } finally {
+    for (const a of adapters.values()) a.dispose();
+  }
 }
 
 /** One trajectory while the team works on it: its record, its workspace, and what each agent has left for the next ones. */

@@ -4,21 +4,16 @@
  * train iteration after iteration, keep every trajectory, evaluate every `evalEvery` iterations,
  * stop at a pause with nothing lost, and hand out the trained adapters as PEFT files.
  *
- * Evaluations, two ways, both through the one evaluation queue (eval-queue.ts):
- *   'inline'    (CLI)   the untrained team whole before the first iteration, each later evaluation
- *                       whole at the end of its iteration (one chunk of every problem)
- *   'alongside' (page)  training starts at once; the evaluations are queued and measured a chunk at
- *                       a time, so their running estimates arrive while the team learns:
- *     each turn:  [beside]  next evaluation chunk (greedy + sampled)   } at the same time, where the
- *                 [here]    trainer.step() (rollouts, coach, update)   } Compute has room (`spare`)
- *                 then: queue this iteration's evaluation if due; report the chunk
- *     no room:    the chunk runs here after the step
- *     all iterations done: the remaining evaluations, whole
+ * The loop is plain: each queued evaluation whole, then each iteration, whose own evaluation is
+ * measured whole at its end. A caller that wants evaluations fitted around training instead (the
+ * page: their running estimates arrive while the team learns) passes a `StepHook`
+ * (compute/alongside.ts): it plays each iteration with evaluation chunks around it, and the
+ * remaining evaluations come in its `finalChunk` sizes at the end.
  *
  * For: src/cli/train.ts and src/core/lab/lab.ts (the page's worker); each drives a run through this.
  * Not for: building the model, coach or Compute (the caller passes them) or drawing anything.
  *
- * Example: const s = await RunSession.open(config, { agentModel, coach, tools }, { store, evaluations: 'inline', emit });
+ * Example: const s = await RunSession.open(config, { agentModel, coach, tools, compute }, { store, emit });
  *          s.trainer.on((e) => ...);                 // phases, iterations, trajectories
  *          await s.run({ signal });                  // -> 'paused' | 'done' | 'stepped'
  *          await s.saveIfBehind();                   // a checkpoint at the iteration it stopped on
@@ -29,8 +24,10 @@ import { TRAJECTORIES, type RunStore } from './checkpoint.ts';
 import type { TrainConfig } from './config.ts';
 import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import { trajectoryLines } from './rollout.ts';
-import { StepAborted, Trainer, type TrainerDeps } from './train.ts';
+import { StepAborted, Trainer, type RunParts } from './train.ts';
 import type { EvalResult, IterationMetrics } from './records.ts';
+
+export type { RunParts } from './train.ts';
 
 export type SessionEvent =
   /** A running (result.of set) or final evaluation of the team as it was after `iteration`. */
@@ -38,12 +35,21 @@ export type SessionEvent =
   | { type: 'warning'; message: string }
   | { type: 'done'; iteration: number };
 
-/** What a run trains with: TrainerDeps without the store, which the session sets itself. */
-export type RunParts = Omit<TrainerDeps, 'store'>;
+/**
+ * Evaluation work fitted around each iteration (compute/alongside.ts has the page's). `around` plays
+ * `step` (one iteration; null when a pause stopped it) with whatever it runs alongside or after it, and
+ * records each evaluation chunk it runs with `record`; the session's own loop stays the same.
+ */
+export interface StepHook {
+  around(step: () => Promise<IterationMetrics | null>, session: RunSession): Promise<IterationMetrics | null>;
+  /** Problems per chunk for the evaluations left after the last iteration. */
+  readonly finalChunk: number;
+}
 
 export interface SessionOptions {
   store?: RunStore | null;
-  evaluations: 'inline' | 'alongside';
+  /** Evaluations fitted around training (the page); none: each evaluation whole, in its place. */
+  hook?: StepHook;
   /** Measure the untrained team (default true; false: it is measured elsewhere, e.g. by the compared run). */
   baseline?: boolean;
   /** Delete what the store holds first: the run starts again from iteration 0. */
@@ -58,15 +64,7 @@ export interface RunHistory {
   evals: { iteration: number; result: EvalResult }[];
 }
 
-/** Problems per evaluation chunk: the first guess, and the bounds of the adaptive size. */
-const FIRST_CHUNK = 8;
-const MIN_CHUNK = 4;
-const MAX_CHUNK = 64;
-/** Without a lane, evaluation chunks take about this share of the time between iterations. */
-const LOCAL_SHARE = 0.25;
-
 export class RunSession {
-  private chunkSize = FIRST_CHUNK;
   private lastCheckpoint: number;
 
   constructor(readonly trainer: Trainer, readonly queue: EvalQueue, private readonly opts: SessionOptions, readonly history: RunHistory = { resumed: false, metrics: [], evals: [] }) {
@@ -101,7 +99,7 @@ export class RunSession {
     const { store } = opts;
     if (opts.fresh) await store?.clear();
     const saved = store ? await store.load() : null;
-    const trainer = await Trainer.create(config, { ...parts, store }, { resume: Boolean(saved) });
+    const trainer = await Trainer.create(config, parts, { store, resume: Boolean(saved) });
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
     let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
     if (store) {
@@ -127,24 +125,18 @@ export class RunSession {
     if (it > 0 && this.trainer.evalDue(it) && !saved.includes(it)) this.queue.enqueue(it, this.trainer.adapterValues());
   }
 
-  private async record(chunk: EvalChunk | null): Promise<void> {
+  /** Reports an evaluation chunk (a running estimate), and stores it once its evaluation is finished. */
+  async record(chunk: EvalChunk | null): Promise<void> {
     if (!chunk) return;
     this.opts.emit({ type: 'eval', iteration: chunk.iteration, result: chunk.result });
     if (chunk.finished) await this.opts.store?.appendMetrics({ iteration: chunk.iteration, eval: chunk.result });
   }
 
-  /** Size the next chunk so that it takes about `seconds`. */
-  private resize(chunk: EvalChunk | null, seconds: number): void {
-    if (!chunk || chunk.result.tasks === 0) return;
-    const perTask = chunk.seconds / Math.max(1, Math.min(this.chunkSize, chunk.result.tasks));
-    if (perTask > 0) this.chunkSize = Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, Math.round(seconds / perTask)));
-  }
-
-  /** The queued evaluations, one after the other (inline: each whole; alongside: in the largest chunks). */
-  private async evaluateQueued(signal?: AbortSignal): Promise<boolean> {
+  /** The queued evaluations, one after the other, in chunks of `size` problems; false when a pause stopped them. */
+  private async evaluateQueued(size: number, signal?: AbortSignal): Promise<boolean> {
     while (this.queue.pending.length) {
       if (signal?.aborted) return false;
-      await this.record(await this.queue.runChunk(this.opts.evaluations === 'inline' ? Infinity : MAX_CHUNK));
+      await this.record(await this.queue.runChunk(size));
     }
     return true;
   }
@@ -161,48 +153,36 @@ export class RunSession {
    * from its start, identically), or lets it finish once the update has begun.
    */
   async run(opts: { single?: boolean; signal?: AbortSignal } = {}): Promise<'paused' | 'done' | 'stepped'> {
-    const t = this.trainer;
-    const { iterations } = t.config;
-    const inline = this.opts.evaluations === 'inline';
+    const { hook } = this.opts;
     for (;;) {
-      if (inline && !(await this.evaluateQueued(opts.signal))) return 'paused';
+      if (!hook && !(await this.evaluateQueued(Infinity, opts.signal))) return 'paused';
       if (opts.signal?.aborted) return 'paused';
-      if (t.iteration >= iterations) return this.finish(opts.signal);
-      const alongside = !inline && t.compute.spare && this.queue.pending.length ? this.queue.runChunk(this.chunkSize, { beside: true }) : null;
-      let metrics: IterationMetrics | null = null;
-      try {
-        metrics = await t.step({ signal: opts.signal, evaluate: inline ? this.evaluateNow : undefined });
-        await this.flushed();
-      } catch (e) {
-        if (!(e instanceof StepAborted)) {
-          await alongside?.catch(() => null);
-          throw e;
-        }
-      }
-      const chunk = alongside ? await alongside : null;
-      await this.record(chunk);
+      if (this.trainer.iteration >= this.trainer.config.iterations) return this.finish(opts.signal);
+      const step = () => this.step(opts.signal);
+      const metrics = hook ? await hook.around(step, this) : await step();
       if (!metrics) return 'paused';
-      if (!inline) await this.afterStep(metrics, chunk, Boolean(alongside));
       if (opts.single) return 'stepped';
     }
   }
 
-  /** Alongside: queue this iteration's evaluation if due; without room beside this thread, advance the queue here. */
-  private async afterStep(metrics: IterationMetrics, chunk: EvalChunk | null, alongside: boolean): Promise<void> {
-    if (this.trainer.evalDue(metrics.iteration)) this.queue.enqueue(metrics.iteration, this.trainer.adapterValues());
-    if (alongside) {
-      this.resize(chunk, metrics.seconds.rollout + metrics.seconds.coach);
-    } else if (this.queue.pending.length && !this.trainer.compute.spare) {
-      const local = await this.queue.runChunk(this.chunkSize);
-      await this.record(local);
-      const between = metrics.seconds.rollout + metrics.seconds.coach + metrics.seconds.update;
-      this.resize(local, LOCAL_SHARE * between);
+  /**
+   * One iteration, its trajectories written; null when a pause stopped it before its update. Without a
+   * hook, its own evaluation (when due) is measured whole at its end.
+   */
+  private async step(signal?: AbortSignal): Promise<IterationMetrics | null> {
+    try {
+      const metrics = await this.trainer.step({ signal, evaluate: this.opts.hook ? undefined : this.evaluateNow });
+      await this.flushed();
+      return metrics;
+    } catch (e) {
+      if (e instanceof StepAborted) return null;
+      throw e;
     }
   }
 
-  /** After the last iteration: the evaluations still queued, at full size. */
+  /** After the last iteration: the evaluations still queued. */
   private async finish(signal?: AbortSignal): Promise<'paused' | 'done'> {
-    if (!(await this.evaluateQueued(signal))) return 'paused';
+    if (!(await this.evaluateQueued(this.opts.hook?.finalChunk ?? Infinity, signal))) return 'paused';
     this.opts.emit({ type: 'done', iteration: this.trainer.iteration });
     return 'done';
   }

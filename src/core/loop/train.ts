@@ -9,43 +9,48 @@
  *
  * Each stage returns what the next one needs. Nothing changes before the update (a pause up to there
  * leaves no trace); the update steps the adapters, and the iteration number and the curriculum are
- * replaced only at the end. Where rollouts and the update run is the Compute's business
- * (compute/compute.ts): this file never sees a thread.
+ * replaced only at the end. The passes of the team and of the update are asked of a `Compute` (below),
+ * which the caller passes in; the results are the same whoever runs them.
+ *
+ * Reading order of one iteration: this file, curriculum.ts (tasks), rollout.ts (trajectories) and
+ * agents.ts (generation), rewards.ts (verdicts and samples) with ../coach/coach.ts, ../rl/update.ts and
+ * ../rl/ppo.ts (the update).
  *
  * For: `Trainer`, one iteration at a time (`step`); a whole run, with its evaluations, resume and
  * pause, is session.ts's RunSession, which the CLI and the page's lab both drive.
  * Not for: printing or drawing — listeners get events, nothing flows back up.
- * Example: const t = await Trainer.create(config, {agentModel, coach, tools: {python: sandbox, javascript: sandbox}, store});
+ * Example: const t = await Trainer.create(config, {agentModel, coach, tools: {python: sandbox}, compute: LocalCompute.forTeam(...)}, {store});
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
-import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
+import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type Gradients, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
-import type { LoadedModel } from '../engine/model/load.ts';
-import type { ToolRunners } from '../tools/runners.ts';
-import type { Compute } from '../compute/compute.ts';
-import { LocalCompute } from '../compute/local.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
 import type { Coach } from '../coach/coach.ts';
 import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
-import { Curriculum, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
-import { domainOf, meanMetrics } from '../domains/index.ts';
+import { Curriculum, fixedTasks, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
+import { domainOf, meanMetrics, trainTasks } from '../domains/index.ts';
 import { actionVerdicts, coachTrajectories, creditedTrajectories, trainSamples, type CoachedTrajectory, type CoachStats } from './rewards.ts';
-import type { Action, RolloutTask, Trajectory } from './rollout.ts';
+import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 
-export interface TrainerDeps {
-  agentModel: LoadedModel;
+/**
+ * What the loop needs computed: the update's passes (Gradients, ../rl/update.ts) and passes of the team
+ * (rollout.ts's `playPass`, in order, each fixed by its values and seed). compute/ implements it on this
+ * thread alone or shared out; every implementation gives the same results.
+ */
+export interface Compute extends Gradients {
+  play(passes: TeamPass[], opts?: PlayOptions): Promise<Trajectory[][]>;
+}
+
+/** What a run trains with: the team's model and tools, its coach, its Compute, and an imported dataset if any. */
+export interface RunParts extends TeamParts {
   coach: Coach;
-  /** What the agents' code blocks run on, by language (the SQL tool for workflows that use it: data team). */
-  tools: ToolRunners;
-  store?: CheckpointStore | null;
-  /** Train (and optionally evaluate) on an imported dataset instead of generated math problems. */
+  compute: Compute;
+  /** Train (and optionally evaluate) on an imported dataset instead of the domain's own tasks. */
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
-  /** Where rollouts and the update run (default: this thread alone); every Compute gives the same results. */
-  compute?: Compute;
 }
 
 /** Thrown by step() when its signal aborts it; the iteration left no trace (see step). */
@@ -96,7 +101,6 @@ class PhaseClock {
   }
 }
 
-/** A pause pressed before the update: the iteration stops here and leaves no trace (nothing was committed yet). */
 /**
  * Items in `n` contiguous shares as equal as can be (the first ones larger by one), none empty (one empty
  * share when there are no items).
@@ -134,31 +138,32 @@ export class Trainer {
 
   private constructor(
     readonly config: TrainConfig,
-    readonly deps: TrainerDeps,
+    readonly parts: RunParts,
+    private readonly store: CheckpointStore | null,
     readonly policies: Map<string, AgentPolicy>,
     readonly curriculum: Curriculum,
     /** The curriculum after the last finished iteration; an iteration replaces it only when it finishes. */
     private curriculumState: CurriculumState,
   ) {
-    this.compute = deps.compute ?? LocalCompute.forTeam(deps);
+    this.compute = parts.compute;
   }
 
-  /** Fresh adapters per agent, or the store's checkpoint when there is one (resume). */
-  static async create(config: TrainConfig, deps: TrainerDeps, opts: { resume?: boolean } = {}): Promise<Trainer> {
+  /** Fresh adapters per agent, or the store's checkpoint when there is one (`resume`). */
+  static async create(config: TrainConfig, parts: RunParts, opts: { store?: CheckpointStore | null; resume?: boolean } = {}): Promise<Trainer> {
     const ids = config.workflow.agents.map((a) => a.id);
-    const saved = opts.resume && deps.store ? await deps.store.load() : null;
-    const resumed = saved ? await decodeCheckpoint(saved, deps.agentModel.config, ids) : null;
+    const store = opts.store ?? null;
+    const saved = opts.resume && store ? await store.load() : null;
+    const resumed = saved ? await decodeCheckpoint(saved, parts.agentModel.config, ids) : null;
     const policies = new Map<string, AgentPolicy>();
     for (const id of ids) {
       const state = resumed?.agents.get(id);
-      const adapter = state?.adapter ?? LoraAdapter.create(deps.agentModel.config, config.lora, id, config.seed);
+      const adapter = state?.adapter ?? LoraAdapter.create(parts.agentModel.config, config.lora, id, config.seed);
       const optimizer = new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
       if (state) optimizer.setState(state.optimizer);
       policies.set(id, { adapter, optimizer, trainable: config.workflow.agents.find((a) => a.id === id)!.trainable });
     }
-    const pool = deps.dataset?.train ?? domainOf(config.workflow).trainPool(config.seed);
-    const curriculum = new Curriculum(config.curriculum, config.seed, pool);
-    const trainer = new Trainer(config, deps, policies, curriculum, resumed?.loop.curriculum ?? curriculum.start());
+    const curriculum = new Curriculum(config.curriculum, config.seed, parts.dataset ? fixedTasks(parts.dataset.train) : trainTasks(config));
+    const trainer = new Trainer(config, parts, store, policies, curriculum, resumed?.loop.curriculum ?? curriculum.start());
     if (resumed) {
       trainer.iteration = resumed.loop.iteration;
       trainer.metrics.push(...(resumed.loop.metrics as IterationMetrics[]));
@@ -217,7 +222,7 @@ export class Trainer {
     const clock = new PhaseClock(it, (e) => this.emit(e));
     const batch = await this.rollOut(it, clock, signal);
     checkAbort(signal);
-    const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.deps.coach, c.rewards, domainOf(c.workflow).facts));
+    const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.parts.coach, c.rewards, domainOf(c.workflow).facts));
     checkAbort(signal);
     const chosen = this.samplesOf(batch, verdicts.coached);
     const update = chosen.samples.length ? await clock.time('update', () => this.update(chosen.samples)) : null;
@@ -254,7 +259,7 @@ export class Trainer {
     const kept = this.curriculum.keep(coached);
     const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => batch.trajs[i]), kept.map((i) => coached[i]), c.rewards,
       (id) => this.policies.get(id)?.trainable ?? false);
-    const context = Math.min(this.deps.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
+    const context = Math.min(this.parts.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
     const filters: FilterCounts = {
       skippedAlwaysSolved: batch.picked.skippedAlwaysSolved, skippedNeverSolved: batch.picked.skippedNeverSolved,
@@ -317,18 +322,18 @@ export class Trainer {
       this.emit({ type: 'eval', iteration: it, result: metrics.eval });
     }
     this.metrics.push(metrics);
-    await this.deps.store?.appendMetrics(metrics);
+    await this.store?.appendMetrics(metrics);
     this.emit({ type: 'iteration', metrics });
-    if (this.deps.store && (it % c.checkpointEvery === 0 || it === c.iterations)) {
+    if (this.store && (it % c.checkpointEvery === 0 || it === c.iterations)) {
       await clock.time('checkpoint', () => this.checkpoint());
     }
     return metrics;
   }
 
   async checkpoint(): Promise<void> {
-    if (!this.deps.store) return;
+    if (!this.store) return;
     const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) => [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
-    await this.deps.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
+    await this.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
     this.emit({ type: 'checkpoint', iteration: this.iteration });
   }
 

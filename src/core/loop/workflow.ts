@@ -1,9 +1,9 @@
 /**
  * Workflows as data: which agents, in which order, with which prompts, budgets, turns and tools,
- * and what each one sees. The math chain, the data-analysis team and the relay team
- * (domains/relay/team.ts) are instances.
+ * and what each one sees. Each team's folder in domains/ holds its instances (the math chain,
+ * the data-analysis team, the relay team).
  *
- * For: the typed, validated workflow config and the default math chain (MAPPA section 1).
+ * For: the typed, validated workflow config (MAPPA section 1).
  * Not for: running a workflow (rollout.ts) or scoring it (coach.ts).
  *
  * Prompt templates use {{name}} placeholders, filled by `renderTemplate`:
@@ -39,7 +39,8 @@ export interface AgentSpec {
 
 export interface WorkflowSpec {
   name: string;
-  domain: 'math' | 'data' | 'relay';
+  /** The team's domain (domains/index.ts): where its tasks come from and how it is judged. */
+  domain: string;
   agents: AgentSpec[];
 }
 
@@ -52,46 +53,6 @@ export class WorkflowError extends Error {
 
 /** The line every agent's system prompt gives its place in the team with. */
 export const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
-
-/** The MAPPA math chain: Problem Solver -> Code Executor (up to 2 turns) -> Verifier. */
-export const MATH_CHAIN: WorkflowSpec = {
-  name: 'math-chain',
-  domain: 'math',
-  agents: [
-    {
-      id: 'solver',
-      role: 'Problem Solver',
-      system: `You are the Problem Solver, ${TEAM_LINE}. Solve the problem step by step, one operation per line, and end with "Answer: <number>". Use at most {{budget}} tokens.`,
-      user: 'Problem: {{problem}}',
-      maxTokens: 96,
-      turns: 1,
-      tools: [],
-      trainable: true,
-    },
-    {
-      id: 'executor',
-      role: 'Code Executor',
-      system: `You are the Code Executor, ${TEAM_LINE}. Check the solution with Python: write one \`\`\`python block that prints the answer. After you see its output, reply "Result: <number>". Use at most {{budget}} tokens.`,
-      user: 'Problem: {{problem}}\n\nProblem Solver:\n{{output:solver}}',
-      followUp: 'Output:\n{{observation}}',
-      maxTokens: 96,
-      turns: 2,
-      tools: ['python'],
-      trainable: true,
-    },
-    {
-      id: 'verifier',
-      role: 'Verifier',
-      system: `You are the Verifier, ${TEAM_LINE}. Decide the final answer from the work so far and give it as \\boxed{<number>}. Use at most {{budget}} tokens.`,
-      user: 'Problem: {{problem}}\n\nCode Executor:\n{{output:executor}}\n\nLast output:\n{{tool:executor}}',
-      maxTokens: 48,
-      turns: 1,
-      tools: [],
-      trainable: true,
-      final: true,
-    },
-  ],
-};
 
 /** The placeholders that name an earlier agent: {{output:x}} (its text) and {{tool:x}} (its last tool output). */
 const AGENT_REF = /\{\{(output|tool):([\w-]+)\}\}/g;
@@ -126,14 +87,14 @@ const AGENT_FIELDS: [keyof AgentSpec, 'string' | 'number' | 'boolean' | 'list', 
  * takes: a hand-written team config meets this before anything indexes into it.
  * Example: checkShape('math-chainz') -> WorkflowError 'must be a team object {"name", "domain", "agents": [...]} ...'
  */
-function checkShape(w: unknown): asserts w is WorkflowSpec {
+function checkShape(w: unknown, domains: string[]): asserts w is WorkflowSpec {
   if (!w || typeof w !== 'object' || Array.isArray(w)) {
     throw new WorkflowError(`must be a team object {"name", "domain", "agents": [...]}, as in configs/relay-4.json, got ${JSON.stringify(w)}`);
   }
   const o = w as Record<string, unknown>;
   if (typeof o.name !== 'string' || !o.name) throw new WorkflowError(`"name" is required: a string naming the team, got ${JSON.stringify(o.name)}`);
   const where = `workflow "${o.name}"`;
-  if (!['math', 'data', 'relay'].includes(o.domain as string)) throw new WorkflowError(`${where}: "domain" must be math, data or relay, got ${JSON.stringify(o.domain)}`);
+  if (!domains.includes(o.domain as string)) throw new WorkflowError(`${where}: "domain" must be ${domains.join(', ')}, got ${JSON.stringify(o.domain)}`);
   if (!Array.isArray(o.agents) || o.agents.length === 0) throw new WorkflowError(`${where}: "agents" must be a list of at least one agent, got ${JSON.stringify(o.agents)}`);
   for (const [i, a] of (o.agents as unknown[]).entries()) {
     if (!a || typeof a !== 'object' || Array.isArray(a)) throw new WorkflowError(`${where}, agent ${i + 1}: must be an object with ${AGENT_FIELDS.filter((f) => f[2]).map((f) => f[0]).join(', ')}`);
@@ -150,9 +111,12 @@ function checkShape(w: unknown): asserts w is WorkflowSpec {
   }
 }
 
-/** Check a workflow: unique ids, one final agent, sane budgets, placeholders that refer to earlier agents. */
-export function validateWorkflow(w: WorkflowSpec): WorkflowSpec {
-  checkShape(w);
+/**
+ * Check a workflow: a domain among `domains` (the teams there are: domains/index.ts `teamDomains()`),
+ * unique ids, one final agent, sane budgets, placeholders that refer to earlier agents.
+ */
+export function validateWorkflow(w: WorkflowSpec, domains: string[]): WorkflowSpec {
+  checkShape(w, domains);
   const where = `workflow "${w.name}"`;
   const seen = new Set<string>();
   for (const [i, a] of w.agents.entries()) {

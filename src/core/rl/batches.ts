@@ -2,7 +2,7 @@
  * The update's samples and their micro-batches: right-padded [B, T] rows of prompt + action
  * tokens, which positions are action tokens, and the no-gradient log-prob passes over them.
  *
- * For: update.ts (its stages build their jobs from these) and compute/ (which runs them).
+ * For: update.ts (its stages build their jobs from these) and whatever runs those jobs.
  * Not for: the loss or the optimizer step (update.ts).
  *
  * Example: samples prompt [1, 2], action [3] and prompt [4], action [5, 6]:
@@ -53,15 +53,15 @@ export function makeBatch(samples: TrainSample[], perToken?: { adv: number[][]; 
     const pad = width - seq.length;
     b.ids.push([...seq, ...new Array(pad).fill(0)]);
     b.mask.push([...seq.map(() => 1), ...new Array(pad).fill(0)]);
-    const lane = (values?: number[]) => {
+    const actionRow = (values?: number[]) => {
       const row = new Array(width - 1).fill(0);
       s.action.forEach((_, j) => (row[s.prompt.length - 1 + j] = values ? values[j] : s.truncated ? 0 : 1));
       return row;
     };
-    b.actionMask.push(lane());
-    b.advantages.push(lane(perToken?.adv[i]));
-    b.oldLogprobs.push(lane(perToken?.old[i]));
-    b.refLogprobs.push(lane(perToken?.ref[i]));
+    b.actionMask.push(actionRow());
+    b.advantages.push(actionRow(perToken?.adv[i]));
+    b.oldLogprobs.push(actionRow(perToken?.old[i]));
+    b.refLogprobs.push(actionRow(perToken?.ref[i]));
   }
   return b;
 }
@@ -105,7 +105,15 @@ export function logProbRows(samples: TrainSample[], rows: number[]): { ids: numb
   return { ids: b.ids, mask: b.mask, perRow: actionRows(samples, rows, b.ids[0].length) };
 }
 
-/** Log-probs at flat positions of padded rows under `adapter` (null = reference), on this thread, no gradient. */
+/** Log-probs at flat positions (b * (T-1) + t) of padded rows, under the adapter (null: the reference). */
+export interface LogProbJob {
+  adapter: LoraAdapter | null;
+  ids: number[][]; // [B, T]
+  mask: number[][]; // [B, T]
+  positions: number[];
+}
+
+/** Log-probs at flat positions of padded rows under `adapter` (null = reference), no gradient. */
 export async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[], adapter: LoraAdapter | null): Promise<Float32Array> {
   const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter });
   const host = (await logp.data()) as Float32Array;

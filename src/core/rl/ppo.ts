@@ -7,17 +7,34 @@
  * micro-batches' gradients gives the mini-batch's. Side metrics (entropy, clipped tokens, k1 KL to the
  * reference), summed, not normalised, are kept out of the gradient path.
  *
- * For: the gradient of a micro-batch (compute/local.ts runs it; update.ts sums the parts).
+ * For: `ppoLoss` and `ppoGradient`, the loss of one micro-batch and its gradient w.r.t. the adapter
+ * (update.ts asks for them through its `Gradients` interface and sums the parts).
  * Not for: advantages (advantages.ts) or the optimizer step (update.ts, adamw.ts).
  *
  * Example: one action token, A = 1, old logp = logp (ratio 1): loss = -1 / tokenCount; with
  *          ratio 1.5 and eps 0.2 the clipped term 1.2 * A is the smaller, loss = -1.2 / tokenCount.
+ *          const g = await ppoGradient(model, adapter, { batch, clipEps: 0.2, tokenCount: 1 });  // g.loss -1, g.grads[k] d(loss)/d(variable k)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
 import type { MicroBatch } from './batches.ts';
+
+/** One micro-batch's PPO loss, normalised by `tokenCount` (the mini-batch's action tokens). */
+export interface GradientJob {
+  batch: MicroBatch;
+  clipEps: number;
+  tokenCount: number;
+}
+
+/** A micro-batch's loss, gradient (one tensor per adapter variable, in `variables()` order; the caller disposes) and side sums. */
+export interface Gradient {
+  loss: number;
+  grads: tf.Tensor[];
+  /** Sums over the micro-batch's action tokens: [entropy, clipped tokens, k1 KL to the reference]. */
+  side: [number, number, number];
+}
 
 export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, clipEps: number, tokenCount: number,
   side?: tf.Tensor1D[]): tf.Scalar {
@@ -41,4 +58,15 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, cl
     ]) as tf.Tensor1D));
   }
   return loss;
+}
+
+/** The loss of `job` and its gradient w.r.t. every variable of `adapter`, with the side sums read back. */
+export async function ppoGradient(model: CausalLM, adapter: LoraAdapter, job: GradientJob): Promise<Gradient> {
+  const vars = adapter.variables();
+  const sideOut: tf.Tensor1D[] = [];
+  const { value, grads } = tf.variableGrads(() => ppoLoss(model, adapter, job.batch, job.clipEps, job.tokenCount, sideOut), vars);
+  const loss = (await value.data())[0];
+  const side = Array.from(await sideOut[0].data()) as [number, number, number];
+  tf.dispose([value, ...sideOut]);
+  return { loss, grads: vars.map((v) => grads[v.name]), side };
 }

@@ -4,31 +4,43 @@
  * action's tokens only; AdamW on the adapter; global-norm gradient clipping; micro-batches with
  * gradient accumulation so memory is bounded by the micro-batch.
  *
- * For: `policyUpdate(model, policies, samples, settings)` once per training iteration.
- * Not for: producing samples (the MAPPA loop) or advantage maths (advantages.ts).
+ * For: `policyUpdate(gradients, policies, samples, settings)` once per training iteration.
+ * Not for: producing samples (loop/rewards.ts) or advantage maths (advantages.ts).
  *
  * Story of one call (one function per stage, `policyUpdate` at the end calls them in order):
  *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
  *      reference (adapter off) — no gradient (`samplingLogProbs`);
  *   2. advantages (KL folded into the per-token reward, whitened; advantages.ts);
  *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches
- *      (`miniBatchGradient`), clip by the global norm, one AdamW step — unless loss or gradient is
- *      not finite: then skip, keep the adapter as it was, and report it (`clippedStep`).
- * Where the passes run (this thread, or shared with lanes) is the Compute's business (compute/).
+ *      (`miniBatchGradient`, each micro-batch's part is ppo.ts's `ppoGradient`), clip by the global
+ *      norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the adapter as it
+ *      was, and report it (`clippedStep`).
+ * The passes of stages 1 and 3 are asked of `Gradients` (below), whoever runs them.
+ *
+ * Example: const m = await policyUpdate(gradients, policies, samples, { epochs: 1 });
+ *          m.agents.solver.steps   // 1: one AdamW step on the solver's adapter
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
-import type { Compute, LogProbJob } from '../compute/compute.ts';
 import type { AdamW } from './adamw.ts';
 import { computeAdvantages } from './advantages.ts';
-import { chunks, logProbRows, makeBatch, microBatches, perSample, type MicroBatch, type TrainSample } from './batches.ts';
-
-export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type TrainSample } from './batches.ts';
-export { ppoLoss } from './ppo.ts';
-
-
-export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
+import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type MicroBatch, type TrainSample } from './batches.ts';
+import type { Gradient, GradientJob } from './ppo.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
+
+export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type LogProbJob, type TrainSample } from './batches.ts';
+export { ppoGradient, ppoLoss, type Gradient, type GradientJob } from './ppo.ts';
+export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
+
+/**
+ * What the update needs computed, in job order: the log-probs of padded rows (no gradient), and each
+ * micro-batch's PPO loss with its gradient (ppo.ts's `ppoGradient`). compute/ answers it; the results
+ * are the same wherever the jobs run.
+ */
+export interface Gradients {
+  logProbs(jobs: LogProbJob[]): Promise<Float32Array[]>;
+  gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]>;
+}
 
 export interface AgentPolicy {
   adapter: LoraAdapter;
@@ -74,7 +86,7 @@ function checkSamples(samples: TrainSample[], policies: Map<string, AgentPolicy>
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
  * and the reference (adapter off), no gradient; one job per micro-batch and adapter.
  */
-async function samplingLogProbs(compute: Compute, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
+async function samplingLogProbs(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
   microBatchSize: number): Promise<{ old: number[][]; ref: number[][] }> {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
@@ -87,7 +99,7 @@ async function samplingLogProbs(compute: Compute, policies: Map<string, AgentPol
       jobs.push({ ...job, adapter, into: old }, { ...job, adapter: null, into: ref });
     }
   }
-  const results = await compute.logProbs(jobs);
+  const results = await gradients.logProbs(jobs);
   jobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, results[k]));
   return { old, ref };
 }
@@ -103,8 +115,8 @@ interface MiniBatchGradient {
 }
 
 /** Stage 3a: the PPO gradient of one mini-batch, summed over its micro-batches in order. */
-async function miniBatchGradient(compute: Compute, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number, tokenCount: number): Promise<MiniBatchGradient> {
-  const parts = await compute.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount })));
+async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number, tokenCount: number): Promise<MiniBatchGradient> {
+  const parts = await gradients.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount })));
   const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0, sides: parts.map((p) => p.side) };
   for (const [k, part] of parts.entries()) {
     out.cells += batches[k].ids.length * batches[k].ids[0].length;
@@ -146,7 +158,7 @@ async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number
  * trainable agent, per mini-batch: gradient (3a) and clipped step (3b). Returns per-agent metrics
  * and each sample's mean advantage (what the trainer records on its action).
  */
-export async function policyUpdate(compute: Compute, policies: Map<string, AgentPolicy>, samples: TrainSample[],
+export async function policyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
   settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
@@ -155,7 +167,7 @@ export async function policyUpdate(compute: Compute, policies: Map<string, Agent
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
-  const { old, ref } = await samplingLogProbs(compute, policies, samples, byAgent, s.microBatchSize);
+  const { old, ref } = await samplingLogProbs(gradients, policies, samples, byAgent, s.microBatchSize);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
@@ -179,7 +191,7 @@ export async function policyUpdate(compute: Compute, policies: Map<string, Agent
         const batches = microBatches(samples, mini, s.microBatchSize)
           .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
           .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        const g = await miniBatchGradient(compute, policy.adapter, batches, s.clipEps, tokenCount);
+        const g = await miniBatchGradient(gradients, policy.adapter, batches, s.clipEps, tokenCount);
         for (const part of g.sides) part.forEach((v, j) => (side[j] += v));
         cells += g.cells;
         if (g.grads === null) continue;

@@ -11,7 +11,7 @@
  *          shuffled and the levels interleaved so that every prefix holds each level in proportion
  *          (within one task when the levels are equal); prefixCoverage(results, 8..199) -> { covered: 190, total: 192, share: 0.99, ... }.
  */
-import { Rng, type Seed } from '../tasks/rng.ts';
+import { Rng, type Seed } from './rng.ts';
 import { wilson } from './intervals.ts';
 
 /**

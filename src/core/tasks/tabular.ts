@@ -23,7 +23,7 @@
 //   parseCsv(task.csv)[0]   // ['id', 'outdoor_temp_c', 'occupancy', 'floor_area_m2', 'window_ratio', 'insulation', 'energy_kwh']
 //   task.testTargets.length // 100, one per row of task.testCsv
 
-import { Rng, hashString, type Seed } from './rng.ts';
+import { Rng, hashString, type Seed } from '../stats/rng.ts';
 
 // ---- CSV -------------------------------------------------------------------------------------
 

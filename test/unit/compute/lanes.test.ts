@@ -15,10 +15,10 @@ import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { LaneCompute, shareJobs, type Lanes } from '../../../src/core/compute/lanes.ts';
 import { LocalCompute, thisThread } from '../../../src/core/compute/local.ts';
-import type { TeamPass } from '../../../src/core/compute/compute.ts';
+import type { TeamPass } from '../../../src/core/loop/rollout.ts';
 import type { LaneJob, LaneResult } from '../../../src/core/compute/lane-server.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
@@ -95,7 +95,7 @@ describe('LaneCompute: the update shared with lane threads', () => {
     const dead = new DeadLanes();
     const errors: string[] = [];
     const compute = new LaneCompute(thisThread(base.model), dead, (m) => errors.push(m));
-    expect(compute.spare).toBe(true);
+    expect(compute.background()).not.toBeNull();
     const a = await policyUpdate(thisThread(base.model), serial, samples(7), { microBatchSize: 2 });
     const b = await policyUpdate(compute, rescued, samples(7), { microBatchSize: 2 });
     expect(errors).toHaveLength(1);
@@ -105,7 +105,7 @@ describe('LaneCompute: the update shared with lane threads', () => {
     expect(await flat(rescued)).toEqual(await flat(serial));
     // From then on this compute runs everything here: the dead lane is not asked again.
     const calls = dead.calls;
-    expect(compute.spare).toBe(false);
+    expect(compute.background()).toBeNull();
     await policyUpdate(compute, rescued, samples(8), { microBatchSize: 2 });
     expect(dead.calls).toBe(calls);
     for (const p of [...serial.values(), ...rescued.values()]) p.adapter.dispose();
@@ -146,7 +146,7 @@ describe('LaneCompute.play: where the passes go', () => {
 
     const busy = lanes();
     const b = new LaneCompute(here, busy.pool);
-    const beside = b.play([pass(9)], { beside: true }); // an evaluation chunk on the lane
+    const beside = b.background()!.play([pass(9)]); // an evaluation chunk on the lane
     expect((await b.play([pass(1), pass(2)])).map((t) => (t[0] as unknown as { task: string }).task)).toEqual(['here 1', 'here 2']);
     expect(busy.pending).toHaveLength(1);
     busy.pending[0].answer();

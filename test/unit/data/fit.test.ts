@@ -4,7 +4,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { FitError, fitPredict, type DataTable } from '../../../src/core/tasks/fit.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 
 beforeAll(async () => {
   await initBackend({ force: 'cpu' });

@@ -15,10 +15,11 @@ import { DATA_TEAM, DATA_TEAM_SETTINGS, columnProfile, csvTask, dataHeldOut, dat
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/loop/workflow.ts';
+import { teamDomains } from '../../../src/core/domains/index.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { NO_DATA_FLAWS, dataPlan, playDataTeam } from '../../../scripts/pretrain/data-transcripts.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -34,7 +35,7 @@ afterAll(async () => {
 
 describe('the data team', () => {
   it('validates, and configs/data-tiny.json carries exactly DATA_TEAM', () => {
-    expect(validateWorkflow(DATA_TEAM)).toBe(DATA_TEAM);
+    expect(validateWorkflow(DATA_TEAM, teamDomains())).toBe(DATA_TEAM);
     expect(DATA_TEAM.agents.map((a) => [a.id, a.turns, a.tools])).toEqual([
       ['data_engineer', 3, ['sql', 'python']], ['modeler', 2, ['sql', 'python']], ['analyst', 2, ['sql', 'python']],
     ]);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttentionArena, type ArenaLayout } from '../../../src/core/engine/kernels/attention-wasm.ts';
 import { ATTENTION_WASM_COMPILER } from '../../../src/core/engine/kernels/attention-wasm-bytes.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
 
 /** softmax(q k^T * scale over real slots) v, in float64. */

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { coachPrompt, parseCoachAnswer, type ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { cachedCoach, MiscalibratedCoach, ModelCoach, RuleCoach } from '../../../src/core/coach/coach.ts';
-import { ruleCoach } from '../../../src/core/coach/coaches.ts';
+import { mathRuleCoach as ruleCoach } from '../../../src/core/domains/math/index.ts';
 import { generateMathTasks } from '../../../src/core/domains/math/tasks.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 

@@ -1,6 +1,8 @@
 /** Curriculum filters: skipping decided prompts, dropping failed-coach trajectories, level changes, datasets. */
 import { describe, expect, it } from 'vitest';
-import { Curriculum, DEFAULT_CURRICULUM } from '../../../src/core/loop/curriculum.ts';
+import { Curriculum, DEFAULT_CURRICULUM, fixedTasks, type CurriculumSettings } from '../../../src/core/loop/curriculum.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
+import { trainTasks } from '../../../src/core/domains/index.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 
 const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
@@ -8,10 +10,13 @@ const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
   actions: [{ agentId: 'solver', role: 'Problem Solver', turn: 1, messages: [], promptText: '', promptTokens: [], tokens: [], logprobs: [], text: '', truncated: false, codeBlocks: 0, coach: { raw: '', score: 5, ok: coachOk, attempts: 1 } }],
 });
 
+/** The math team's generated problems, as a run of seed `seed` gets them. */
+const math = (settings: CurriculumSettings, seed: number) => new Curriculum(settings, seed, trainTasks({ workflow: MATH_CHAIN, seed, curriculum: settings }));
+
 describe('curriculum', () => {
   it('is deterministic per seed and skips prompts recently always or never solved, counting each', () => {
-    const a = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
-    const b = new Curriculum({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
+    const a = math({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
+    const b = math({ ...DEFAULT_CURRICULUM, poolSize: 6 }, 1);
     const start = a.start();
     const picked = a.pick(start, 6);
     const first = picked.tasks;
@@ -34,12 +39,12 @@ describe('curriculum', () => {
       { agentScores: new Map([['solver', verdict(true)], ['verifier', verdict(false)]]), turnScores: new Map() },
       { agentScores: new Map([['solver', verdict(true)]]), turnScores: new Map() },
     ];
-    expect(new Curriculum(DEFAULT_CURRICULUM, 0).keep(coached)).toEqual([0, 2]);
-    expect(new Curriculum({ ...DEFAULT_CURRICULUM, dropCoachFailures: false }, 0).keep(coached)).toEqual([0, 1, 2]);
+    expect(math(DEFAULT_CURRICULUM, 0).keep(coached)).toEqual([0, 2]);
+    expect(math({ ...DEFAULT_CURRICULUM, dropCoachFailures: false }, 0).keep(coached)).toEqual([0, 1, 2]);
   });
 
   it('raises the level when rolling accuracy is high and lowers it when low', () => {
-    const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 2 }, 0);
+    const c = math({ ...DEFAULT_CURRICULUM, startLevel: 2 }, 0);
     const before = c.start();
     const up = c.record(before, Array.from({ length: 40 }, (_, i) => traj(`t${i}`, i % 10 !== 0))); // 90 %
     expect(up.level).toBe(3);
@@ -49,7 +54,7 @@ describe('curriculum', () => {
   });
 
   it('startLevel 0 mixes every level, as the held-out set does, and never adapts', () => {
-    const c = new Curriculum({ ...DEFAULT_CURRICULUM, startLevel: 0, poolSize: 20 }, 0);
+    const c = math({ ...DEFAULT_CURRICULUM, startLevel: 0, poolSize: 20 }, 0);
     const levels = new Set(c.pick(c.start(), 40).tasks.map((t) => t.level));
     expect(levels.size).toBeGreaterThan(3);
     expect(c.record(c.start(), Array.from({ length: 40 }, (_, i) => traj(`m${i}`, true))).level).toBe(0);
@@ -57,7 +62,7 @@ describe('curriculum', () => {
 
   it('trains on an imported dataset when given one (and keeps its level)', () => {
     const pool = [{ id: 'd1', problem: 'p1', answer: '1' }, { id: 'd2', problem: 'p2', answer: '2' }];
-    const c = new Curriculum(DEFAULT_CURRICULUM, 0, pool);
+    const c = new Curriculum(DEFAULT_CURRICULUM, 0, fixedTasks(pool));
     expect(c.pick(c.start(), 2).tasks.map((t) => t.id).sort()).toEqual(['d1', 'd2']);
     expect(c.record(c.start(), Array.from({ length: 40 }, (_, i) => traj(`d${(i % 2) + 1}`, true))).level).toBe(1);
   });

@@ -11,18 +11,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { domainOf, heldOutTasks, HELD_OUT_ORDER_SEED, mathEvalTasks } from '../../../src/core/domains/index.ts';
+import { domainOf, heldOutTasks } from '../../../src/core/domains/index.ts';
+import { HELD_OUT_ORDER_SEED, mathEvalTasks } from '../../../src/core/domains/math/index.ts';
 import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
-import type { Compute } from '../../../src/core/compute/compute.ts';
 
 /** A compute that is never asked to play (these checks only read the queue's tasks). */
-const idle: Compute = { logProbs: async () => [], gradients: async () => [], play: async () => [], spare: false };
+const idle = { play: async () => [] };
 import type { RolloutTask } from '../../../src/core/loop/rollout.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { prefixCoverage, stratifiedOrder } from '../../../src/core/stats/order.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { wilson } from '../../../src/core/stats/intervals.ts';
 
 interface Recorded {

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { resolveTrainConfig, type TrainConfig } from '../../../src/core/loop/config.ts';
-import { MATH_CHAIN } from '../../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { generateMathTasks } from '../../../src/core/domains/math/tasks.ts';
 import {
   exportMarti, MARTI_COMMIT, MARTI_WORKFLOWS, MartiExportError, toMartiCoachTemplate, type MartiExportOptions,

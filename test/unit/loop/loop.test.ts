@@ -16,6 +16,7 @@ import { disposeTools, type ToolRunners } from '../../../src/core/tools/runners.
 import { createSandbox } from '../../../src/core/tools/code-sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore, stable, testCoach } from '../../helpers/loop.ts';
+import { LocalCompute } from '../../../src/core/compute/local.ts';
 
 describe('the MAPPA loop', () => {
   let model: LoadedModel;
@@ -40,6 +41,8 @@ describe('the MAPPA loop', () => {
     const sandbox = createSandbox();
     tools = { python: sandbox, javascript: sandbox };
   });
+  /** What a run of `agentModel` trains with, on this thread. */
+  const run = (agentModel: LoadedModel) => ({ agentModel, coach: testCoach(), tools, compute: LocalCompute.forTeam({ agentModel, tools }) });
   afterAll(async () => {
     model.model.dispose();
     await disposeTools(tools);
@@ -48,11 +51,11 @@ describe('the MAPPA loop', () => {
   it('leaves samples longer than the model\'s context out of the update, and counts them', async () => {
     // A context of 1 position: every action (prompt + tokens) is longer, so nothing is trained.
     const short = { ...model, config: { ...model.config, maxPositionEmbeddings: 1 } } as LoadedModel;
-    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: short, coach: testCoach(), tools });
+    const trainer = await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, run(short));
     const m = await trainer.step();
     expect(m.perAgent.solver.samples).toBe(0);
     // The same seed with the real context: same rollouts, every sample of the trainable agents kept.
-    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, { agentModel: model, coach: testCoach(), tools })).step();
+    const full = await (await Trainer.create({ ...config, iterations: 1, evalEvery: 5 }, run(model))).step();
     expect(full.filters.droppedOverContext).toBe(0);
     expect(full.perAgent.solver.samples).toBe(4);
     expect(m.filters.droppedOverContext).toBe(full.perAgent.solver.samples + full.perAgent.executor.samples);
@@ -60,7 +63,7 @@ describe('the MAPPA loop', () => {
 
   it('runs iterations end to end and reports every metric; frozen agents stay frozen', async () => {
     const store = new MemoryStore();
-    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools, store });
+    const trainer = await Trainer.create(config, run(model), { store });
     const events: string[] = [];
     let shown: Trajectory[] = [];
     trainer.on((e) => {
@@ -106,15 +109,15 @@ describe('the MAPPA loop', () => {
     // Two iterations (the second with an evaluation) are enough to resume across; the CLI's kill -9 test
     // (test/unit/cli/run-safety.test.ts) covers whole runs.
     const two = { ...config, iterations: 2 };
-    const full = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store: new MemoryStore() });
+    const full = await Trainer.create(two, run(model), { store: new MemoryStore() });
     const uninterrupted = await runAll(full);
     full.dispose();
 
     const store = new MemoryStore();
-    const first = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store });
+    const first = await Trainer.create(two, run(model), { store });
     await first.step(); // checkpointEvery 1: saved after iteration 1
     first.dispose(); // "killed"
-    const resumed = await Trainer.create(two, { agentModel: model, coach: testCoach(), tools, store }, { resume: true });
+    const resumed = await Trainer.create(two, run(model), { store, resume: true });
     expect(resumed.iteration).toBe(1);
     const rest = await runAll(resumed);
     expect(rest.map(stable)).toEqual(uninterrupted.map(stable));
@@ -122,7 +125,7 @@ describe('the MAPPA loop', () => {
   }, 300_000);
 
   it('leaks no tensors across an iteration', async () => {
-    const trainer = await Trainer.create(config, { agentModel: model, coach: testCoach(), tools });
+    const trainer = await Trainer.create(config, run(model));
     await trainer.step();
     const before = tf.memory().numTensors;
     await trainer.step();

@@ -4,7 +4,8 @@ import type { ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { agentContext } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
 import { labelledNumber, parseSteps, planValues, printedNumber, ruleScore } from '../../../src/core/domains/math/rule-coach.ts';
-import { MATH_CHAIN, placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
+import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import type { MathTask } from '../../../src/core/domains/math/tasks.ts';
 
 // 41 - 37 = 4, 4 + 24 = 28

@@ -15,7 +15,8 @@ import type { IterationMetrics } from '../../../src/core/loop/records.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
 import { domainOf, heldOutTasks } from '../../../src/core/domains/index.ts';
-import type { Compute } from '../../../src/core/compute/compute.ts';
+import type { Compute } from '../../../src/core/loop/train.ts';
+import { alongside } from '../../../src/core/compute/alongside.ts';
 import { LanePool, serveLaneJobs } from '../../../src/core/compute/lane-pool.ts';
 import { LaneCompute } from '../../../src/core/compute/lanes.ts';
 import { LocalCompute } from '../../../src/core/compute/local.ts';
@@ -42,10 +43,12 @@ describe('RunSession: learning first, measuring alongside', () => {
     },
   });
   const parts = () => ({ agentModel: model, tools });
-  const session = async (store: MemoryStore, compute?: Compute, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
+  const session = async (store: MemoryStore, given?: Compute, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
     const events: SessionEvent[] = [];
+    const compute = given ?? LocalCompute.forTeam(parts());
+    const hook = (opts.evaluations ?? 'alongside') === 'alongside' ? alongside(compute) : undefined;
     const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), tools, compute }, {
-      store, evaluations: opts.evaluations ?? 'alongside', baseline: opts.baseline, emit: (e) => events.push(e),
+      store, hook, baseline: opts.baseline, emit: (e) => events.push(e),
     });
     return { s, trainer: s.trainer, events };
   };
@@ -95,7 +98,7 @@ describe('RunSession: learning first, measuring alongside', () => {
     }]);
     const warnings: string[] = [];
     const compute = new LaneCompute(LocalCompute.forTeam(parts()), pool, (m) => warnings.push(m));
-    expect(compute.spare).toBe(true);
+    expect(compute.background()).not.toBeNull();
     const there = new MemoryStore();
     const withLane = await session(there, compute);
     await withLane.s.run();

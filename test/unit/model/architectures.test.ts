@@ -11,7 +11,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import { ConfigError, expectedWeights, parseConfig, type ModelConfig } from '../../../src/core/engine/model/config.ts';
 import { CausalLM } from '../../../src/core/engine/model/llama.ts';
 import { decodeSafetensors } from '../../../src/core/engine/model/safetensors.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { naiveForward, type Weights } from '../../helpers/naive-decoder.ts';
 import { PARITY, maxAbsDiff, readReference } from '../../helpers/fixtures.ts';
 

@@ -13,7 +13,7 @@ import { PROJECTIONS, disposeCache } from '../../../src/core/engine/model/llama.
 import { loadModel } from '../../../src/core/engine/model/load.ts';
 import { leftPad, planPrefill, sharedPrefill } from '../../../src/core/engine/model/prefill.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
 
 describe('planPrefill', () => {

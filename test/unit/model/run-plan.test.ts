@@ -69,7 +69,7 @@ describe('promptBase', () => {
     const fs = await import('node:fs');
     const tok = TextTokenizer.fromJson(JSON.parse(fs.readFileSync('models/agent/tokenizer.json', 'utf8')),
       JSON.parse(fs.readFileSync('models/agent/tokenizer_config.json', 'utf8')));
-    const { MATH_CHAIN } = await import('../../../src/core/loop/workflow.ts');
+    const { MATH_CHAIN } = await import('../../../src/core/domains/math/index.ts');
     const { promptBase } = await import('../../../src/core/loop/run-plan.ts');
     const w = { ...MATH_CHAIN, agents: [{ ...MATH_CHAIN.agents[0], system: 'You are {{role}}.', user: 'Task: {{problem}}{{output:x}}' }] };
     const expected = tok.encodeChat([{ role: 'system', content: `You are ${MATH_CHAIN.agents[0].role}.` }, { role: 'user', content: 'Task: 2+2?' }], { addGenerationPrompt: true }).length;

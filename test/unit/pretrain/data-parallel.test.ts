@@ -9,7 +9,7 @@ import type { Example } from '../../../scripts/pretrain/transcripts.ts';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { CausalLM } from '../../../src/core/engine/model/llama.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 
 const config = parseConfig({
   architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 48, hidden_size: 32, intermediate_size: 64,

@@ -10,7 +10,7 @@ import { agentContext } from '../../../src/core/loop/rewards.ts';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
-import { MATH_CHAIN } from '../../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { DATA_TEAM, dataHeldOut } from '../../../src/core/domains/data/team.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';

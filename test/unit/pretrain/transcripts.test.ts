@@ -4,9 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { tokenizerConfig, tokenizerJson, trainBpe } from '../../../scripts/pretrain/bpe.ts';
 import { MATH_FLAW_RATES, MATH_TEAM, agentExamples, asTrajectory, balanceByScore, judgeExamples, mathPlan, parseFlawRates, playTeam, type ToolRunner } from '../../../scripts/pretrain/transcripts.ts';
 import { parseCoachAnswer } from '../../../src/core/coach/coach-format.ts';
-import { MATH_CHAIN, placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
+import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { generateMathTasks, isMathHeldOut } from '../../../src/core/domains/math/tasks.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { TextTokenizer } from '../../../src/core/engine/tokenizer/tokenizer.ts';
 
 // A stand-in for the Python sandbox: runs the straight-line programs the scripted Executor writes

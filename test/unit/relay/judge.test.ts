@@ -8,14 +8,14 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { ModelCoach } from '../../../src/core/coach/coach.ts';
-import { buildCoach, judgeSpec } from '../../../src/core/coach/coaches.ts';
-import { actionInputText, type ActionContext } from '../../../src/core/coach/coach-format.ts';
+import { buildCoach, coachTemplateOf, judgeSpec, templateName } from '../../../src/core/coach/coaches.ts';
+import { actionInputText, DEFAULT_COACH_TEMPLATE, type ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { domainOf } from '../../../src/core/domains/index.ts';
 import { relayHeldOut, relayStep } from '../../../src/core/domains/relay/tasks.ts';
-import { RELAY_JUDGE_MODEL, relayRuleScore, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayRuleScore, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { baselineScores, judgeVsRater, type RatedStep } from '../../../src/core/domains/relay/judge.ts';
 import { counterfactualTwin, relayWant } from '../../../scripts/pretrain-relay-judge.ts';
-import { Rng } from '../../../src/core/tasks/rng.ts';
+import { Rng } from '../../../src/core/stats/rng.ts';
 import { DEFAULT_TRAIN_CONFIG } from '../../../src/core/loop/config.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
 
@@ -56,19 +56,26 @@ describe('models/relay-judge', () => {
 
   it.todo('scores a right step above the input passed on in every fixed context (needs a better judge)');
 
-  it('is the relay team\'s model coach unless the config names another judge', async () => {
-    const rule = domainOf(relayWorkflow(4)).ruleCoach;
-    expect(domainOf(relayWorkflow(4)).judgeModel).toBe(RELAY_JUDGE_MODEL);
-    expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, rule)).toBe(RELAY_JUDGE_MODEL);
-    expect(judgeSpec({ model: 'models/other-judge' }, rule)).toBe('models/other-judge');
-    // The math team keeps the default judge.
-    expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, domainOf(DEFAULT_TRAIN_CONFIG.workflow).ruleCoach)).toBe(DEFAULT_TRAIN_CONFIG.coach.model);
+  it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
+    const relay = domainOf(relayWorkflow(4));
+    expect(relay.judgeModel).toBe(RELAY_JUDGE_MODEL);
+    expect(DEFAULT_TRAIN_CONFIG.coach.model).toBe('team');
+    expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, relay)).toBe(RELAY_JUDGE_MODEL);
+    expect(judgeSpec({ model: 'models/other-judge' }, relay)).toBe('models/other-judge');
+    expect(coachTemplateOf(DEFAULT_TRAIN_CONFIG.coach, relay)).toBe(RELAY_COACH_TEMPLATE);
+    expect(coachTemplateOf({ template: 'generic' }, relay)).toBe(DEFAULT_COACH_TEMPLATE);
+    expect(templateName(DEFAULT_TRAIN_CONFIG.coach, relay)).toBe('team');
+    // The math team: its own judge is models/judge, and it has no template of its own (the generic one).
+    const math = domainOf(DEFAULT_TRAIN_CONFIG.workflow);
+    expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, math)).toBe('models/judge');
+    expect(coachTemplateOf(DEFAULT_TRAIN_CONFIG.coach, math)).toBe(DEFAULT_COACH_TEMPLATE);
+    expect(templateName(DEFAULT_TRAIN_CONFIG.coach, math)).toBe('generic');
     const asked: string[] = [];
-    const coach = await buildCoach({ ...DEFAULT_TRAIN_CONFIG.coach, kind: 'model' }, async (spec) => (asked.push(spec), judge), rule);
+    const coach = await buildCoach({ ...DEFAULT_TRAIN_CONFIG.coach, kind: 'model' }, async (spec) => (asked.push(spec), judge), relay);
     expect(asked).toEqual([RELAY_JUDGE_MODEL]);
     expect(coach.name).toBe(`model:${RELAY_JUDGE_MODEL}`);
     // The rule coach is still the rubric.
-    expect((await buildCoach(DEFAULT_TRAIN_CONFIG.coach, async () => judge, rule)).name).toBe('rule:relay');
+    expect((await buildCoach({ ...DEFAULT_TRAIN_CONFIG.coach, kind: 'rule' }, async () => judge, relay)).name).toBe('rule:relay');
   });
 });
 

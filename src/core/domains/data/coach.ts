@@ -53,7 +53,7 @@ import { parseCsv } from '../../tasks/tabular.ts';
 import { NEUTRAL_SCORE, type ActionContext } from '../../coach/coach-format.ts';
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import type { DataRolloutTask } from './team.ts';
-import type { Trajectory } from '../../loop/rollout.ts';
+import type { Trajectory } from '../../loop/trajectory.ts';
 import type { RuleScore } from '../math/rule-coach.ts';
 
 export const CAP_ROC_AUC = 0.55;

@@ -21,7 +21,7 @@ import { checkTableAnswer, parseCsv, type TabularSuiteTask } from '../../tasks/t
 import type { Workspace } from '../../tools/workspace.ts';
 import { classificationMetrics, regressionMetrics } from '../../tasks/metrics.ts';
 import { SUBMISSION_FILE, type DataRolloutTask } from './team.ts';
-import type { Trajectory, TrajectoryOutcome } from '../../loop/rollout.ts';
+import type { Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
 
 export const SUCCESS_ROC_AUC = 0.7;
 export const SUCCESS_RMSE_OVER_IQR = 0.6;

@@ -15,9 +15,9 @@
  * Example: const tasks = dataTrainTasks(0, 8);  tasks[0].files -> {'data.csv': ..., 'test.csv': ...}
  *          runRollouts(DATA_TEAM, tasks, {agents, tools: {sql: createSqlTool(), python: sandbox}, outcome: dataOutcome, ...})
  */
-import { Rng } from '../../tasks/rng.ts';
+import { Rng } from '../../stats/rng.ts';
 import { generateTabularTasks, parseCsv, tabularHeldOut, toCsv, type TabularKind, type TabularSuiteTask, type TabularTask } from '../../tasks/tabular.ts';
-import type { RolloutTask } from '../../loop/rollout.ts';
+import type { RolloutTask } from '../../loop/trajectory.ts';
 import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
 
 const NEXT = 'After you see the output, fix any error with a new block, or reply "Done." if it worked.';

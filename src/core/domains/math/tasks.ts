@@ -25,7 +25,7 @@
 //   task.answer    // "28"
 //   solutionSteps(task).map((s) => s.expression)   // ["41 - 37 = 4", "4 + 24 = 28"]
 
-import { Rng, type Seed } from '../../tasks/rng.ts';
+import { Rng, type Seed } from '../../stats/rng.ts';
 
 export type MathOp = '+' | '-' | '*' | '/';
 

@@ -16,7 +16,7 @@ import { agentContext } from '../../loop/rewards.ts';
 import { runRollouts, type RolloutTask } from '../../loop/rollout.ts';
 import type { AgentBackend } from '../../loop/agents.ts';
 import type { ActionContext } from '../../coach/coach-format.ts';
-import { Rng } from '../../tasks/rng.ts';
+import { Rng } from '../../stats/rng.ts';
 import { tInterval, wilson, type Interval } from '../../stats/intervals.ts';
 import { relayDigit, relayOutcome, relayRuleScore, relayWorkflow } from './team.ts';
 

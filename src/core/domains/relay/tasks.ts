@@ -15,8 +15,8 @@
  * Example: relayTasks(2, 0, 1)[0] -> {id: 'relay2:…', problem: 'Start at 3. Add 4, then 5, keeping only
  *          the last digit each time.', answer: '2', parts: ['3 + 4', '+ 5'], start: 3, adds: [4, 5]}
  */
-import type { RolloutTask } from '../../loop/rollout.ts';
-import { Rng } from '../../tasks/rng.ts';
+import type { RolloutTask } from '../../loop/trajectory.ts';
+import { Rng } from '../../stats/rng.ts';
 
 export interface RelayTask extends RolloutTask {
   /** What each agent is given besides its predecessor's answer: agent 1 "3 + 4", the others "+ 5". */

@@ -22,7 +22,7 @@
  */
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import { NEUTRAL_SCORE, type ActionContext } from '../../coach/coach-format.ts';
-import type { Trajectory, TrajectoryOutcome } from '../../loop/rollout.ts';
+import type { Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
 import type { AgentSpec, WorkflowSpec } from '../../loop/workflow.ts';
 import { relayStep } from './tasks.ts';
 
@@ -99,6 +99,17 @@ export function relayRuleScore(ctx: ActionContext): RelayVerdict & { correct?: b
  * what `coach.kind: "model"` loads for the relay team unless the config names a judge other than the default.
  */
 export const RELAY_JUDGE_MODEL = 'models/relay-judge';
+
+/**
+ * The relay team's own coach template: the verdict first, the agent's input last, so that the prompt
+ * ends as the relay prompt itself does ("...\n\n7 + 5"), where a judge warm-started from models/relay
+ * already works the step out. 54 tokens a step against the generic template's 153 (coach-format.ts).
+ * The final agent's line carries the truth; the answer format is the generic one (PROCESS_SCORE, and
+ * ANSWER_CORRECT for the final agent), so every coach backend parses it the same way.
+ * Example: coachPrompt({role: 'Relay agent 2', output: '2', input: 'Relay agent 2 of 4: ...\n\n7 + 5', final: false, ...}, RELAY_COACH_TEMPLATE)
+ *          -> 'Relay agent 2 replied "2".\nRelay agent 2 of 4: reply with the last digit of the sum.\n\n7 + 5'
+ */
+export const RELAY_COACH_TEMPLATE = '{{role}} replied "{{output}}".{{truth}}\n{{input}}';
 
 export function relayRuleCoach(): Coach {
   return new RuleCoach('rule:relay', (ctx) => {

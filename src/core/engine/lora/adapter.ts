@@ -13,7 +13,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from '../model/config.ts';
 import { PROJECTIONS, type AdapterView, type LoraPair, type Projection } from '../model/llama.ts';
-import { Rng } from '../../tasks/rng.ts';
+import { Rng } from '../../stats/rng.ts';
 
 export interface LoraSettings {
   rank: number;

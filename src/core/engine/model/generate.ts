@@ -11,7 +11,7 @@
  * Example: await generate(model, [[1, 10, 12]], {maxNewTokens: 4, temperature: 0})
  *   -> [{tokens: [8, 61, 68, 30], logprobs: [...], finishReason: 'length', ...}]
  */
-import { Rng } from '../../tasks/rng.ts';
+import { Rng } from '../../stats/rng.ts';
 import { FusedDecoder, type FusedOptions } from './decode-wasm.ts';
 import { GpuDecoder } from './decode-webgpu.ts';
 import { distinctPrefill, leftPad } from './prefill.ts';

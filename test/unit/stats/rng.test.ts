@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng, hashString } from '../../../src/core/tasks/rng.ts';
+import { Rng, hashString } from '../../../src/core/stats/rng.ts';
 
 describe('hashString (FNV-1a 32)', () => {
   it('matches the published FNV-1a test vectors', () => {

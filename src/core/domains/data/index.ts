@@ -1,0 +1,33 @@
+/**
+ * The data-analysis team, as one folder's entry: Data Engineer -> Modeler -> Analyst (team.ts) on
+ * seeded tabular tasks, judged by their held-out submission (outcome.ts), coached by its rubric with
+ * the files and metrics as facts (coach.ts).
+ *
+ * For: `DATA_TEAM_ENTRY`, what domains/index.ts registers. Not for: the team's own logic (team.ts, outcome.ts, coach.ts).
+ * Example: DATA_TEAM_ENTRY.domainFor(DATA_TEAM).trainPool(0, 0, 400) -> the 64 seeded training tables of run seed 0.
+ */
+import type { Domain, Team } from '../domain.ts';
+import { dataFacts, dataRuleCoach } from './coach.ts';
+import { dataOutcome } from './outcome.ts';
+import { DATA_TEAM, DATA_TEAM_SETTINGS, dataHeldOut, dataTrainTasks } from './team.ts';
+
+const DATA: Domain = {
+  name: 'data',
+  // One fixed pool of 64 tables per run seed (no levels).
+  trainPool: (seed) => dataTrainTasks(`train:${seed}`, 64),
+  // Already unbiased: kinds interleaved (classification, regression, ...), each kind's tasks drawn at random (seeded), not sorted.
+  heldOut: (count) => dataHeldOut().slice(0, count),
+  outcome: dataOutcome,
+  facts: (t, agentId) => dataFacts(t, agentId),
+  ruleCoach: dataRuleCoach,
+  judgeModel: 'models/judge',
+  // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
+  metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
+};
+
+export const DATA_TEAM_ENTRY: Team = {
+  domain: 'data',
+  domainFor: () => DATA,
+  presets: () => [{ name: DATA_TEAM.name, label: 'data analysis (Engineer → Modeler → Analyst)', workflow: structuredClone(DATA_TEAM) }],
+  settings: () => structuredClone(DATA_TEAM_SETTINGS) as Record<string, unknown>,
+};

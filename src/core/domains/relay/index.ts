@@ -1,0 +1,39 @@
+/**
+ * The relay team, as one folder's entry: N agents (1..6) that each do one step of a sum (team.ts) on
+ * relay tasks (tasks.ts), judged step by step by its rubric, and coached by its own judge model
+ * (models/relay-judge, built by scripts/pretrain-relay-judge.ts) through its own coach template.
+ *
+ * For: `RELAY_TEAM`, what domains/index.ts registers. Not for: the team's logic (team.ts) or
+ * measuring its judge (judge.ts).
+ * Example: RELAY_TEAM.domainFor(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents.
+ */
+import type { Domain, Team } from '../domain.ts';
+import { relayHeldOut, relayTasks } from './tasks.ts';
+import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayConfig, relayOutcome, relayRuleCoach, relayStepVerdict, relayWorkflow } from './team.ts';
+
+/** The relay sizes the team menu offers (the teaching demo: process vs outcome with 2, 4 and 6 agents). */
+const MENU_SIZES = [2, 4, 6];
+
+/** The relay team of n agents: a fixed training pool of distinct tasks, the held-out 200, per-step checks. */
+function relayDomain(n: number): Domain {
+  return {
+    name: 'relay',
+    trainPool: (seed) => relayTasks(n, seed, 4000),
+    // Drawn at random (seeded) with no sorting, so any prefix is already an unbiased sample.
+    heldOut: (count) => relayHeldOut(n).slice(0, count),
+    outcome: relayOutcome,
+    stepRight: (t) => t.actions.map((a) => relayStepVerdict(a.messages[a.messages.length - 1]?.content ?? '', a.text).right),
+    ruleCoach: relayRuleCoach,
+    judgeModel: RELAY_JUDGE_MODEL,
+    coachTemplate: RELAY_COACH_TEMPLATE,
+    metricNames: ['stepAccuracy'],
+  };
+}
+
+export const RELAY_TEAM: Team = {
+  domain: 'relay',
+  domainFor: (w) => relayDomain(w.agents.length),
+  presets: () => MENU_SIZES.map(relayWorkflow).map((w) => ({ name: w.name, label: `relay of ${w.agents.length} agents (credit is the bottleneck)`, workflow: w })),
+  // A relay's settings do not depend on its size.
+  settings: (w) => Object.fromEntries(Object.entries(relayConfig(w.agents.length)).filter(([k]) => k !== 'workflow')),
+};
