@@ -20,26 +20,31 @@
  * (default 100) held-out tasks of every team size in --sizes (default 1..6). Within-agent pairwise
  * ranking accuracy (pairs of one agent, same team size, whose ratings differ; judge ties count half;
  * bootstrap interval over actions), MAE (t interval) and agreement at the pass line (score >= 5, Wilson),
- * beside always-the-mean and a fair coin between 0 and 10 (src/core/domains/relay/judge.ts).
+ * beside always-the-mean and a fair coin between 0 and 10 (src/core/domains/relay/judge.ts). The judges
+ * read the relay team's own coach template (--template team, what its judge is trained on; --template
+ * generic for a judge trained on the generic one).
  * Example: npm run -s bench -- judge --relay --judges /tmp/relay-judge-ckpt/step-50,models/relay-judge
  */
 import os from 'node:os';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
-import { dataHeldOut } from '../src/core/domains/data/team.ts';
-import { mathHeldOut } from '../src/core/domains/math/tasks.ts';
+import { DATA_TEAM, dataHeldOut } from '../src/core/domains/data/team.ts';
+import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
+import { teamSettings } from '../src/core/domains/index.ts';
+import { resolveTrainConfig } from '../src/core/loop/config.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
-import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
+import { judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
 import { dataJudgeItems } from '../scripts/pretrain/data-transcripts.ts';
 import { judgeExamples } from '../scripts/pretrain/transcripts.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { type Coach, ModelCoach } from '../src/core/coach/coach.ts';
 import { relayHeldOut } from '../src/core/domains/relay/tasks.ts';
-import { RELAY_JUDGE_MODEL } from '../src/core/domains/relay/team.ts';
+import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL } from '../src/core/domains/relay/team.ts';
+import { DEFAULT_COACH_TEMPLATE } from '../src/core/coach/coach-format.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type JudgeVsRater, type RatedStep } from '../src/core/domains/relay/judge.ts';
 import { formatPercent, type Interval } from '../src/core/stats/intervals.ts';
 
@@ -99,15 +104,21 @@ interface RelayOptions {
   reps: number;
   /** Answers of each judge to print (the first N steps). */
   show: number;
+  /** The coach template the judges read: the relay team's own ('team', what they are trained on) or 'generic'. */
+  template: 'team' | 'generic';
 }
 
 export function parseRelay(argv: string[]): RelayOptions {
-  const o: RelayOptions = { judges: [RELAY_JUDGE_MODEL], relayModel: 'models/relay', tasks: 100, sizes: [1, 2, 3, 4, 5, 6], reps: 200, show: 0 };
+  const o: RelayOptions = { judges: [RELAY_JUDGE_MODEL], relayModel: 'models/relay', tasks: 100, sizes: [1, 2, 3, 4, 5, 6], reps: 200, show: 0, template: 'team' };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`bench judge --relay: ${flag} needs a value`);
     if (flag === '--judge' || flag === '--judges') o.judges = v.split(',').map((s) => s.trim()).filter(Boolean);
     else if (flag === '--relay-model') o.relayModel = v;
+    else if (flag === '--template') {
+      if (v !== 'team' && v !== 'generic') throw new Error(`bench judge --relay: --template is team (the relay's own) or generic, got "${v}"`);
+      o.template = v;
+    }
     else if (flag === '--tasks' || flag === '--reps' || flag === '--show') {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new Error(`bench judge --relay: ${flag} needs a positive integer, got "${v}"`);
@@ -117,7 +128,7 @@ export function parseRelay(argv: string[]): RelayOptions {
     } else if (flag === '--sizes') {
       o.sizes = v.split(',').map(Number);
       if (o.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 6)) throw new Error(`bench judge --relay: --sizes takes team sizes 1..6 like 2,4,6, got "${v}"`);
-    } else throw new Error(`bench judge --relay: unknown option "${flag}". Options: --judges DIR[,DIR...] --relay-model DIR --tasks N --sizes 1,2,... --reps N --show N`);
+    } else throw new Error(`bench judge --relay: unknown option "${flag}". Options: --judges DIR[,DIR...] --relay-model DIR --tasks N --sizes 1,2,... --reps N --show N --template team|generic`);
   }
   return o;
 }
@@ -150,11 +161,11 @@ export async function rankCoach(coach: Coach, steps: RatedStep[], reps: number):
   return { v, parsed: scored.filter((r) => r.ok).length / scored.length, seconds: (performance.now() - t0) / 1000, raw: scored.map((r) => r.raw) };
 }
 
-/** A judge folder as the coach, ranked by rankCoach (the model is freed after). */
-export async function rankJudge(dir: string, steps: RatedStep[], reps: number): ReturnType<typeof rankCoach> {
+/** A judge folder as the coach reading `template` (default: the relay team's own), ranked by rankCoach (the model is freed after). */
+export async function rankJudge(dir: string, steps: RatedStep[], reps: number, template = RELAY_COACH_TEMPLATE): ReturnType<typeof rankCoach> {
   const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
   try {
-    return await rankCoach(new ModelCoach(judge), steps, reps);
+    return await rankCoach(new ModelCoach(judge, template), steps, reps);
   } finally {
     judge.model.dispose();
   }
@@ -175,7 +186,7 @@ export async function relayMain(argv: string[]): Promise<void> {
   const rows: string[] = [];
   const seconds: string[] = [];
   for (const dir of o.judges) {
-    const { v, parsed, seconds: s, raw } = await rankJudge(dir, steps, o.reps);
+    const { v, parsed, seconds: s, raw } = await rankJudge(dir, steps, o.reps, o.template === 'team' ? RELAY_COACH_TEMPLATE : DEFAULT_COACH_TEMPLATE);
     // --show N: the judge's first answers beside the step and the rater's score (what its scratchpad got wrong).
     for (const [i, st] of steps.slice(0, o.show).entries()) {
       log(`  ${JSON.stringify(st.context.input.split('\n').at(-1))} answered ${JSON.stringify(st.context.output)}, rater ${st.rating.score}: ${JSON.stringify(raw[i])}`);
@@ -189,6 +200,7 @@ export async function relayMain(argv: string[]): Promise<void> {
   rows.push(relayJudgeRow('a fair coin (0 or 10)', judgeVsRater(rater, base.coin, groups, { reps: o.reps })));
   console.log(`Relay judge(s) vs the relay rubric (relayRuleScore, the rater) on ${steps.length} held-out steps of the real relay team ` +
     `(${o.relayModel}, no adapter, T = 1; first ${o.tasks} held-out tasks of team sizes ${o.sizes.join(', ')}; ${JSON.stringify(kinds)}); ` +
+    `coach template: ${o.template === 'team' ? 'the relay team\'s own' : 'the generic one'}; ` +
     `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min (judging: ${seconds.join('; ')}).\n`);
   console.log('| scorer | actions | parsable | within-agent ranking accuracy | MAE (0-10) | agreement at the pass line (>= 5) |');
   console.log('|---|---:|---:|---:|---:|---:|');
@@ -214,11 +226,14 @@ export async function main(argv: string[]): Promise<void> {
   const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
   const started = performance.now();
   try {
-    const math = mathHeldOut().filter((_, i) => i % o.mathEvery === 0);
+    // The loop's evaluation of the untrained team (the held-out order of mappa train), its greedy pass.
+    const math = { length: Math.ceil(200 / o.mathEvery) };
     log(`math team greedy on ${math.length} held-out problems`);
-    const mathRun = await teamAccuracy(agent, math, tools, { temperature: 0, seed: 0 });
+    const mathRun = (await teamAccuracy(agent, tools, resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: math.length }))).greedy;
     log(`data team greedy on the held-out tables`);
-    const dataRun = await dataTeamAccuracy(agent, dataHeldOut(['classification', 'regression', 'table-question']), tools, { temperature: 0, seed: 0, batch: 10 });
+    const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
+    const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, ...teamSettings(DATA_TEAM), evalTasks: dataHeld.length });
+    const dataRun = (await teamAccuracy(agent, tools, dataConfig, dataHeld)).greedy;
     const sets = {
       math: mathRun.trajectories.flatMap((t) => judgeExamples(t, tok)),
       data: dataRun.trajectories.flatMap((t) => dataJudgeItems(t, tok)),

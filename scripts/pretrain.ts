@@ -34,7 +34,10 @@ import { parameterCount } from '../src/core/engine/model/config.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import type { TextTokenizer } from '../src/core/engine/tokenizer/tokenizer.ts';
-import { DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/domains/data/team.ts';
+import { DATA_TEAM, DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/domains/data/team.ts';
+import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
+import { teamSettings } from '../src/core/domains/index.ts';
+import { resolveTrainConfig } from '../src/core/loop/config.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/domains/math/tasks.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
 import { Rng } from '../src/core/stats/rng.ts';
@@ -45,7 +48,7 @@ import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { extendVocabulary, finalModel, startingModel, trainStage2, writeAgent, type AgentReport, type Model, type StartingModel } from './pretrain/agent-stages.ts';
 import { writeCards, type RunSummary } from './pretrain/card.ts';
 import { dataJudgeItems, playDataTeam, type DataTranscript } from './pretrain/data-transcripts.ts';
-import { dataTeamAccuracy, judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
+import { judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { writeModelFolder } from './pretrain/folder.ts';
 import { failWith } from './pretrain/flags.ts';
 import { MAX_TOKENS, budgetSeconds, log, logEvery, parseFlags, trainer, type Flags, type Run } from './pretrain/run.ts';
@@ -169,27 +172,31 @@ interface Measured {
 const notMeasured = (): Measured => ({ greedy: null, sampled: null, dataGreedy: null, dataSampled: null, judge: {} });
 
 /**
- * Both teams' accuracy on held-out problems (every round(200 / --eval-tasks)-th math problem, every
- * held-out data task), greedy and sampled, and the judge against the labeller on scripted held-out
+ * Both teams' accuracy on held-out problems (the loop's evaluation of --eval-tasks math problems and of
+ * every held-out data task), greedy and sampled, and the judge against the labeller on scripted held-out
  * work and on the base team's own; the models are loaded back from their folders (the path every model takes).
  */
 async function measure(flags: Flags, dirs: { agentDir: string; judgeDir: string }, tools: ToolRunners, math: MathPlays, runTool: ToolRunner, tok: TextTokenizer): Promise<Measured> {
-  const heldOut = mathHeldOut().filter((_, i) => i % Math.max(1, Math.round(200 / flags['eval-tasks'])) === 0);
   const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
+  const mathConfig = resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: flags['eval-tasks'], evalTemperature: 1 });
+  const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, ...teamSettings(DATA_TEAM), evalTasks: dataHeld.length });
   const agent = await loadModel(folderSource(dirs.agentDir));
   const show = (name: string, a: TeamAccuracy) => {
     log(`${name}: ${(a.accuracy * 100).toFixed(1)}% ${JSON.stringify(a.byLevel)} format ${JSON.stringify(a.onFormat)}${a.metrics ? ' metrics ' + JSON.stringify(a.metrics) : ''} (${a.seconds.toFixed(0)} s)`);
     return a;
   };
-  const greedy = show('math team greedy', await teamAccuracy(agent, heldOut, tools, { temperature: 0, seed: flags.seed }));
-  const sampled = show('math team T=1.0', await teamAccuracy(agent, heldOut, tools, { temperature: 1, seed: flags.seed }));
-  const dataGreedy = show('data team greedy', await dataTeamAccuracy(agent, dataHeld, tools, { temperature: 0, seed: flags.seed, batch: 10 }));
-  const dataSampled = show(`data team T=${DATA_TEAM_SETTINGS.temperature}`, await dataTeamAccuracy(agent, dataHeld, tools, { temperature: DATA_TEAM_SETTINGS.temperature, seed: flags.seed, batch: 10 }));
+  const mathEval = await teamAccuracy(agent, tools, mathConfig);
+  const greedy = show('math team greedy', mathEval.greedy);
+  const sampled = show('math team T=1.0', mathEval.sampled);
+  const dataEval = await teamAccuracy(agent, tools, dataConfig, dataHeld);
+  const dataGreedy = show('data team greedy', dataEval.greedy);
+  const dataSampled = show(`data team T=${dataConfig.evalTemperature}`, dataEval.sampled);
   agent.model.dispose();
 
   const judgeModel = await loadModel(folderSource(dirs.judgeDir));
   const heldRng = new Rng(`pretrain-heldout-transcripts/${flags.seed}`);
   const scripted: Transcript[] = [];
+  const heldOut = mathHeldOut().filter((_, i) => i % Math.max(1, Math.round(200 / flags['eval-tasks'])) === 0);
   for (const t of heldOut.filter((_, i) => i % 4 === 0)) scripted.push(await playTeam(math.team, t, { rng: heldRng, runTool }));
   const dataScriptedHeld = await playDataTeam(dataHeld, { rng: heldRng, tools });
   const sets: Record<string, JudgeItem[]> = {

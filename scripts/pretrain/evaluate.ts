@@ -1,24 +1,25 @@
 /**
- * Measurements for the model cards: the base team's accuracy on the held-out math set (through
- * the real rollout runner, real sandbox, the model loaded from its folder), and the judge's
- * agreement with the rule-based labeller on held-out actions.
+ * Measurements for the model cards: the base team's accuracy on its held-out set, read from the loop's
+ * one evaluation (src/core/loop/eval-queue.ts `evaluateTeam`: the same held-out tasks, order, seeds,
+ * real sandbox and the model loaded from its folder as `mappa train` and the page), per pass, per level
+ * and per agent's format; and the judge's agreement with the rule-based labeller on held-out actions.
  *
- * For: scripts/pretrain.ts. Not for: RL evaluation during training (the trainer's own metrics).
+ * For: scripts/pretrain.ts and bench/judge.ts. Not for: RL evaluation during training (the loop's own).
  *
  * Example:
- *   const acc = await teamAccuracy(loadedAgent, mathHeldOut(), { python: sandbox }, { temperature: 0, seed: 0 });
- *   acc.accuracy   // share of the 200 held-out problems whose boxed answer is right
+ *   const { greedy, sampled } = await teamAccuracy(loadedAgent, { python: sandbox }, resolveTrainConfig({ evalTemperature: 1 }));
+ *   greedy.accuracy   // share of the 200 held-out problems whose boxed answer is right
  */
-import { EngineAgents } from '../../src/core/loop/agents.ts';
 import { parseCoachAnswer, coachPrompt } from '../../src/core/coach/coach-format.ts';
-import { runRollouts, type RolloutTask, type Trajectory } from '../../src/core/loop/rollout.ts';
+import { LocalCompute } from '../../src/core/compute/local.ts';
+import { evaluateTeam } from '../../src/core/loop/eval-queue.ts';
+import type { TrainConfig } from '../../src/core/loop/config.ts';
+import type { RolloutTask, Trajectory } from '../../src/core/loop/rollout.ts';
 import { placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { parseSteps } from '../../src/core/domains/math/rule-coach.ts';
 import type { CausalLM } from '../../src/core/engine/model/llama.ts';
 import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
-import { DATA_TEAM } from '../../src/core/domains/data/team.ts';
-import { dataOutcome } from '../../src/core/domains/data/outcome.ts';
 import { domainOf, meanMetrics } from '../../src/core/domains/index.ts';
 import { generate, promptBatches } from '../../src/core/engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../../src/core/engine/model/load.ts';
@@ -37,6 +38,7 @@ export interface TeamAccuracy {
   onFormat: Record<string, number>;
   /** Mean quality metrics of the data team's trajectories (ROC-AUC, RMSE / IQR, ...). */
   metrics?: Record<string, number>;
+  /** Seconds of the whole evaluation (both passes). */
   seconds: number;
   trajectories: Trajectory[];
 }
@@ -51,22 +53,11 @@ export const ROLE_FORMAT: Record<string, (text: string, turn: number) => boolean
   analyst: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE submission AS SELECT|\\boxed\{[^}]+\}/.test(t) : /\\boxed\{[^}]+\}|```sql\n/.test(t)),
 };
 
-/** The data team's held-out success rate (submission metrics through dataOutcome), same report shape. */
-export async function dataTeamAccuracy(agent: LoadedModel, tasks: RolloutTask[], tools: ToolRunners, opts: { temperature: number; seed: number; batch?: number }): Promise<TeamAccuracy> {
-  return teamAccuracy(agent, tasks as MathTask[], tools, { ...opts, workflow: DATA_TEAM });
-}
-
-export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], tools: ToolRunners,
-  opts: { temperature: number; seed: number; batch?: number; workflow?: WorkflowSpec }): Promise<TeamAccuracy> {
-  const start = performance.now();
-  const agents = new EngineAgents(agent, new Map(), opts.batch ?? 40);
-  const workflow = opts.workflow ?? MATH_CHAIN;
-  const data = workflow.domain === 'data';
-  const trajectories = await runRollouts(workflow, tasks, { agents, tools, samplesPerTask: 1, temperature: opts.temperature, seed: opts.seed,
-    outcome: data ? dataOutcome : undefined, toolTimeoutMs: data ? 5000 : undefined });
+/** One pass of an evaluation, summed up: accuracy, by level, each role's format, the domain's metrics. */
+function passReport(workflow: WorkflowSpec, trajectories: Trajectory[], temperature: number, seconds: number): TeamAccuracy {
   const byLevel: Record<number, number> = {};
   for (const level of [1, 2, 3, 4, 5]) {
-    const ts = trajectories.filter((t) => (t.task as MathTask).level === level);
+    const ts = trajectories.filter((t) => (t.task as Partial<MathTask>).level === level);
     if (ts.length) byLevel[level] = ts.filter((t) => t.correct).length / ts.length;
   }
   const onFormat: Record<string, number> = {};
@@ -74,9 +65,23 @@ export async function teamAccuracy(agent: LoadedModel, tasks: MathTask[], tools:
     const acts = trajectories.flatMap((t) => t.actions.filter((a) => a.agentId === id));
     onFormat[id] = acts.filter((a) => ROLE_FORMAT[id](a.text, a.turn)).length / Math.max(1, acts.length);
   }
+  const names = domainOf(workflow).metricNames;
+  const metrics = names.length ? meanMetrics(trajectories, names) : undefined;
   const correct = trajectories.filter((t) => t.correct).length;
-  const metrics = data ? meanMetrics(trajectories, domainOf(DATA_TEAM).metricNames) : undefined;
-  return { temperature: opts.temperature, tasks: tasks.length, correct, accuracy: correct / tasks.length, byLevel, onFormat, metrics, seconds: (performance.now() - start) / 1000, trajectories };
+  return { temperature, tasks: trajectories.length, correct, accuracy: correct / Math.max(1, trajectories.length), byLevel, onFormat, metrics, seconds, trajectories };
+}
+
+/**
+ * The untrained team (`agent` with no adapter) measured by the loop's one evaluation of `config` (its
+ * workflow, held-out tasks, evaluation temperature and tool timeout; `heldOut`: a given held-out set
+ * instead of the domain's), read per pass: greedy, and sampled at `config.evalTemperature`.
+ */
+export async function teamAccuracy(agent: LoadedModel, tools: ToolRunners, config: TrainConfig, heldOut?: RolloutTask[]): Promise<{ greedy: TeamAccuracy; sampled: TeamAccuracy }> {
+  const chunk = await evaluateTeam(config, LocalCompute.forTeam({ agentModel: agent, tools }), { heldOut });
+  return {
+    greedy: passReport(config.workflow, chunk.greedy, 0, chunk.seconds),
+    sampled: passReport(config.workflow, chunk.sampled, config.evalTemperature, chunk.seconds),
+  };
 }
 
 export interface JudgeAgreement {

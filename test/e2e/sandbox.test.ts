@@ -16,7 +16,7 @@ import path from 'node:path';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { MATH_CHAIN } from '../../src/core/loop/workflow.ts';
+import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { DATA_TEAM_SETTINGS } from '../../src/core/domains/data/team.ts';
 import { decodeSafetensors } from '../../src/core/engine/model/safetensors.ts';
 import {

@@ -8,9 +8,8 @@
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
  *          "4 agents: process 73.5 % [67.0, 79.1], outcome 50.5 % [43.6, 57.4], +23.0 pts [+14.2, +31.3] ..."
  */
-import { relayConfig, relayStepVerdict } from '../domains/relay/team.ts';
+import { relayConfig } from '../domains/relay/team.ts';
 import { resolveTrainConfig } from '../loop/config.ts';
-import type { Trajectory } from '../loop/trajectory.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
 
@@ -58,7 +57,7 @@ export interface LessonRunData {
   evals: { iteration: number; result: EvalResult }[];
   /** Seconds this page spent on the run (opening, training, evaluating; a read-back costs little). */
   seconds?: number;
-  /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`). */
+  /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`), from those evaluations. */
   agents: { base?: AgentSteps; final?: AgentSteps };
 }
 
@@ -111,20 +110,9 @@ export interface LessonView {
 
 // ---- the maths ---------------------------------------------------------------------------------
 
-/** Per-agent step counts of relay trajectories: agent i's step judged given the input it received (team.ts's rubric). */
-export function agentSteps(trajectories: readonly Trajectory[], n: number): AgentSteps {
-  const right = new Array<number>(n).fill(0);
-  const judged = new Array<number>(n).fill(0);
-  for (const t of trajectories) {
-    t.actions.forEach((a, i) => {
-      if (i >= n) return;
-      const v = relayStepVerdict(a.messages[a.messages.length - 1]?.content ?? '', a.text);
-      if (v.right === undefined) return;
-      judged[i]++;
-      if (v.right) right[i]++;
-    });
-  }
-  return { right, judged };
+/** An evaluation's per-agent greedy step counts (the relay domain's, loop/evaluate.ts agentStepsOf), as the lesson keeps them. */
+export function agentStepsOfEval(result: EvalResult): AgentSteps | undefined {
+  return result.agentSteps ? { right: result.agentSteps.right, judged: result.agentSteps.judged } : undefined;
 }
 
 /** The held-out greedy curve: every finished evaluation as a point with its Wilson interval, by iteration. */
@@ -287,10 +275,10 @@ export function iterationUnits(n: number): number {
 export function evaluationUnits(n: number, plan: LessonPlan): number {
   return (n + 1) * 2 * (plan.evalTasks / 200);
 }
-/** A whole run: its iterations, its evaluations, and the per-agent passes (about one evaluation). */
+/** A whole run: its iterations and its evaluations (which also give the per-agent step counts). */
 export function runUnits(n: number, plan: LessonPlan): number {
   const evaluations = Math.floor(plan.iterations / plan.evalEvery) + 1;
-  return plan.iterations * iterationUnits(n) + (evaluations + 1) * evaluationUnits(n, plan);
+  return plan.iterations * iterationUnits(n) + evaluations * evaluationUnits(n, plan);
 }
 
 /** Seconds left: the pace so far (seconds per unit of work done here) times the units still to do; null before any. */

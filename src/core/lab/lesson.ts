@@ -18,9 +18,8 @@
 import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
-import { EVAL_SEED } from '../loop/evaluate.ts';
 import type { EvalResult } from '../loop/records.ts';
-import { agentSteps, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, type AgentSteps, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
+import { agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
 
 export * from './lesson-summary.ts';
 
@@ -33,8 +32,6 @@ export interface LessonHost {
   claim?(runId: string): Promise<{ release(): void } | null>;
   post(view: LessonView): void;
 }
-
-const AGENTS_FILE = 'lesson-agents.json';
 
 export class Lesson {
   private readonly runs: LessonRunData[] = [];
@@ -92,7 +89,7 @@ export class Lesson {
     }
   }
 
-  /** Opens one run (resumed when stored), trains it to the end, and measures its agents. */
+  /** Opens one run (resumed when stored) and trains it to the end (its evaluations measure its agents). */
   private async one(n: number, mode: LessonMode, signal: AbortSignal): Promise<'done' | 'paused'> {
     const patch = lessonPatch(n, mode, this.plan);
     const c = resolveTrainConfig(patch);
@@ -113,7 +110,6 @@ export class Lesson {
         const how = await session.run({ signal });
         await session.saveIfBehind();
         if (how !== 'done') return 'paused';
-        await this.measureAgents(c, session, store, data);
         data.done = true;
         this.show('running');
         return 'done';
@@ -137,15 +133,24 @@ export class Lesson {
 
   /** The run's session, with its history read back and its evaluations and iterations fed into `data`. */
   private async open(c: TrainConfig, parts: RunParts, store: RunStore, data: LessonRunData): Promise<RunSession> {
+    // Each agent's step accuracy before and after: the greedy pass of the untrained team's evaluation and of the last one.
+    const agentsOf = () => {
+      const at = (it: number) => data.evals.find((e) => e.iteration === it)?.result;
+      const base = at(0);
+      const final = at(c.iterations);
+      data.agents = { base: base && agentStepsOfEval(base), final: final && agentStepsOfEval(final) };
+    };
     const addEval = (iteration: number, result: EvalResult) => {
       if (result.of !== undefined) return;
       data.evals = [...data.evals.filter((e) => e.iteration !== iteration), { iteration, result }];
+      agentsOf();
       this.unitsDone += evaluationUnits(c.workflow.agents.length, this.plan);
       this.show('running');
     };
     const session = await RunSession.open(c, parts, { store, baseline: true, emit: (e) => (e.type === 'eval' ? addEval(e.iteration, e.result) : undefined) });
     const { metrics, evals } = session.history;
     data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
+    agentsOf();
     data.iteration = session.trainer.iteration;
     session.trainer.on((e) => {
       if (e.type === 'eval') addEval(e.iteration, e.result);
@@ -155,25 +160,5 @@ export class Lesson {
       this.show('running');
     });
     return session;
-  }
-
-  /** Per-agent step accuracy on the held-out set, greedy: untrained and trained (kept in the run's store). */
-  private async measureAgents(c: TrainConfig, session: RunSession, store: RunStore, data: LessonRunData): Promise<void> {
-    const saved = await store.readFile(AGENTS_FILE);
-    const text = saved instanceof Uint8Array ? new TextDecoder().decode(saved) : saved;
-    const kept = text ? (JSON.parse(text) as { iteration: number; base: AgentSteps; final: AgentSteps }) : null;
-    if (kept && kept.iteration === session.trainer.iteration) {
-      data.agents = { base: kept.base, final: kept.final };
-      return;
-    }
-    const n = c.workflow.agents.length;
-    const pass = async (adapters: ReturnType<RunSession['trainer']['adapterValues']>) => agentSteps((await session.trainer.compute.play([{
-      config: c, adapters, tasks: session.queue.tasks, samplesPerTask: 1, temperature: 0, seed: EVAL_SEED,
-    }]))[0], n);
-    const base = this.runs.find((r) => r.n === n && r.agents.base)?.agents.base ?? (await pass(new Map()));
-    const final = await pass(session.trainer.adapterValues());
-    this.unitsDone += evaluationUnits(n, this.plan);
-    data.agents = { base, final };
-    await store.writeFile(AGENTS_FILE, JSON.stringify({ iteration: session.trainer.iteration, base, final }));
   }
 }

@@ -9,6 +9,7 @@
  */
 import { domainOf, meanMetrics } from '../domains/index.ts';
 import type { TrainConfig } from './config.ts';
+import type { WorkflowSpec } from './workflow.ts';
 import type { EvalResult } from './records.ts';
 import type { Trajectory } from './trajectory.ts';
 
@@ -16,12 +17,36 @@ import type { Trajectory } from './trajectory.ts';
 export const EVAL_SEED = 1_000_003;
 
 /**
+ * Per agent (the workflow's order), its greedy steps right and judged, where the domain judges steps.
+ * Example: two relay trajectories of 2 agents, agent 1 right in both, agent 2 in one ->
+ *          {ids: ['agent1', 'agent2'], right: [2, 1], judged: [2, 2]}
+ */
+export function agentStepsOf(workflow: WorkflowSpec, trajs: Trajectory[]): EvalResult['agentSteps'] {
+  const stepRight = domainOf(workflow).stepRight;
+  if (!stepRight) return undefined;
+  const ids = workflow.agents.map((a) => a.id);
+  const right = ids.map(() => 0);
+  const judged = ids.map(() => 0);
+  for (const t of trajs) {
+    stepRight(t).forEach((ok, k) => {
+      const i = ids.indexOf(t.actions[k].agentId);
+      if (ok === undefined || i < 0) return;
+      judged[i]++;
+      if (ok) right[i]++;
+    });
+  }
+  return { ids, right, judged };
+}
+
+/**
  * An evaluation's result from its greedy and sampled trajectories (the same tasks, in order): the
- * accuracies, the domain's mean quality metrics of each pass, and each task's result. `of`: the tasks
- * a running evaluation will have in all (the page's running estimate).
+ * accuracies, the domain's mean quality metrics of each pass, each task's result, and each agent's
+ * greedy step counts where the domain judges steps. `of`: the tasks a running evaluation will have in
+ * all (the page's running estimate).
  */
 export function evalResultOf(config: TrainConfig, greedy: Trajectory[], sampled: Trajectory[], of?: number): EvalResult {
   const names = domainOf(config.workflow).metricNames;
+  const agentSteps = agentStepsOf(config.workflow, greedy);
   const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1);
   const metrics = meanMetrics(greedy, names);
   const sampledMetrics = meanMetrics(sampled, names);
@@ -31,5 +56,6 @@ export function evalResultOf(config: TrainConfig, greedy: Trajectory[], sampled:
     ...(Object.keys(metrics).length ? { metrics } : {}),
     ...(Object.keys(sampledMetrics).length ? { sampledMetrics } : {}),
     perTask: { ids: greedy.map((t) => t.task.id), greedy: greedy.map((t) => t.correct), sampled: sampled.map((t) => t.correct) },
+    ...(agentSteps ? { agentSteps } : {}),
   };
 }

@@ -30,6 +30,11 @@ export interface EvalResult {
    * problems, so the difference is taken problem by problem). Absent in records written before it.
    */
   perTask?: { ids: string[]; greedy: boolean[]; sampled: boolean[] };
+  /**
+   * Per agent, in the workflow's order, of the greedy pass: its steps right and its steps judged, for a
+   * domain that judges each step given its input (the relay team). Absent for the others.
+   */
+  agentSteps?: { ids: string[]; right: number[]; judged: number[] };
 }
 
 export interface IterationMetrics {

@@ -3,12 +3,15 @@
 // per-agent rows and the words the page shows; and the per-agent counts from relay trajectories.
 import { describe, expect, it } from 'vitest';
 import {
-  agentList, agentSteps, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
+  agentList, agentStepsOfEval, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
   type LessonRunData,
 } from '../../../src/core/lab/lesson.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
+import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
+import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
 
 const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);
@@ -124,14 +127,16 @@ describe('the lesson summary', () => {
   });
 });
 
-describe('per-agent step counts', () => {
-  const action = (given: string, text: string) => ({ agentId: 'a', role: 'r', turn: 0, messages: [{ role: 'user', content: given }], text }) as unknown as Trajectory['actions'][number];
+describe('per-agent step counts (the relay domain, read from an evaluation)', () => {
+  const action = (agentId: string, given: string, text: string) => ({ agentId, role: 'r', turn: 0, messages: [{ role: 'user', content: given }], text }) as unknown as Trajectory['actions'][number];
   it('judges each agent given the input it received, and skips a step with no input digit', () => {
     const trajs = [
-      { actions: [action('3 + 4', '7'), action('7 + 5', '2')] },
-      { actions: [action('3 + 4', '3'), action('3 + 5', '8')] },
-      { actions: [action('3 + 4', 'x'), action(' + 5', '5')] },
+      { actions: [action('agent1', '3 + 4', '7'), action('agent2', '7 + 5', '2')] },
+      { actions: [action('agent1', '3 + 4', '3'), action('agent2', '3 + 5', '8')] },
+      { actions: [action('agent1', '3 + 4', 'x'), action('agent2', ' + 5', '5')] },
     ] as unknown as Trajectory[];
-    expect(agentSteps(trajs, 2)).toEqual({ right: [1, 2], judged: [3, 2] });
+    expect(agentStepsOf(relayWorkflow(2), trajs)).toEqual({ ids: ['agent1', 'agent2'], right: [1, 2], judged: [3, 2] });
+    expect(agentStepsOfEval({ greedy: 0, sampled: 0, tasks: 3, agentSteps: agentStepsOf(relayWorkflow(2), trajs) })).toEqual({ right: [1, 2], judged: [3, 2] });
+    expect(agentStepsOf(MATH_CHAIN, trajs)).toBeUndefined(); // a domain that judges no steps
   });
 });
