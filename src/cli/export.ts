@@ -5,17 +5,23 @@
  *
  * For: users who outgrow the browser. Not for: running MARTI, or merging adapters (the README gives
  * the `mappa merge` line for each agent whose adapter the run folder has).
+ * From the files here it also takes what the export's README and models need: the base model's positions
+ * and stop settings (config.json, generation_config.json, its tokenizer), and the run's tokens per action
+ * (trajectories.jsonl; without a run folder, the shipped default's measured figures when the team is it).
  * Example: mappa export --target marti runs/math-chain-process-seed0 --bench ../shared/datasets
- *          -> runs/math-chain-process-seed0/marti/{mappa_mathchat.yaml, train.jsonl, heldout.jsonl,
- *             aime24.jsonl, amc23.jsonl, code_interpreter.json, README.md}
+ *          -> runs/math-chain-process-seed0/marti/{mappa_mathchat.yaml, mappa_workflow.py, mappa_train.py,
+ *             generation_config.json, train.jsonl, heldout.jsonl, aime24.jsonl, amc23.jsonl, code_interpreter.json, README.md}
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { TrainConfig } from '../core/loop/config.ts';
+import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
+import { folderSource } from '../core/engine/model/sources.ts';
+import { TextTokenizer } from '../core/engine/tokenizer/tokenizer.ts';
 import { loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
-import { exportMarti, MartiExportError, type MartiBench } from '../interop/marti.ts';
+import { exportMarti, MartiExportError, type MartiBench, type MartiStops } from '../interop/marti.ts';
+import { measureTrajectories, SHIPPED_DEFAULT_MEASURE, type TokenMeasure } from '../interop/marti-measure.ts';
 import { CliError } from './common.ts';
 import { readConfig } from './run-setup.ts';
 
@@ -49,6 +55,43 @@ export function baseContextLength(agentModel: string): number | undefined {
   } catch {
     return undefined; // not our business here: the trainer reads it and says what is wrong
   }
+}
+
+/**
+ * The local base model's stop settings: its generation_config.json and its tokenizer's eos token (the
+ * one id their truncation mask keeps), or undefined when the model is not a folder here.
+ */
+export async function baseStops(agentModel: string): Promise<MartiStops | undefined> {
+  if (!existsSync(path.join(agentModel, 'tokenizer.json'))) return undefined;
+  const tok = await TextTokenizer.fromSource(folderSource(agentModel));
+  const eosToken = tok.specialTokens.eos_token;
+  const eosTokenId = eosToken == null ? null : tok.tokenToId(eosToken);
+  if (eosToken == null || eosTokenId == null) {
+    throw new CliError(`${agentModel}: its tokenizer names no eos_token; their trainer needs one to end replies and to mask truncated ones`);
+  }
+  const file = path.join(agentModel, 'generation_config.json');
+  const generationConfig = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  return { generationConfig, eosToken, eosTokenId };
+}
+
+/**
+ * Tokens per action for the README's cost: the run folder's trajectories.jsonl (prompt tokens counted
+ * with the base model's chat template when it is here), else the shipped default's figures when the
+ * config's team and model are the default's, else undefined (the README then uses the token budgets).
+ */
+export async function runMeasure(dir: string | undefined, config: TrainConfig): Promise<TokenMeasure | undefined> {
+  const file = dir ? path.join(dir, 'trajectories.jsonl') : '';
+  if (file && existsSync(file)) {
+    const tok = existsSync(path.join(config.agentModel, 'tokenizer.json')) ? await TextTokenizer.fromSource(folderSource(config.agentModel)) : null;
+    try {
+      return measureTrajectories(readFileSync(file, 'utf8'), shownPath(file), tok ? (m) => tok.encodeChat(m, { addGenerationPrompt: true }).length : undefined);
+    } catch (e) {
+      throw new CliError(`${(e as Error).message}; remove or fix it to export without a measurement`);
+    }
+  }
+  const shipped = resolveTrainConfig({});
+  const same = JSON.stringify(config.workflow) === JSON.stringify(shipped.workflow) && config.agentModel === shipped.agentModel;
+  return same ? SHIPPED_DEFAULT_MEASURE : undefined;
 }
 
 /** The sets of BENCH_SETS found in `dir`, as MARTI records (AMC's number answers become text). */
@@ -99,6 +142,8 @@ export async function exportCommand(argv: string[]): Promise<void> {
       adapters: dir ? runAdapters(dir, config) : [],
       bench: bench ? await readBench(bench) : [],
       contextLength: baseContextLength(config.agentModel),
+      measure: await runMeasure(dir, config),
+      stops: await baseStops(config.agentModel),
     }));
   } catch (e) {
     if (e instanceof MartiExportError) throw new CliError(`${configFile ?? 'config'}: ${e.message}`);

@@ -11,6 +11,7 @@
  */
 import type { TrainConfig } from '../core/loop/config.ts';
 import type { RewardMode } from '../core/loop/rewards.ts';
+import type { TokenMeasure } from './marti-measure.ts';
 
 export class MartiExportError extends Error {
   constructor(message: string) {
@@ -25,8 +26,18 @@ export const MARTI_MODELS_DIR = './models/mappa';
 export const MARTI_CONFIG_NAME = 'mappa_mathchat';
 /** The code tool's schema, shipped with the export (the stock examples/schema/code.json is not in their repository). */
 export const CODE_SCHEMA_FILE = 'code_interpreter.json';
+/** The models' stop settings, copied into each model folder (README step 1). */
+export const GENERATION_CONFIG_FILE = 'generation_config.json';
 /** GPUs of one agent's actor in the hardware block (actor_num_nodes x actor_num_gpus_per_node). */
 export const ACTOR_GPUS = 2;
+/** vLLM engines per agent: colocated on the actor's GPUs, one each (their colocation check). */
+export const VLLM_ENGINES = ACTOR_GPUS;
+/** Samples per evaluation problem (the stock n_eval_samples_per_prompt; the sandbox plays each twice too). */
+export const EVAL_SAMPLES = 2;
+/** Engines each evaluation problem is played on (eval_workers; their default, -1, plays it on every engine). */
+export const EVAL_WORKERS = 1;
+/** Workflows one engine's wrapper runs at once (tools_config.num_workers). */
+export const WORKFLOW_CONCURRENCY = 16;
 /** default.yaml's prompt_max_len, for a base model whose context length is not known here. */
 const DEFAULT_PROMPT_MAX_LEN = 1024;
 
@@ -52,7 +63,18 @@ export interface MartiExportOptions {
   bench?: MartiBench[];
   /** The base model's positions (config.json max_position_embeddings), when known. */
   contextLength?: number;
+  /** Tokens per action the sandbox measured (a run's trajectories.jsonl, or SHIPPED_DEFAULT_MEASURE): the README's cost. */
+  measure?: TokenMeasure;
+  /** The base model's stop settings, when its files are here: the export's generation_config.json keeps only the mask's id. */
+  stops?: MartiStops;
   date?: Date;
+}
+
+/** What ends a reply: the base model's generation_config.json, and its tokenizer's eos token (their truncation mask's one id). */
+export interface MartiStops {
+  generationConfig: Record<string, unknown>;
+  eosToken: string;
+  eosTokenId: number;
 }
 
 export interface MartiBatches {

@@ -1,7 +1,7 @@
 /**
  * The README.md of a MARTI export: what the folder holds, the steps on this machine and on the
- * cluster, what then runs there, the choices the export made for a real run and why, what does
- * not carry over from the sandbox, and what was checked here and what was not.
+ * cluster, what then runs there and what it costs (marti-cost.ts), the choices the export made for a
+ * real run and why, what does not carry over from the sandbox, and what was checked here and what not.
  *
  * For: src/interop/marti.ts. Not for: the config itself (the README describes the plan it shares).
  *
@@ -9,8 +9,13 @@
  *          -> '# MAPPA sandbox experiment, for the reference trainer\n...'
  */
 import type { TrainConfig } from '../core/loop/config.ts';
-import { ACTOR_GPUS, CODE_SCHEMA_FILE, MARTI_CONFIG_NAME, type MartiExportOptions, type MartiPlan } from './marti-plan.ts';
-import { MARTI_COMMIT, MARTI_REPOSITORY, MARTI_SOURCES, MARTI_WORKFLOWS } from './marti-sources.ts';
+import { martiCost, type MartiCost } from './marti-cost.ts';
+import { LAUNCHER_FILE } from './marti-launcher.ts';
+import {
+  ACTOR_GPUS, CODE_SCHEMA_FILE, EVAL_SAMPLES, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, type MartiExportOptions, type MartiPlan,
+} from './marti-plan.ts';
+import { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY, MARTI_SOURCES } from './marti-sources.ts';
+import { WORKFLOW_FILE, WORKFLOW_LANGUAGES } from './marti-workflow.ts';
 
 const FIXTURE = 'test/fixtures/marti/multiagent-coaching-ed66921.json';
 
@@ -30,7 +35,11 @@ config as \`mappa_export.checked_commit\`); use that commit.
 | \`${MARTI_CONFIG_NAME}.yaml\` | Hydra config in the schema of their \`marti/cli/configs/mathchat_with_coach.yaml\` |
 | \`train.jsonl\` | ${counts.train} training problems, \`{"prompt", "answer", "metadata"}\` (the curriculum's pools) |
 | \`heldout.jsonl\` | the ${counts.heldOut} held-out problems of the sandbox's evaluation (\`extra_eval_tasks: heldout\`) |
-${bench.join('\n')}${bench.length ? '\n' : ''}| \`${CODE_SCHEMA_FILE}\` | the code tool's schema (\`tools_config...schema_path\`; the stock one is not in their repository) |
+${bench.join('\n')}${bench.length ? '\n' : ''}\
+| \`${WORKFLOW_FILE}\` | the sandbox's team in their workflow interface (\`workflow_func_path\`): prompts, turns, budgets, tools, rewards |
+| \`${LAUNCHER_FILE}\` | their trainer, unmodified, with TensorBoard logs it can write (step 6) |
+${opts.stops ? `| \`${GENERATION_CONFIG_FILE}\` | the models' stop settings: only the eos token their loss mask knows (step 1) |\n` : ''}\
+| \`${CODE_SCHEMA_FILE}\` | the code tool's schema (\`tools_config...schema_path\`; the stock one is not in their repository) |
 `;
 }
 
@@ -39,10 +48,18 @@ function modelSteps(config: TrainConfig, opts: MartiExportOptions, plan: MartiPl
   const local = plan.basePretrain.startsWith('./');
   const lines = [local ? `mkdir -p "$EXPORT/models" && cp -r ${config.agentModel} "$EXPORT/models/base"` : `# the base model is the hub id ${plan.basePretrain}; vLLM and DeepSpeed download it`];
   for (const id of plan.merged) lines.push(`mappa merge --model ${config.agentModel} --adapter ${opts.source}/adapters/${id} --out "$EXPORT/models/${id}"`);
+  if (opts.stops && (local || plan.merged.size)) {
+    lines.push(`for m in "$EXPORT"/models/*/; do cp "$EXPORT/${GENERATION_CONFIG_FILE}" "$m"; done   # stop on ${opts.stops.eosToken} only`);
+  }
   const who = plan.merged.size
     ? `${[...plan.merged].join(', ')} start${plan.merged.size === 1 ? 's' : ''} from the base with ${plan.merged.size === 1 ? 'its' : 'their'} trained adapter merged in; any other agent from the base`
     : 'no trained adapters were found, so every agent starts from the base model';
-  return `1. **Models** (here, with \`EXPORT\` set to this folder): ${who}.
+  const stops = opts.stops
+    ? `Each model's \`${GENERATION_CONFIG_FILE}\` is replaced by this folder's, which stops on ${opts.stops.eosToken} (id ${opts.stops.eosTokenId}) only:
+   vLLM stops on every eos id listed there, and their truncation mask keeps an action only when it ends in that one.`
+    : `The base model's files were not here: check that its \`${GENERATION_CONFIG_FILE}\` lists no eos id but its tokenizer's
+   (vLLM stops on every id listed there; their truncation mask keeps only replies that end in the tokenizer's).`;
+  return `1. **Models** (here, with \`EXPORT\` set to this folder): ${who}. ${stops}
    \`\`\`sh
    ${lines.join('\n   ')}
    \`\`\``;
@@ -59,7 +76,7 @@ function clusterSteps(plan: MartiPlan): string {
 3. **Copy this folder in** (from the repository root; \`EXPORT\` = this folder, copied to the cluster):
    \`\`\`sh
    cp "$EXPORT/${MARTI_CONFIG_NAME}.yaml" marti/cli/configs/
-   mkdir -p data/mappa models/mappa && cp "$EXPORT"/*.jsonl "$EXPORT/${CODE_SCHEMA_FILE}" data/mappa/
+   mkdir -p data/mappa models/mappa && cp "$EXPORT"/*.jsonl "$EXPORT"/*.py "$EXPORT/${CODE_SCHEMA_FILE}" data/mappa/
    cp -r "$EXPORT"/models/* models/mappa/ 2>/dev/null || true
    \`\`\`
 4. **Set the paths** (one line): the config names only relative paths (\`./data/mappa\`, \`./models/mappa\`,
@@ -70,38 +87,82 @@ function clusterSteps(plan: MartiPlan): string {
    \`\`\`
 5. **Code execution**: start SandboxFusion at \`http://127.0.0.1:8080/run_code\` (their
    \`scripts/run_train_mathchat.sh\` shows how: \`uvicorn sandbox.server.server:app --port 8080\` in ~/SandboxFusion).
-6. **Train**:
+6. **Train**, with TensorBoard logs in \`./logs/${plan.name}\` (the launcher runs their \`marti.cli.commands.train\` unmodified):
    \`\`\`sh
    ray start --head
-   python -m marti.cli.commands.train --config-name ${MARTI_CONFIG_NAME}
-   \`\`\``;
+   python data/mappa/${LAUNCHER_FILE} --config-name ${MARTI_CONFIG_NAME}
+   \`\`\`
+   Their own entry, \`python -m marti.cli.commands.train --config-name ${MARTI_CONFIG_NAME}\`, runs the same training
+   with no logger: the metrics are then only on the console and in \`./outputs/${plan.name}/eval_results/*.json\`
+   (every evaluation, and each step's rollout accuracy). Add \`use_wandb=<key>\` to either for W&B instead.`;
 }
 
 /** What the trainer then does, in the order it does it. */
-function whatRuns(config: TrainConfig, plan: MartiPlan): string {
+function whatRuns(config: TrainConfig, plan: MartiPlan, cost: MartiCost): string {
   const b = plan.batches;
   const reward = plan.mode === 'outcome'
-    ? 'each action graded 1 or 0 against the ground truth (no coach)'
-    : 'each action scored 0-10 by the hosted coach, divided by 10';
+    ? 'each action rewarded 1 when the team\'s final answer is right, else 0 (no coach)'
+    : plan.mode === 'process'
+      ? 'each agent\'s work scored 0-10 by the hosted coach (one call per agent), reward score / 10'
+      : `each action rewarded ${config.rewards.processWeight} x coach score / 10 + ${+(1 - config.rewards.processWeight).toFixed(6)} x (team right)`;
   return `## What then runs on the cluster
 
 - Hydra composes their \`default.yaml\` with this file; \`train.py\` copies \`default_agent.*\` to the top level.
-- Per agent, on ${ACTOR_GPUS} GPUs: the DeepSpeed actor (ZeRO-3, bf16, all weights trained), its frozen reference
-  (for the KL) and 2 vLLM engines (bf16), colocated and sleeping in turn.
-- First an evaluation of the untrained team on ${plan.evalTasks.join(', ')} (2 samples per prompt, temperature ${config.evalTemperature}).
+- **${cost.gpus} GPUs in total**: per agent (${config.workflow.agents.length}), on ${ACTOR_GPUS} GPUs, the DeepSpeed actor (ZeRO-3, bf16, all weights
+  trained), its frozen reference (for the KL) and ${ACTOR_GPUS} vLLM engines (bf16), colocated and sleeping in turn.
+- First an evaluation of the untrained team on ${cost.evalProblems} problems: ${plan.evalTasks.join(', ')}, and the first 3 % of train.jsonl
+  (their trainer always evaluates those too), ${EVAL_SAMPLES} samples each at temperature ${config.evalTemperature}, graded by the answer alone (no coach).
 - ${b.steps} steps (${b.episodes} episode(s) of ${b.maxSamples} problems drawn from train.jsonl, ${config.promptsPerIteration} per step): each problem
-  x ${config.samplesPerPrompt} through \`${MARTI_WORKFLOWS[plan.mode].workflow}\` (Solver -> Code Executor via SandboxFusion -> Verifier),
-  ${reward}; \`${MARTI_WORKFLOWS[plan.mode].processor}\` splits the trajectories per agent; one REINFORCE++ update
+  x ${config.samplesPerPrompt} through \`${WORKFLOW_FILE}\` (${config.workflow.agents.map((a) => a.role).join(' -> ')}, code on SandboxFusion),
+  ${reward}; \`${MARTI_PROCESSOR}\` splits the actions per agent; one REINFORCE++ update
   (batch ${b.trainBatch}, micro-batch ${b.microTrain} per GPU); then every weight is sent to the agent's vLLM engines.
-- An evaluation every ${config.evalEvery} steps, a checkpoint every ${config.checkpointEvery} (\`./checkpoints/${plan.name}\`), the final
-  models in \`./outputs/${plan.name}\`; logs in \`./logs/${plan.name}\` (TensorBoard).
+- An evaluation every ${config.evalEvery} steps (the last step's twice: their loop's and their final one), a checkpoint every
+  ${config.checkpointEvery} (\`./checkpoints/${plan.name}\`), the final models in \`./outputs/${plan.name}\`.
+`;
+}
+
+/** GPUs, coach calls and hours, with the arithmetic. */
+function costSection(config: TrainConfig, plan: MartiPlan, cost: MartiCost): string {
+  const A = cost.coachCalls;
+  const calls = plan.mode === 'outcome'
+    ? '**none**: outcome mode calls no coach, in training or evaluation'
+    : `**${A.training.toLocaleString('en-US')} for training** (${plan.batches.steps} steps x ${cost.trajectoriesPerStep} trajectories`
+      + ` x ${config.workflow.agents.length} agents: one call per agent's whole work, as the sandbox) and **${A.evaluation} for evaluation**`
+      + ` (${cost.evaluations} evaluations x ${cost.evalTrajectories.toLocaleString('en-US')} trajectories, graded by the answer: \`${WORKFLOW_FILE}\``
+      + ' calls no coach when their trainer evaluates; their stock coach workflow would coach every action of these too)';
+  return `## Cost
+
+- **GPUs**: ${cost.gpus} in total (${config.workflow.agents.length} agents x ${ACTOR_GPUS}), all held for the whole run.
+- **Coach calls**: ${calls}.
+- **Hours**, estimated (no GPU ran here); one iteration is one step:
+${cost.lines.map((l) => `  ${l}`).join('\n')}
 `;
 }
 
 /** The settings chosen for a real run and the code that forces each. */
-function choices(config: TrainConfig, plan: MartiPlan): string {
+function choices(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan): string {
+  const stops = opts.stops;
+  const listed = stops ? [stops.generationConfig.eos_token_id].flat().filter((x) => x !== undefined) : [];
   return `## Choices made for a real run, and why
 
+- **No logger in the config; TensorBoard through \`${LAUNCHER_FILE}\`.** Their \`save_logs\` gives TensorBoard's
+  \`add_scalar\` every value of a step's log dictionary, and every step's dictionary (both modes) holds one that is a
+  dictionary itself (\`_rollout_metadata\`), which \`add_scalar\` refuses: with \`use_tensorboard\` set and no W&B key, their
+  run stops after step 1 (the authors' script passes a W&B key). So the config sets neither, and their own entry runs
+  with the metrics on the console and in \`eval_results/*.json\`, which their code writes with any logger. The launcher,
+  our own code, makes \`add_scalar\` take nested values (\`train/_rollout_metadata/accuracy\`; None and text left out),
+  turns TensorBoard on and runs their code unmodified. W&B (\`use_wandb=<key>\`) takes nested values as they are.
+- **Workflow: ours, \`${WORKFLOW_FILE}\`**, in their workflow interface: each agent gets the sandbox's system and user
+  prompts, turn limit, token budget and tools (TEAM at its top), and each action the sandbox's reward, in every mode
+  (\`workflow_args.reward_process_weight\`: 1 process, 0 outcome, ours in between). The coach is called once per agent
+  on its whole work, as the sandbox does, and not when their trainer evaluates. Their \`${MARTI_PROCESSOR.split('/').pop()}\`
+  divides rewards by 10, so the workflow writes ours x 10. Their stock workflows hard-code other prompts.
+- **Stop tokens.** Their truncation mask keeps an action only when it ends in the tokenizer's eos id (one id), and
+  vLLM stops on every eos id of \`${GENERATION_CONFIG_FILE}\`. ${stops
+    ? `The base model's lists ${JSON.stringify(listed)}; this folder's lists ${stops.eosTokenId} (${stops.eosToken}) only, so no reply
+  ends on an id the mask drops.`
+    : 'The base model\'s files were not here (step 1 says what to check).'} The workflow also sets each agent's \`min_tokens\` to 0 (their
+  engines default to 16, longer than the sandbox's shortest replies).
 - **bf16 and FlashAttention on** (ours trains in float32): every vLLM engine starts in bfloat16 and the
   weight sync after each update asserts that actor and engine dtypes match; \`packing_samples\` forces
   FlashAttention, which does not take float32. The float32 base and merged models are cast to
@@ -111,27 +172,34 @@ function choices(config: TrainConfig, plan: MartiPlan): string {
   merged into the starting weights (\`mappa merge\`, step 1) and MARTI trains all weights from there.
 - **Learning rate 1e-6**, the paper's for full fine-tuning (ours, ${config.lr}, is for LoRA adapters). For a
   small model you may want more: \`default_agent.actor_learning_rate=...\` on the command line.
-- **Workflow**: \`${MARTI_WORKFLOWS[plan.mode].workflow}\` — ${MARTI_WORKFLOWS[plan.mode].why}.
 - **Context**: \`prompt_max_len\` ${plan.promptMaxLen} + \`generate_max_len\` ${plan.generateMaxLen} ${plan.contextLength ? `= the base model's ${plan.contextLength} positions` : '(the base model\'s context length was not known here; check it)'}; vLLM refuses a longer one.
 - **Batches**: \`train_batch_size\` ${plan.batches.trainBatch} must split over the ${ACTOR_GPUS} actor GPUs in micro-batches of ${plan.batches.microTrain} (DeepSpeed checks it).
-- **Evaluation** as the stock config: \`n_eval_samples_per_prompt: 2\`, \`eval_aggregation: mean\`.
+- **Evaluation**: \`n_eval_samples_per_prompt: ${EVAL_SAMPLES}\` (the sandbox plays each problem twice too), \`eval_workers: 1\` (their
+  default plays every problem on every engine, doubling the trajectories).
 `;
 }
 
 /** Where the run differs from the sandbox's. */
 function gaps(config: TrainConfig, plan: MartiPlan): string {
-  const turns = config.workflow.agents[1].turns;
+  const unrun = [...new Set(config.workflow.agents.flatMap((a) => a.tools.filter((t) => !WORKFLOW_LANGUAGES.includes(t)).map((t) => `${a.id}: ${t}`)))];
   return `## What does not carry over (check before comparing numbers)
 
-- **Agent prompts.** Their workflows hard-code their own prompts in Python; ours are kept in
-  \`workflow_args.mappa_agent_prompts\` (a key of our own, ignored there). Paste them in to run ours.
+- **Code execution.** Blocks run on SandboxFusion, not the browser's Pyodide: another Python and other packages; each
+  block in a fresh process (no variables or files kept between blocks, turns or agents: the sandbox's shared
+  workspace does not carry over); a failed run reads SandboxFusion's status where the sandbox gives its own message;
+  its time limit is \`tools_config...timeout\` (at least 30 s; ours ${config.toolTimeoutMs} ms). Only ${WORKFLOW_LANGUAGES.join(', ')} blocks run:
+  ${unrun.length
+    ? `**this team's ${unrun.join(', ')} blocks stay text** (the sandbox runs JavaScript on QuickJS and SQL on DuckDB)`
+    : 'javascript (QuickJS) and sql (DuckDB) blocks would stay text; this team uses neither'}.
 - **Coach.** ${plan.mode === 'outcome' ? 'None in outcome mode.' : `MARTI's coach is a hosted model (\`coach_model\`); the sandbox's was ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `a local judge (${config.coach.model})`}${config.coach.miscalibration ? ', deliberately miscalibrated (no counterpart)' : ''}.`}
-- **Reward weights.** \`reward_process_weight\` / \`reward_outcome_weight\` are read by no code at ${MARTI_COMMIT.slice(0, 7)}: the coach
-  workflow trains on the process score alone${plan.mode === 'mixed' ? ', so **this mixed run trains as a process run** unless you change `coach_utils.py`' : ''}.
-${plan.mode === 'outcome' ? `- **Outcome mode.** Their rule-based workflow grades each agent's own answer (the sandbox: the team's final
-  answer for every action), and gives the Code Executor one turn (ours: ${turns}).\n` : ''}- **Curriculum.** None there: \`train.jsonl\` holds the pools and \`random_sample_train\` draws from them.
-- **Reward shaping** (${config.rewards.shaping ? 'on in this run' : 'off in this run'}): their workflow scores every action on its own; no shaping weight.
-- **One generation limit** for all agents (${plan.generateMaxLen} tokens, the largest of ours).
+- **Grading.** The team's answer is found as the sandbox finds it (the last \`\\boxed{}\`, else "Answer:" / "Result:") and
+  graded by their math grader, which accepts equivalent forms the sandbox's exact comparison does not.
+- **Evaluation.** Both samples at \`eval_temperature\` ${config.evalTemperature} (the sandbox: one greedy, one at that temperature), one
+  accuracy per set (\`eval/acc_heldout\`); their trainer also evaluates the first 3 % of train.jsonl (\`eval/reward\`).
+- **Curriculum.** None there: \`train.jsonl\` holds the pools and \`random_sample_train\` draws from them.
+- **Reward shaping** (${config.rewards.shaping ? '**on in this run: dropped**' : 'off in this run'}): per-turn rewards on a turn's last token have no
+  counterpart (one reward per action).
+- **Generation limit.** Each agent keeps its budget; \`generate_max_len\` (${plan.generateMaxLen}) caps them all.
 - **Precision, optimizer, hardware**: bf16 and full fine-tuning at 1e-6 instead of float32 LoRA at ${config.lr}.
 `;
 }
@@ -140,16 +208,20 @@ ${plan.mode === 'outcome' ? `- **Outcome mode.** Their rule-based workflow grade
 function checks(): string {
   return `## What was checked here, and what was not
 
-Checked by the export's test (\`test/unit/loop/export-marti.test.ts\`) against \`${FIXTURE}\`,
-written from their files at ${MARTI_COMMIT}, for process, outcome and mixed exports: the YAML loads
-with the \`yaml\` parser (and PyYAML where installed, to the same values); every key written is one of
-their config keys with the type written; \`bf16\` and \`flash_attn\` on, \`lora_rank\` 0; the workflow and
-processor files exist at that commit; every data file the config names is in this folder with the
-\`input_key\` / \`label_key\` fields; no absolute path, and step 4's line makes every path absolute.
+Checked by the export's tests (\`test/unit/loop/export-marti.test.ts\`, \`test/unit/interop/marti-run.test.ts\`) against
+\`${FIXTURE}\`, written from their files at ${MARTI_COMMIT}, for process, outcome and mixed exports: the
+YAML loads with the \`yaml\` parser (and PyYAML where installed, to the same values); every key written is one of their
+config keys with the type written; \`bf16\` and \`flash_attn\` on, \`lora_rank\` 0; the processor exists at that commit;
+every data file the config names is in this folder; no absolute path, and step 4's line makes every path absolute;
+no value their \`save_logs\` hands a logger is a dictionary (their logger choice and step keys, replayed), and
+\`${LAUNCHER_FILE}\` flattens them for TensorBoard (run with python3 against a stand-in for torch's writer);
+\`${WORKFLOW_FILE}\`, run with python3 against stand-ins for their engines, tokenizer, code tool, grader and coach,
+returns what their processor reads, and every action's messages equal the sandbox's rollout of the same task;
+the stop ids of \`${GENERATION_CONFIG_FILE}\` are the ones their mask keeps.
 
-Not checked: no GPU and no Python trainer ran here. Not run: Hydra's composition, Ray, vLLM and
-DeepSpeed start-up, the weight sync, whether vLLM serves this base model and FlashAttention its head
-size, memory on your GPUs, SandboxFusion, the coach API, and whether results match the sandbox's.
+Not checked: no GPU and no trainer of theirs ran here. Not run: Hydra's composition, Ray, vLLM and DeepSpeed
+start-up, the weight sync, whether vLLM serves this base model and FlashAttention its head size, memory on your
+GPUs, SandboxFusion, the coach API, the hour estimate, and whether results match the sandbox's.
 
 Their files read, at that commit:
 
@@ -159,11 +231,13 @@ ${MARTI_SOURCES.map((s) => `- ${s}`).join('\n')}
 
 /** The whole README. */
 export function martiReadme(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan, counts: { train: number; heldOut: number }): string {
+  const cost = martiCost(config, plan, { ...counts, bench: (opts.bench ?? []).map((b) => b.records.length) }, opts.measure);
   return [
     intro(config, opts, plan, counts),
     `## Run it, step by step\n\n${modelSteps(config, opts, plan)}\n${clusterSteps(plan)}\n`,
-    whatRuns(config, plan),
-    choices(config, plan),
+    whatRuns(config, plan, cost),
+    costSection(config, plan, cost),
+    choices(config, opts, plan),
     gaps(config, plan),
     checks(),
   ].join('\n');

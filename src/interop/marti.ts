@@ -1,8 +1,10 @@
 /**
  * The same experiment for the authors' reference trainer: a TrainConfig written as a Hydra config
  * in the schema of `marti/cli/configs/mathchat_with_coach.yaml` (github.com/ltjed/multiagent-coaching,
- * MARTI on Ray + vLLM + DeepSpeed, checked at MARTI_COMMIT), the training problems and evaluation
- * sets as JSONL, the code tool's schema, and a README that says step by step what runs on the cluster.
+ * MARTI on Ray + vLLM + DeepSpeed, checked at MARTI_COMMIT), a workflow file that plays the sandbox's
+ * team (marti-workflow.ts), a launcher with TensorBoard logs (marti-launcher.ts), the models' stop
+ * settings, the training problems and evaluation sets as JSONL, the code tool's schema, and a README
+ * that says step by step what runs on the cluster and what it costs.
  *
  * For: `mappa export --target marti` (src/cli/export.ts): pure values in, file texts out (no file
  * system here). Not for: running MARTI, merging adapters (`mappa merge` does), importing their configs.
@@ -11,7 +13,10 @@
  * - bf16 and flash_attn on: vLLM always runs in bfloat16 and the weight sync asserts equal dtypes;
  * - lora_rank 0: the sync sends PEFT's lora_A / lora_B parameters unmerged, so the export trains the
  *   whole model, each agent starting from the base with its sandbox adapter merged in;
- * - workflow files that exist at MARTI_COMMIT for every reward mode (MARTI_WORKFLOWS);
+ * - our workflow file (the sandbox's prompts, turns, budgets, tools and rewards) and their stock processor;
+ * - no logger in the config: their save_logs gives TensorBoard a nested dictionary every step (the
+ *   launcher, mappa_train.py, flattens it and turns TensorBoard on);
+ * - generation_config.json stopping only on the tokenizer's eos id, the one their truncation mask knows;
  * - only relative paths (./data/mappa, ./models/mappa); the README's one line makes them absolute.
  *
  * Example: exportMarti(resolveTrainConfig({}), {source: 'runs/a'}).files['mappa_mathchat.yaml']
@@ -21,19 +26,26 @@ import { mathHeldOut, generateMathTasks } from '../core/domains/math/tasks.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { coachTemplateOf } from '../core/coach/coaches.ts';
 import { domainOf } from '../core/domains/index.ts';
-import { MARTI_COMMIT, MARTI_REPOSITORY, MARTI_WORKFLOWS } from './marti-sources.ts';
+import { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY } from './marti-sources.ts';
 import { martiYaml, yfloat, type YamlNote } from './marti-yaml.ts';
 import { martiReadme } from './marti-readme.ts';
-import { CODE_SCHEMA_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError, martiPlan, type MartiExportOptions, type MartiPlan, type MartiRecord } from './marti-plan.ts';
+import { martiWorkflowFile, WORKFLOW_FILE } from './marti-workflow.ts';
+import { LAUNCHER_FILE, martiLauncherFile } from './marti-launcher.ts';
+import {
+  CODE_SCHEMA_FILE, EVAL_SAMPLES, EVAL_WORKERS, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError, martiPlan,
+  VLLM_ENGINES, WORKFLOW_CONCURRENCY, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
+} from './marti-plan.ts';
 
-export { MARTI_COMMIT, MARTI_REPOSITORY, MARTI_SOURCES, MARTI_WORKFLOWS } from './marti-sources.ts';
-export { ACTOR_GPUS, CODE_SCHEMA_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError, type MartiBench, type MartiExportOptions, type MartiPlan, type MartiRecord } from './marti-plan.ts';
-
+export { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY, MARTI_SOURCES } from './marti-sources.ts';
+export {
+  ACTOR_GPUS, CODE_SCHEMA_FILE, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError,
+  type MartiBench, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
+} from './marti-plan.ts';
+export { LAUNCHER_FILE } from './marti-launcher.ts';
+export { WORKFLOW_FILE } from './marti-workflow.ts';
 
 /** MARTI's role names for the three positions of its math chain. */
 const MARTI_ROLES = ['agent_problem_solver', 'agent_code_executor', 'agent_verifier'];
-/** What each position's max-turns key is called in workflow_args. */
-const TURN_KEYS = ['generator_max_turns', 'coder_max_turns', 'refiner_max_turns'];
 const HOSTED_COACH = /^(gpt-|o1-|claude-|gemini-|deepseek-)/i;
 
 /**
@@ -90,32 +102,27 @@ function rows(path: (string | number)[], list: Row[]): { value: Record<string, u
   return { value, notes };
 }
 
-/** workflow_args: turns, coach settings (coach modes only) and our agent prompts (a key of our own). */
+/**
+ * workflow_args, as the exported workflow reads them: the reward weights (every mode: process 1.0, outcome 0.0,
+ * mixed ours) and, where the coach is called, its settings. The team itself is in the workflow file.
+ */
 function workflowArgs(config: TrainConfig, plan: MartiPlan): Row[] {
-  const agents = config.workflow.agents;
   const mode = plan.mode;
-  const out: Row[] = [];
-  if (mode !== 'outcome') {
-    out.push(...agents.map((a, i) => [TURN_KEYS[i], a.turns, `ours: ${a.id} ("${a.role}") turns`] as Row));
-    const p = mode === 'process' ? 1 : config.rewards.processWeight;
-    const coachModel = config.coach.kind === 'model' && HOSTED_COACH.test(config.coach.model) ? config.coach.model : 'gemini-2.5-flash';
-    out.push(
-      ['enable_ground_truth_eval', true, 'the coach sees the ground truth when scoring the Verifier'],
-      ['reward_process_weight', yfloat(p), `ours: rewards.mode ${mode}; read by no code at ${MARTI_COMMIT.slice(0, 7)} (see README)`],
-      ['reward_outcome_weight', yfloat(+(1 - p).toFixed(6))],
-      ['coach_model', coachModel, `ours: ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `the judge model ${config.coach.model}`}; provider from the name`],
-      ['coach_type', 'simple'],
-      ['use_vertex_ai', false],
-      ['use_weave', false, 'the stock config: true (needs W&B Weave)'],
-      ['coach_prompt_template', toMartiCoachTemplate(coachTemplateOf(config.coach, domainOf(config.workflow))) + '\n', 'ours, in str.format placeholders'],
-    );
-  }
+  const p = mode === 'process' ? 1 : mode === 'outcome' ? 0 : config.rewards.processWeight;
+  const out: Row[] = [
+    'Read by the exported workflow (mappa_workflow.py); the team (prompts, turns, budgets, tools) is in that file',
+    ['reward_process_weight', yfloat(p), `ours: rewards.mode ${mode}; reward = w x coach score / 10 + (1 - w) x the team's answer right`],
+    ['reward_outcome_weight', yfloat(+(1 - p).toFixed(6)), 'read by nothing: 1 - reward_process_weight'],
+  ];
+  if (mode === 'outcome') return out;
+  const coachModel = config.coach.kind === 'model' && HOSTED_COACH.test(config.coach.model) ? config.coach.model : 'gemini-2.5-flash';
   out.push(
-    'NOT a MARTI key: our per-agent prompts, so that the experiment is complete. The stock workflows',
-    'hard-code their own prompts in Python and ignore this map (README: "What does not carry over").',
-    ['mappa_agent_prompts', Object.fromEntries(agents.map((a, i) => [MARTI_ROLES[i], {
-      id: a.id, role: a.role, system: a.system, user: a.user, ...(a.followUp ? { follow_up: a.followUp } : {}), max_tokens: a.maxTokens,
-    }]))],
+    ['enable_ground_truth_eval', true, 'the coach sees the ground truth when scoring the final agent'],
+    ['coach_model', coachModel, `ours: ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `the judge model ${config.coach.model}`}; provider from the name`],
+    ['coach_type', 'simple'],
+    ['use_vertex_ai', false],
+    ['use_weave', false, 'the stock config: true (needs W&B Weave)'],
+    ['coach_prompt_template', toMartiCoachTemplate(coachTemplateOf(config.coach, domainOf(config.workflow))) + '\n', 'ours, in str.format placeholders'],
   );
   return out;
 }
@@ -123,7 +130,7 @@ function workflowArgs(config: TrainConfig, plan: MartiPlan): Row[] {
 /** The code tool: SandboxFusion on this machine, with the schema file the export ships. */
 function toolsConfig(config: TrainConfig): Record<string, unknown> {
   return {
-    num_workers: 16, enable_metrics: true, enable_rate_limiting: true,
+    num_workers: WORKFLOW_CONCURRENCY, enable_metrics: true, enable_rate_limiting: true,
     tools: {
       code_interpreter: {
         type: 'sandbox_fusion', enable_rate_limiting: true, rate_limit: 30,
@@ -161,7 +168,7 @@ function modelRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['is_tuning', true],
     ['seed', config.seed],
     'Hardware: the stock values (per agent 2 GPUs, actor, reference and 2 vLLM engines colocated); adjust to your machines',
-    ['vllm_num_engines', 2], ['vllm_tensor_parallel_size', 1], ['vllm_gpu_memory_utilization', yfloat(0.7)],
+    ['vllm_num_engines', VLLM_ENGINES], ['vllm_tensor_parallel_size', 1], ['vllm_gpu_memory_utilization', yfloat(0.7)],
     ['vllm_enable_sleep', true], ['deepspeed_enable_sleep', true], ['vllm_sync_backend', 'nccl'], ['enable_prefix_caching', true],
     ['ref_num_nodes', 1], ['ref_num_gpus_per_node', 2], ['actor_num_nodes', 1], ['actor_num_gpus_per_node', 2],
     ['colocate_all_models', true],
@@ -210,13 +217,13 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['micro_train_batch_size', b.microTrain, `ours: update.microBatchSize ${config.update.microBatchSize}${b.microTrain === config.update.microBatchSize ? '' : ', lowered so that 2 GPUs divide the batch'}`],
     'Generation',
     ['prompt_max_len', plan.promptMaxLen, `prompt + generation fit the base model's ${plan.contextLength ?? 'assumed'} positions`],
-    ['generate_max_len', plan.generateMaxLen, `ours per agent: ${agents.map((a) => `${a.id} ${a.maxTokens}`).join(', ')}; one limit for all`],
+    ['generate_max_len', plan.generateMaxLen, `the largest of ours (${agents.map((a) => `${a.id} ${a.maxTokens}`).join(', ')}); the workflow sets each's`],
     ['temperature', yfloat(config.temperature)],
     ['eval_temperature', yfloat(config.evalTemperature)],
     ['top_p', yfloat(1.0)],
-    'Evaluation and checkpoints (one MARTI step = one of our iterations); 2 samples per eval prompt, as the stock config',
+    'Evaluation and checkpoints (one MARTI step = one of our iterations); eval_workers (top level) plays each problem on one engine',
     ['eval_steps', config.evalEvery, 'ours: evalEvery'],
-    ['n_eval_samples_per_prompt', 2],
+    ['n_eval_samples_per_prompt', EVAL_SAMPLES, 'ours plays each held-out problem twice (greedy and sampled)'],
     ['eval_aggregation', 'mean'],
     ['save_steps', config.checkpointEvery, 'ours: checkpointEvery'],
     ['logging_steps', 1],
@@ -227,15 +234,14 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
 
 /** The top level around workflow_args, tools_config, agents and default_agent. */
 function topRows(config: TrainConfig, plan: MartiPlan, opts: MartiExportOptions): Row[] {
-  const files = MARTI_WORKFLOWS[plan.mode];
   return [
     ['defaults', ['default', '_self_']],
     'NOT a MARTI key: what this export was checked against (their repository at that commit)',
     ['mappa_export', { repository: MARTI_REPOSITORY, checked_commit: MARTI_COMMIT, exported_from: opts.source, reward_mode: plan.mode }],
     ['agent_workflow', 'chain-of-agents'],
     ['async_workflow', true, 'needed for tools'],
-    ['workflow_func_path', files.workflow, files.why],
-    ['processor_func_path', files.processor],
+    ['workflow_func_path', `${MARTI_DATA_DIR}/${WORKFLOW_FILE}`, 'shipped: the sandbox\'s team and rewards in their workflow interface'],
+    ['processor_func_path', MARTI_PROCESSOR, 'divides each reward by 10; the workflow writes ours x 10'],
     ['shared_agents', false, 'each agent its own weights (ours: its own adapter over one base)'],
     ['parallel_loading', true],
     ['verify_task', 'math'],
@@ -248,14 +254,17 @@ function topRows(config: TrainConfig, plan: MartiPlan, opts: MartiExportOptions)
     ['label_key', 'answer'],
     ['metadata_key', 'metadata'],
     ['apply_chat_template', false, 'the workflow applies the chat template'],
-    ['add_prompt_suffix', null, 'default.yaml appends a \\boxed{} request; the workflows ask for the answer themselves'],
+    ['add_prompt_suffix', null, 'default.yaml appends a \\boxed{} request; the prompts of the team ask for the answer'],
     ['eval_before_training', true, 'ours evaluates the untrained team too'],
+    ['eval_workers', EVAL_WORKERS, 'each evaluation problem on one engine (the default, -1: on every engine)'],
     ['extra_eval_tasks', plan.evalTasks, 'files <task>.jsonl in extra_eval_dir'],
     ['extra_eval_dir', MARTI_DATA_DIR],
+    'Logging: their save_logs gives TensorBoard a nested dictionary every step, which add_scalar refuses. So no logger',
+    `here; ${LAUNCHER_FILE} flattens it and turns TensorBoard on (./logs/${plan.name}), or pass use_wandb=<key> (README)`,
     ['use_wandb', null],
     ['wandb_project', 'MAPPA-sandbox-export'],
     ['wandb_run_name', plan.name],
-    ['use_tensorboard', `./logs/${plan.name}`],
+    ['use_tensorboard', null, `not with their own entry: it crashes after step 1; ${LAUNCHER_FILE} sets it`],
     ['use_weave', false],
   ];
 }
@@ -292,6 +301,15 @@ export interface MartiExport {
   files: Record<string, string>;
 }
 
+/**
+ * The models' generation_config.json: the base model's, stopping only on the tokenizer's eos id (vLLM
+ * also stops on every id listed there, and their truncation mask keeps only replies ending in that one).
+ * Example: {eos_token_id: [2, 0], pad_token_id: 0} with eos id 2 -> {eos_token_id: 2, pad_token_id: 0}
+ */
+export function martiGenerationConfig(stops: MartiStops): string {
+  return JSON.stringify({ ...stops.generationConfig, eos_token_id: stops.eosTokenId }, null, 2) + '\n';
+}
+
 /** All files of the export. Example: Object.keys(exportMarti(c, {source: 'x'}).files) -> ['mappa_mathchat.yaml', 'train.jsonl', ...]. */
 export function exportMarti(config: TrainConfig, opts: MartiExportOptions): MartiExport {
   const train = martiTrainRecords(config);
@@ -309,7 +327,10 @@ export function exportMarti(config: TrainConfig, opts: MartiExportOptions): Mart
     'train.jsonl': jsonl(train),
     'heldout.jsonl': jsonl(heldOut),
     [CODE_SCHEMA_FILE]: codeSchema(),
+    [WORKFLOW_FILE]: martiWorkflowFile(config.workflow),
+    [LAUNCHER_FILE]: martiLauncherFile(`logs/${plan.name}`),
   };
+  if (opts.stops) files[GENERATION_CONFIG_FILE] = martiGenerationConfig(opts.stops);
   for (const b of opts.bench ?? []) files[`${b.name}.jsonl`] = jsonl(b.records);
   files['README.md'] = martiReadme(config, opts, plan, { train: train.length, heldOut: heldOut.length });
   return { files };

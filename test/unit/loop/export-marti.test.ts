@@ -1,8 +1,9 @@
 /**
  * `mappa export --target marti`: the YAML, read back with the `yaml` parser (and PyYAML where
  * python3 has it), checked against test/fixtures/marti/multiagent-coaching-ed66921.json (the
- * authors' config keys, types, workflow files and run-path facts at that commit), for process,
- * outcome and mixed exports; the coach template, datasets, README and CLI.
+ * authors' config keys, types, processor, logging, evaluation, stop-token and run-path facts at that
+ * commit), for process, outcome and mixed exports; the coach template, datasets, stop settings,
+ * README costs and CLI. The shipped Python files run in test/unit/interop/marti-run.test.ts.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,9 +17,13 @@ import { resolveTrainConfig, type TrainConfig } from '../../../src/core/loop/con
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { generateMathTasks } from '../../../src/core/domains/math/tasks.ts';
 import {
-  exportMarti, MARTI_COMMIT, MARTI_WORKFLOWS, MartiExportError, toMartiCoachTemplate, type MartiExportOptions,
+  exportMarti, GENERATION_CONFIG_FILE, LAUNCHER_FILE, MARTI_COMMIT, MARTI_PROCESSOR, MartiExportError, toMartiCoachTemplate, WORKFLOW_FILE,
+  type MartiExportOptions,
 } from '../../../src/interop/marti.ts';
+import { evaluationCount } from '../../../src/interop/marti-cost.ts';
+import { measureTrajectories, SHIPPED_DEFAULT_MEASURE } from '../../../src/interop/marti-measure.ts';
 import { floatText, martiYaml, yfloat } from '../../../src/interop/marti-yaml.ts';
+import { baseStops } from '../../../src/cli/export.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const fixture = JSON.parse(readFileSync(path.join(repoRoot, 'test/fixtures/marti/multiagent-coaching-ed66921.json'), 'utf8'));
@@ -48,7 +53,7 @@ function schemaProblems(y: Y): string[] {
   const tool = y.tools_config.tools.code_interpreter;
   return [
     ...keyProblems(y, keys.top, 'top', ['mappa_export', 'workflow_args', 'tools_config', 'agents', 'default_agent']),
-    ...keyProblems(y.workflow_args, keys.workflow_args, 'workflow_args', ['mappa_agent_prompts']),
+    ...keyProblems(y.workflow_args, keys.workflow_args, 'workflow_args'),
     ...keyProblems(y.default_agent, keys.default_agent, 'default_agent'),
     ...keyProblems(y.tools_config, keys.tools_config, 'tools_config'),
     ...keyProblems(tool, keys.sandbox_fusion_tool, 'code_interpreter'),
@@ -67,6 +72,31 @@ function exported(config: TrainConfig, opts: Partial<MartiExportOptions> = {}) {
 
 const bench = { name: 'aime24', records: [{ prompt: 'What is 1+1?', answer: '2', metadata: { id: 'aime24/60' } }] };
 
+/** Their logger for a config (fixture saveLogs.loggerChoice): W&B with a key, else TensorBoard with a folder, else none. */
+const loggerOf = (y: Y) => (y.use_wandb ? 'wandb' : y.use_tensorboard ? 'tensorboard' : 'none');
+
+/** A step's log dictionary with a value of each type the fixture lists for its keys (fixture saveLogs.stepKeys). */
+function stepLogs(): Record<string, unknown> {
+  const sample = (type: string): unknown => (type === 'int' ? 3n : type === 'float' ? 0.5 : null);
+  return Object.fromEntries(fixture.saveLogs.stepKeys.map((k: { key: string; type: string; fields?: Record<string, string> }) => [
+    k.key.replace(/<(\w+)>/g, '$1'),
+    k.type === 'map' ? Object.fromEntries(Object.entries(k.fields!).map(([f, t]) => [f, sample(t.split('|')[0])])) : sample(k.type),
+  ]));
+}
+
+/**
+ * The values their save_logs hands add_scalar that it refuses (fixture saveLogs.tensorboardLoop and addScalarTakes),
+ * when their own entry runs this config: none without TensorBoard; W&B takes nested values.
+ */
+function refusedScalars(y: Y, logs: Record<string, unknown>): string[] {
+  if (loggerOf(y) !== 'tensorboard') return [];
+  const takes: string[] = fixture.saveLogs.addScalarTakes.value;
+  return Object.entries(logs).filter(([, v]) => !takes.includes(typeOf(v))).map(([k]) => (k.split('/').length === 2 ? k : `train/${k}`));
+}
+
+/** Ids as a list (generation_config's eos_token_id is a number or a list). */
+const idList = (v: unknown): number[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]) as number[];
+
 describe('export to MARTI, checked against the authors\' trainer at the fixture\'s commit', () => {
   it('the fixture and the export name the same commit', () => {
     expect(MARTI_COMMIT).toBe(fixture.commit);
@@ -74,7 +104,7 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
   });
 
   for (const mode of MODES) {
-    it(`${mode} export: every key theirs, with their type; bf16, no LoRA; workflow files at the commit`, () => {
+    it(`${mode} export: every key theirs, with their type; bf16, no LoRA; our workflow, their processor`, () => {
       const config = resolveTrainConfig({ rewards: { mode, processWeight: 0.7 } });
       const { files, y } = exported(config, { adapters: ['solver'], bench: [bench], contextLength: 2048 });
       expect(schemaProblems(y)).toEqual([]);
@@ -91,10 +121,12 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
       expect(y.agents.map((a: Y) => Object.values(a)[0].lora_rank ?? 0n)).toEqual([0n, 0n, 0n]);
       expect(y.agents[0].agent_problem_solver.pretrain).toBe('./models/mappa/solver');
       expect(y.agents[1].agent_code_executor.pretrain).toBeUndefined();
-      // Workflow files: in the fixture's listing, for this mode and for every mode.
-      for (const f of [y.workflow_func_path, y.processor_func_path]) expect(fixture.workflowFiles).toContain(f);
-      expect(Object.keys(fixture.absentFiles)).not.toContain(y.workflow_func_path);
-      expect(y.workflow_func_path).toBe(MARTI_WORKFLOWS[mode].workflow);
+      // Workflow: ours, shipped in the folder the data goes to; their processor, at the commit.
+      expect(y.workflow_func_path).toBe(`./data/mappa/${WORKFLOW_FILE}`);
+      expect(files[path.basename(y.workflow_func_path)]).toContain('async def workflow(prompt, label, agents, tool_manager, task, metadata=None, **kwargs)');
+      expect(y.processor_func_path).toBe(MARTI_PROCESSOR);
+      expect(fixture.workflowFiles).toContain(y.processor_func_path);
+      expect(y.workflow_args.reward_process_weight).toBe(mode === 'process' ? 1 : mode === 'outcome' ? 0 : 0.7);
       // Hardware and batches their checks would refuse.
       const actorGpus = Number(da.actor_num_nodes * da.actor_num_gpus_per_node);
       expect(actorGpus & (actorGpus - 1)).toBe(0);
@@ -105,11 +137,79 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
     });
   }
 
-  it('every workflow and processor any mode names exists at the commit', () => {
+  for (const mode of MODES) {
+    it(`${mode} export: no value their save_logs hands a logger is a dictionary; the launcher turns TensorBoard on`, () => {
+      const { files, y } = exported(resolveTrainConfig({ rewards: { mode } }));
+      const logs = stepLogs();
+      expect(logs._rollout_metadata).toBeTypeOf('object'); // in every step's logs, in both modes (fixture)
+      expect(refusedScalars(y, logs)).toEqual([]);
+      expect(loggerOf(y)).toBe('none');
+      // The bug put back: TensorBoard on with their own entry fails on the nested dictionary after step 1.
+      expect(refusedScalars({ ...y, use_tensorboard: './logs/x' }, logs)).toEqual(['train/_rollout_metadata']);
+      // The launcher sets use_tensorboard and flattens (run with python3 in test/unit/interop/marti-run.test.ts).
+      expect(files[LAUNCHER_FILE]).toContain(`LOG_DIR = "logs/mappa-math-chain-${mode}-seed0"`);
+      expect(files[LAUNCHER_FILE]).toContain('runpy.run_module(TRAIN_MODULE, run_name="__main__", alter_sys=True)');
+      expect(files['README.md']).toContain(`python data/mappa/${LAUNCHER_FILE} --config-name mappa_mathchat`);
+    });
+  }
+
+  it('the models stop only on the id their truncation mask keeps', async () => {
+    const stops = (await baseStops(path.join(repoRoot, 'models/agent')))!;
+    expect(stops.eosToken).toBe('<|im_end|>');
+    // The mask keeps the tokenizer's eos_token_id, one id (fixture stopTokens.maskIds).
+    expect(fixture.stopTokens.maskIds.value).toMatch(/^the tokenizer's eos_token_id \(one id\)/);
+    const masked = [stops.eosTokenId];
+    // The shipped model also stops on another id: as it is, vLLM would end replies the mask drops.
+    expect(idList(stops.generationConfig.eos_token_id).filter((id) => !masked.includes(id))).toEqual([0]);
     for (const mode of MODES) {
-      expect(fixture.workflowFiles).toContain(MARTI_WORKFLOWS[mode].workflow);
-      expect(fixture.workflowFiles).toContain(MARTI_WORKFLOWS[mode].processor);
+      const { files } = exported(resolveTrainConfig({ rewards: { mode } }), { stops });
+      const written = JSON.parse(files[GENERATION_CONFIG_FILE]);
+      expect(idList(written.eos_token_id).filter((id) => !masked.includes(id))).toEqual([]);
+      expect(written).toMatchObject({ ...stops.generationConfig, eos_token_id: 2 });
+      expect(files['README.md']).toContain(`cp "$EXPORT/${GENERATION_CONFIG_FILE}" "$m"`);
     }
+    expect(exported(resolveTrainConfig({})).files[GENERATION_CONFIG_FILE]).toBeUndefined();
+  });
+
+  it('the README gives the GPUs in total, the coach calls for training and evaluation, and hours with the arithmetic', () => {
+    const config = resolveTrainConfig({});
+    const { files, y } = exported(config, { bench: [bench], measure: SHIPPED_DEFAULT_MEASURE });
+    const readme = files['README.md'];
+    const da = y.default_agent;
+    const gpus = 3 * Number(da.actor_num_nodes * da.actor_num_gpus_per_node);
+    expect(readme).toContain(`**GPUs**: ${gpus} in total (3 agents x 2)`);
+    // Their schedule (fixture evaluation.schedule): step 0, every eval_steps, the last step again.
+    const steps = Number(da.num_episodes) * Math.floor(Number(da.max_samples) / Number(da.rollout_batch_size));
+    const schedule = [0, ...Array.from({ length: steps }, (_, i) => i + 1).filter((s) => s % Number(da.eval_steps) === 0)];
+    if (steps % Number(da.eval_steps) === 0) schedule.push(steps);
+    expect(evaluationCount(steps, Number(da.eval_steps))).toBe(schedule.length);
+    expect(schedule).toEqual([0, 15, 30, 30]);
+    // Coach calls: one per agent's work per trajectory in training; the shipped workflow calls none when evaluating.
+    expect(readme).toContain(`**${(30 * 24 * 3).toLocaleString('en-US')} for training** (30 steps x 24 trajectories x 3 agents`);
+    expect(readme).toContain('**0 for evaluation** (4 evaluations x');
+    // Eval size: the first 3 % of train.jsonl (fixture evaluation.trainShare), the held-out set and the bench set,
+    // n_eval_samples_per_prompt samples on eval_workers engines (fixture evaluation.enginesPerProblem).
+    const problems = Math.floor(2000 * fixture.evaluation.trainShare.value) + 200 + 1;
+    expect(readme).toContain(`${(problems * Number(da.n_eval_samples_per_prompt) * Number(y.eval_workers)).toLocaleString('en-US')} trajectories`);
+    // Hours from the measured tokens per action, with the arithmetic.
+    expect(readme).toContain('measured: the embedded default on the shipped models');
+    expect(readme).toContain('solver 1 action(s) x 36.2 tokens (prompt 136.3)');
+    expect(readme).toMatch(/\*\*Per iteration\*\*: [\d.]+ \+ [\d.]+ = 0\.\d+ h \(\d+ s\) on 6 x NVIDIA H100 80GB/);
+    expect(readme).toMatch(/\*\*Whole run\*\*: 30 x \d+ s \+ 4 x \d+ s = [\d.]+ h/);
+    // Outcome mode: no coach at all; an unmeasured team: its budgets as an upper bound.
+    const outcome = exported(resolveTrainConfig({ rewards: { mode: 'outcome' } })).files['README.md'];
+    expect(outcome).toContain('**none**: outcome mode calls no coach');
+    expect(outcome).toContain('not measured for this team');
+  });
+
+  it('tokens per action from a run\'s trajectories.jsonl', () => {
+    const line = (agents: [string, number][]) => JSON.stringify({ actions: agents.map(([agent, n]) => ({ agent, tokens: Array(n).fill(5), input: [{ role: 'user', content: 'x' }] })) });
+    const m = measureTrajectories([line([['solver', 30], ['executor', 10], ['executor', 20]]), line([['solver', 40], ['executor', 30]])].join('\n'), 'runs/a', () => 100);
+    expect(m).toEqual({ source: 'runs/a', trajectories: 2, agents: {
+      solver: { actionsPerTrajectory: 1, tokensPerAction: 35, promptTokensPerAction: 100 },
+      executor: { actionsPerTrajectory: 1.5, tokensPerAction: 20, promptTokensPerAction: 100 },
+    } });
+    expect(() => measureTrajectories('{"iteration": 1}\n', 'runs/a')).toThrow(/line 1 has no "actions" list/);
   });
 
   it('data: every file the config names is in the export, with the input and label keys', () => {
@@ -135,7 +235,7 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
     // The sed line, as sed -E runs it with $PWD = /cluster/repo:
     const fixed = load(files[CONFIG].split('\n').map((l) => l.replace(/(: "?)\.\//, '$1/cluster/repo/')).join('\n'));
     const paths = [fixed.prompt_data, fixed.extra_eval_dir, fixed.default_agent.pretrain, fixed.default_agent.save_path,
-      fixed.default_agent.ckpt_path, fixed.use_tensorboard, fixed.tools_config.tools.code_interpreter.schema_path,
+      fixed.default_agent.ckpt_path, fixed.workflow_func_path, fixed.tools_config.tools.code_interpreter.schema_path,
       ...fixed.agents.map((a: Y) => Object.values(a)[0].pretrain)];
     for (const p of paths) expect(p).toMatch(/^\/cluster\/repo\/(data|models|outputs|checkpoints|logs)\//);
     expect(() => exportMarti(resolveTrainConfig({}), { source: '/home/me/runs/a' })).toThrow(/absolute path/);
@@ -161,11 +261,14 @@ describe('export to MARTI: values, text and CLI', () => {
 
   it('the process run: our values under their keys', () => {
     const config = resolveTrainConfig({ seed: 3, iterations: 20, promptsPerIteration: 8, samplesPerPrompt: 2, lr: 1e-3, evalEvery: 4 });
-    const { y } = exported(config);
+    const { files, y } = exported(config);
     expect(y.defaults).toEqual(['default', '_self_']);
-    expect(y.workflow_args).toMatchObject({ generator_max_turns: 1n, coder_max_turns: 2n, refiner_max_turns: 1n, reward_process_weight: 1, reward_outcome_weight: 0, coach_type: 'simple' });
+    expect(y.workflow_args).toMatchObject({ reward_process_weight: 1, reward_outcome_weight: 0, coach_type: 'simple' });
     expect(y.workflow_args.coach_prompt_template).toContain('Agent: {agent_role}');
-    expect(y.workflow_args.mappa_agent_prompts.agent_code_executor.system).toBe(MATH_CHAIN.agents[1].system);
+    expect(y.workflow_args.mappa_agent_prompts).toBeUndefined(); // the team is in the workflow file
+    expect(files[WORKFLOW_FILE]).toContain(JSON.stringify(config.workflow.agents[1].system));
+    expect(y.eval_workers).toBe(1n);
+    expect([y.use_wandb, y.use_tensorboard]).toEqual([null, null]);
     expect(y.agents.map((a: object) => Object.keys(a)[0])).toEqual(['agent_problem_solver', 'agent_code_executor', 'agent_verifier']);
     expect(y.default_agent).toMatchObject({
       pretrain: './models/mappa/base', seed: 3n, advantage_estimator: 'reinforce_plus_plus', init_kl_coef: 0.01, eps_clip: 0.2,
@@ -174,14 +277,16 @@ describe('export to MARTI: values, text and CLI', () => {
     });
   });
 
-  it('outcome runs use their rule-based workflow without coach keys; mixed says its weights are unread', () => {
+  it('outcome runs need no coach keys; the shipped workflow reads the reward weights their stock code leaves unread', () => {
     const outcome = exported(resolveTrainConfig({ rewards: { mode: 'outcome' } }));
     expect(outcome.y.workflow_args.coach_model).toBeUndefined();
-    expect(outcome.files['README.md']).toMatch(/grades each agent's own answer/);
+    expect(outcome.y.workflow_args.reward_process_weight).toBe(0);
+    expect(outcome.files['README.md']).toMatch(/rewarded 1 when the team's final answer is right/);
     const mixed = exported(resolveTrainConfig({ rewards: { mode: 'mixed', processWeight: 0.7 } }));
     expect(mixed.y.workflow_args).toMatchObject({ reward_process_weight: 0.7, reward_outcome_weight: 0.3 });
     expect(fixture.facts.rewardWeightsRead.value).toBe(false);
-    expect(mixed.files['README.md']).toContain('this mixed run trains as a process run');
+    expect(mixed.files[WORKFLOW_FILE]).toContain('float(args.get("reward_process_weight", 1.0))');
+    expect(mixed.files['README.md']).not.toContain('trains as a process run');
     expect(exported(resolveTrainConfig({ update: { whitening: 'group' } })).y.default_agent.advantage_estimator).toBe('group_norm');
   });
 
@@ -200,7 +305,7 @@ describe('export to MARTI: values, text and CLI', () => {
     const levels = exported(resolveTrainConfig({ promptsPerIteration: 4, curriculum: { poolSize: 5, startLevel: 2, adaptLevel: false } })).files['train.jsonl'];
     expect(levels.trim().split('\n').map((l) => JSON.parse(l).metadata.level)).toEqual(Array(5).fill(2));
     expect(files['heldout.jsonl'].trim().split('\n')).toHaveLength(200);
-    for (const s of ['python -m marti.cli.commands.train --config-name mappa_mathchat', `git checkout ${MARTI_COMMIT}`, 'What then runs on the cluster', 'Not checked: no GPU and no Python trainer ran here']) {
+    for (const s of ['python -m marti.cli.commands.train --config-name mappa_mathchat', `git checkout ${MARTI_COMMIT}`, 'What then runs on the cluster', 'Not checked: no GPU and no trainer of theirs ran here']) {
       expect(files['README.md']).toContain(s);
     }
   });
@@ -220,6 +325,8 @@ describe('export to MARTI: values, text and CLI', () => {
     mkdirSync(path.join(run, 'adapters', 'executor'), { recursive: true });
     writeFileSync(path.join(run, 'config.json'), JSON.stringify({ iterations: 4 }));
     writeFileSync(path.join(run, 'adapters', 'executor', 'adapter_config.json'), '{}');
+    const action = (agent: string, n: number) => ({ agent, tokens: Array(n).fill(7), input: [{ role: 'user', content: 'Problem: 1+1?' }] });
+    writeFileSync(path.join(run, 'trajectories.jsonl'), `${JSON.stringify({ actions: [action('solver', 30), action('executor', 12), action('verifier', 6)] })}\n`);
     mkdirSync(path.join(tmp, 'bench'));
     writeFileSync(path.join(tmp, 'bench', 'amc23.jsonl'), '{"id":0,"problem":"1+1?","answer":2.0}\n');
     const out = path.join(tmp, 'out');
@@ -230,7 +337,11 @@ describe('export to MARTI: values, text and CLI', () => {
     expect(y.extra_eval_tasks).toEqual(['heldout', 'amc23']);
     expect(JSON.parse(readFileSync(path.join(out, 'amc23.jsonl'), 'utf8'))).toMatchObject({ prompt: '1+1?', answer: '2' });
     expect(strings(y).filter(isAbsolutePath)).toEqual([]);
-    expect(readFileSync(path.join(out, 'README.md'), 'utf8')).toContain('/adapters/executor --out "$EXPORT/models/executor"');
+    const readme = readFileSync(path.join(out, 'README.md'), 'utf8');
+    expect(readme).toContain('/adapters/executor --out "$EXPORT/models/executor"');
+    expect(readme).toMatch(/measured: \S*trajectories\.jsonl, 1 trajectories\): solver 1 action\(s\) x 30 tokens \(prompt \d+/);
+    expect(JSON.parse(readFileSync(path.join(out, GENERATION_CONFIG_FILE), 'utf8')).eos_token_id).toBe(2);
+    for (const f of [WORKFLOW_FILE, LAUNCHER_FILE]) expect(readFileSync(path.join(out, f), 'utf8')).toMatch(/^"{3}\n/);
     await expect(promisify(execFile)(process.execPath, ['bin/mappa.js', 'export', '--target', 'verl'], { cwd: repoRoot }))
       .rejects.toMatchObject({ stderr: expect.stringMatching(/--target must be "marti"/) });
   }, 60_000);
