@@ -46,7 +46,7 @@ import { formatObservation } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { extendVocabulary, finalModel, startingModel, trainStage2, writeAgent, type AgentReport, type Model, type StartingModel } from './pretrain/agent-stages.ts';
-import { writeCards, type RunSummary } from './pretrain/card.ts';
+import { writeCards, type PretrainReport } from './pretrain/card.ts';
 import { dataJudgeItems, playDataTeam, type DataTranscript } from './pretrain/data-transcripts.ts';
 import { judgeAgreement, teamAccuracy, type JudgeAgreement, type TeamAccuracy } from './pretrain/evaluate.ts';
 import { writeModelFolder } from './pretrain/folder.ts';
@@ -223,7 +223,7 @@ async function writeReport(run: Run, dirs: { agentDir: string; judgeDir: string 
 }): Promise<void> {
   const { flags } = run;
   const { greedy, sampled, dataGreedy, dataSampled, judge } = r.measured;
-  const summary: RunSummary = {
+  const summary: PretrainReport = {
     seed: flags.seed, flags, backend: r.backend, parameters: parameterCount(r.model.config), config: r.model.configJson,
     vocabSize: r.model.config.vocabSize, merges: (r.model.tokJson.model as { merges: unknown[] }).merges.length, flawRates: r.math.flawRates, scriptedAccuracy: r.math.scriptedAccuracy,
     stage1: r.start.stage1, stage1Checks: r.start.stage1Checks, stage1From: flags.init || null, agentFrom: flags.agent || null, agentSeconds: r.agentReport.seconds,

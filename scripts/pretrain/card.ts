@@ -15,7 +15,7 @@ export interface Stage1Check {
   readsNumbers: number;
 }
 
-export interface RunSummary {
+export interface PretrainReport {
   seed: number;
   flags: Record<string, unknown>;
   backend: string;
@@ -58,7 +58,7 @@ export interface RunSummary {
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const min = (s: number) => `${(s / 60).toFixed(1)} min`;
 
-function common(s: RunSummary): string {
+function common(s: PretrainReport): string {
   const c = s.config;
   const threads = Number(s.flags.threads ?? 1);
   return `## Architecture and size
@@ -85,7 +85,7 @@ Flags: \`${JSON.stringify(s.flags)}\`.
 `;
 }
 
-function teamTable(s: RunSummary): string {
+function teamTable(s: PretrainReport): string {
   if (!s.greedy || !s.sampled) return 'Not measured in this run (--skip-eval).\n';
   const row = (name: string, a: Omit<TeamAccuracy, 'trajectories'>) =>
     `| ${name} | ${a.correct}/${a.tasks} = **${pct(a.accuracy)}** | ${[1, 2, 3, 4, 5].map((l) => (a.byLevel[l] === undefined ? '-' : pct(a.byLevel[l]))).join(' | ')} | ${Object.entries(a.onFormat).map(([k, v]) => `${k} ${pct(v)}`).join(', ')} |`;
@@ -96,7 +96,7 @@ ${row('temperature 1.0', s.sampled)}
 `;
 }
 
-function dataTable(s: RunSummary): string {
+function dataTable(s: PretrainReport): string {
   if (!s.dataGreedy || !s.dataSampled) return 'Not measured in this run (--skip-eval).\n';
   const metric = (a: Omit<TeamAccuracy, 'trajectories'>) => Object.entries(a.metrics ?? {}).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ') || '-';
   const row = (name: string, a: Omit<TeamAccuracy, 'trajectories'>) =>
@@ -108,7 +108,7 @@ ${row(`temperature ${s.dataSampledTemperature.toFixed(1)} (the team's training t
 `;
 }
 
-export function agentCard(s: RunSummary): string {
+export function agentCard(s: PretrainReport): string {
   const t = s.agentTrain;
   const r = s.flawRates;
   return `---
@@ -185,7 +185,7 @@ Loaded with \`loadModel(folderSource('models/agent'))\`, the same code path as a
 `;
 }
 
-export function judgeCard(s: RunSummary): string {
+export function judgeCard(s: PretrainReport): string {
   const t = s.judgeTrain;
   const agree = (name: string, a: JudgeAgreement | undefined) => (a
     ? `| ${name} | ${a.actions} | ${pct(a.parsed)} | **${a.mae.toFixed(2)}** | **${pct(a.within1)}** | ${a.answerCorrectAccuracy === null ? '-' : pct(a.answerCorrectAccuracy)} | ${a.baselineMae.toFixed(2)} |`
@@ -230,7 +230,7 @@ noisy, biased coach, which is what MAPPA's judge-bias discussion is about.
 `;
 }
 
-export async function writeCards(agentDir: string, judgeDir: string, s: RunSummary): Promise<void> {
+export async function writeCards(agentDir: string, judgeDir: string, s: PretrainReport): Promise<void> {
   await writeFile(`${agentDir}/README.md`, agentCard(s));
   await writeFile(`${judgeDir}/README.md`, judgeCard(s));
 }

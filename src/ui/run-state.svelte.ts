@@ -14,7 +14,7 @@ import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/lesson.ts';
 import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
-export interface EvalPoint {
+export interface RunEval {
   iteration: number;
   result: EvalResult;
 }
@@ -33,7 +33,7 @@ export class RunState {
   /** The coach that scores the open run, by name ("rule:relay", "model:models/relay-judge"). */
   coach: string | null = $state(null);
   metrics: IterationMetrics[] = $state([]);
-  evals: EvalPoint[] = $state([]);
+  evals: RunEval[] = $state([]);
   trajectories: { iteration: number; trajectories: TrajectoryView[] } | null = $state(null);
   progress: Record<string, ProgressInfo & { since: number }> = $state({});
   errors: string[] = $state([]);

@@ -3,7 +3,7 @@
  * answering the training worker's LaneCompute jobs (update micro-batches and evaluation passes), as
  * the CLI's worker threads do (src/cli/train-workers.ts).
  *
- * For: src/worker/lanes.ts, which starts one per extra core. Not for: anything the page sees.
+ * For: src/worker/lane-workers.ts, which starts one per extra core. Not for: anything the page sees.
  * Protocol: the first job is `{kind: 'boot', spec, baseUrl, files?}` (the model to load, as the
  * training worker names it), answered `{kind: 'ready'}`; every later one is a LaneJob (core/compute/lane-server.ts).
  */

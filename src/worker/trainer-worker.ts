@@ -17,7 +17,7 @@ import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { pickedModels, sourceFor } from '../platform/browser/models.ts';
 import { IdbStore, listRuns } from '../platform/browser/store-idb.ts';
 import { claimRun } from '../platform/browser/run-lock.ts';
-import { laneCount, startWebLanes } from './lanes.ts';
+import { laneCount, startWebLanes } from './lane-workers.ts';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 

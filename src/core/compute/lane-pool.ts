@@ -1,6 +1,6 @@
 /**
  * The message plumbing between a training thread and its lane threads, written once for both
- * shells: Node worker threads (src/cli/train-workers.ts) and browser Web Workers (src/worker/lanes.ts).
+ * shells: Node worker threads (src/cli/train-workers.ts) and browser Web Workers (src/worker/lane-workers.ts).
  * Each shell only adapts its worker object to `LanePort`.
  *
  * For: posting jobs to lane i at once (a lane runs its jobs one after another, in the order posted,

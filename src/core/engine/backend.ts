@@ -291,7 +291,7 @@ async function activateWasm(): Promise<BackendInfo> {
   // `wasmFactoryThreadedSimd.toString()`, which a bundler (vite) rewrites so that the function refers
   // to names outside itself: in a cross-origin-isolated page the workers then die with
   // "ReferenceError: e is not defined". The page gets its parallelism the way the CLI does, from lane
-  // workers (one single-threaded wasm backend per core, src/worker/lanes.ts), whose results equal a
+  // workers (one single-threaded wasm backend per core, src/worker/lane-workers.ts), whose results equal a
   // one-thread run's to the bit. Node never takes that build (tfjs reports no threads there).
   if (!isNode()) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
   await setOrThrow('wasm');

@@ -64,6 +64,6 @@ export type TrainEvent =
   | { type: 'eval'; iteration: number; result: EvalResult }
   | { type: 'checkpoint'; iteration: number }
   | { type: 'resumed'; iteration: number }
-  /** Something went wrong and the loop went on (e.g. an update lane died: its work was redone here). */
+  /** Something went wrong and the loop went on (e.g. a helper that computed part of the update died: its work was redone). */
   | { type: 'warning'; iteration: number; message: string }
   | { type: 'done'; iteration: number };

@@ -38,8 +38,8 @@ import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.
 
 /**
  * What the loop needs computed: the update's passes (Gradients, ../rl/update.ts) and passes of the team
- * (rollout.ts's `playPass`, in order, each fixed by its values and seed). compute/ implements it on this
- * thread alone or shared out; every implementation gives the same results.
+ * (rollout.ts's `playPass`, in order, each fixed by its values and seed). compute/ implements it (run in
+ * place, or shared out); every implementation gives the same results.
  */
 export interface Compute extends Gradients {
   play(passes: TeamPass[], opts?: PlayOptions): Promise<Trajectory[][]>;

@@ -60,19 +60,54 @@ describe('the import graph of src/core', () => {
 });
 
 describe('the algorithm apart from the scheduling', () => {
-  // Where work runs (this thread, lane threads) is compute/'s business: the loop and the update ask the
-  // Compute interface (compute/compute.ts) and never import lanes, pools, workers or message plumbing.
-  const threads = /compute\/(lanes|lane-pool|lane-server)\.ts$|worker|\/cli\//;
+  // Where work runs (this thread, lane threads) is compute/'s business: the loop and the update declare
+  // what they need (loop/train.ts Compute, rl/update.ts Gradients), the caller passes it in, and they
+  // never import compute/, lanes, pools, workers or message plumbing.
+  const threads = /compute\/|worker|\/cli\//;
   const importsOfFile = (f: string) => graph.get(path.join(root, f)) ?? [];
+  const src = (f: string) => fs.readFileSync(path.join(root, f), 'utf8');
 
-  it('src/core/rl/update.ts imports nothing about lanes or workers', () => {
-    expect(importsOfFile('src/core/rl/update.ts').length).toBeGreaterThan(0); // the file is where the rule says
-    expect(importsOfFile('src/core/rl/update.ts').filter((d) => threads.test(d)).map(rel)).toEqual([]);
+  /** One iteration, in reading order (docs/design.md). */
+  const READING_ORDER = [
+    'src/core/loop/train.ts', 'src/core/loop/curriculum.ts', 'src/core/loop/rollout.ts', 'src/core/loop/agents.ts',
+    'src/core/loop/rewards.ts', 'src/core/coach/coach.ts', 'src/core/rl/update.ts', 'src/core/rl/ppo.ts',
+  ];
+
+  it('the reading order of one iteration is at most 8 files, and docs/design.md names them in that order', () => {
+    expect(READING_ORDER.length).toBeLessThanOrEqual(8);
+    const design = fs.readFileSync(path.join(root, 'docs/design.md'), 'utf8');
+    const at = READING_ORDER.map((f) => design.indexOf(f.replace('src/core/', '')));
+    expect(at.every((i) => i >= 0), READING_ORDER.filter((_, k) => at[k] < 0).join(', ')).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it.each(READING_ORDER)('%s imports nothing of compute/ and speaks of no lane, worker, thread, spare or beside', (f) => {
+    expect(importsOfFile(f).length).toBeGreaterThan(0); // the file is where the rule says
+    expect(importsOfFile(f).filter((d) => threads.test(d)).map(rel)).toEqual([]);
+    expect(src(f).match(/\b(lanes?|workers?|threads?|spare|beside)\b/gi) ?? []).toEqual([]);
   });
 
   it('no file of src/core/loop or src/core/rl imports anything about threads', () => {
     const bad = [...graph].filter(([f]) => /src\/core\/(loop|rl)\//.test(f))
       .flatMap(([f, deps]) => deps.filter((d) => threads.test(d)).map((d) => `${rel(f)} -> ${rel(d)}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('compute/ holds no rollout runner and no loss: it calls playPass and ppoGradient', () => {
+    const dir = path.join(core, 'compute');
+    for (const f of files(dir)) {
+      const text = fs.readFileSync(f, 'utf8');
+      expect(text, rel(f)).not.toMatch(/\b(runRollouts|ppoLoss|variableGrads|EngineAgents)\b/);
+    }
+    expect(src('src/core/compute/local.ts')).toMatch(/playPass\(/);
+    expect(src('src/core/compute/local.ts')).toMatch(/ppoGradient\(/);
+  });
+});
+
+describe('a team is one folder', () => {
+  it('loop/ and coach/ import nothing from a team\'s folder (only the registry, domains/index.ts)', () => {
+    const bad = [...graph].filter(([f]) => /src\/core\/(loop|coach)\//.test(f))
+      .flatMap(([f, deps]) => deps.filter((d) => /src\/core\/domains\/[^/]+\//.test(d)).map((d) => `${rel(f)} -> ${rel(d)}`));
     expect(bad).toEqual([]);
   });
 });

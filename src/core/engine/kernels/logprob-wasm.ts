@@ -40,15 +40,10 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { checkGradInputs, checkInputs, SELECTED_LOGPROB, SELECTED_LOGPROB_GRAD } from './logprob-webgpu.ts';
-
-/** What these kernels need from the wasm backend (typed loosely so no wasm types are imported). */
-interface WasmHeapBackend {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(t: tf.TensorInfo): tf.TypedArray;
-}
+import type { WasmBackendInternals } from './wasm-backend.ts';
 
 function forwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object }): tf.TensorInfo[] {
-  const be = args.backend as WasmHeapBackend;
+  const be = args.backend as WasmBackendInternals;
   const logits = args.inputs.logits!;
   const targets = args.inputs.targets!;
   const [n, vocab] = checkInputs(logits, targets, `${SELECTED_LOGPROB} (wasm)`);
@@ -82,7 +77,7 @@ function forwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object })
 }
 
 function backwardKernel(args: { inputs: tf.NamedTensorInfoMap; backend: object }): tf.TensorInfo {
-  const be = args.backend as WasmHeapBackend;
+  const be = args.backend as WasmBackendInternals;
   const { logits, targets, lse, dyLogp, dyLse } = args.inputs as Record<string, tf.TensorInfo>;
   const [n, vocab] = checkGradInputs(args.inputs, `${SELECTED_LOGPROB_GRAD} (wasm)`);
   const outInfo = be.makeOutput([n, vocab], 'float32'); // [N, V]

@@ -13,10 +13,7 @@
  * Call once after the wasm backend is initialised; a second call is a no-op.
  */
 import * as tf from '@tensorflow/tfjs-core';
-
-interface WasmBackendLike {
-  disposeData(dataId: object, force?: boolean): boolean;
-}
+import type { WasmBackendInternals } from './wasm-backend.ts';
 
 let original: tf.KernelConfig | null = null;
 
@@ -49,7 +46,7 @@ function plainMatMul(a: tf.TensorInfo, b: tf.TensorInfo, backend: object, baseFu
   const batch = batchA.reduce((x, y) => x * y, 1);
   const sameBatch = batchA.length === b.shape.length - 2 && batchA.every((d, i) => d === b.shape[i]);
   if (batch <= 1 || !sameBatch || m * k * n < SPLIT_MIN_WORK) return baseFunc({ inputs: { a, b }, attrs, backend: backend as never }) as tf.TensorInfo;
-  const wasm = backend as unknown as WasmBackendLike;
+  const wasm = backend as unknown as WasmBackendInternals;
   const a3 = run('Reshape', { x: a }, { shape: [batch, m, k] }, backend);
   const b3 = run('Reshape', { x: b }, { shape: [batch, k, n] }, backend);
   const parts: tf.TensorInfo[] = [];
@@ -84,7 +81,7 @@ export function registerWasmFastMatMul(): boolean {
       if (transposeA) temps.push((a = transposeLast(a, backend)));
       if (transposeB) temps.push((b = transposeLast(b, backend)));
       const out = plainMatMul(a, b, backend, baseFunc);
-      for (const t of temps) (backend as unknown as WasmBackendLike).disposeData(t.dataId);
+      for (const t of temps) (backend as unknown as WasmBackendInternals).disposeData(t.dataId);
       return out;
     },
   });

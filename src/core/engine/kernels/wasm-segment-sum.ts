@@ -13,13 +13,7 @@
  * Call `registerWasmSegmentSum()` once after the backend is chosen; a second call is a no-op.
  */
 import * as tf from '@tensorflow/tfjs-core';
-
-/** What this kernel needs from the wasm backend (typed loosely so no wasm types are imported). */
-interface WasmBackendLike {
-  readSync(dataId: object): ArrayLike<number>;
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(info: tf.TensorInfo): Float32Array | Int32Array;
-}
+import type { WasmBackendInternals } from './wasm-backend.ts';
 
 export const wasmUnsortedSegmentSum: tf.KernelConfig = {
   kernelName: 'UnsortedSegmentSum',
@@ -27,7 +21,7 @@ export const wasmUnsortedSegmentSum: tf.KernelConfig = {
   kernelFunc: ({ inputs, attrs, backend }) => {
     const { x, segmentIds } = inputs as { x: tf.TensorInfo; segmentIds: tf.TensorInfo };
     const numSegments = (attrs as { numSegments: number }).numSegments;
-    const wasm = backend as unknown as WasmBackendLike;
+    const wasm = backend as unknown as WasmBackendInternals;
     const rows = segmentIds.shape.reduce((a, b) => a * b, 1);
     const inner = x.shape.slice(segmentIds.shape.length);
     const width = inner.reduce((a, b) => a * b, 1);

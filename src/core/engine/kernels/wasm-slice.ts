@@ -16,11 +16,7 @@
  *   x [8, 16, 32], begin [3, 0, 0], size [1, 16, 32] -> one run of 512 values at offset 1536.
  */
 import * as tf from '@tensorflow/tfjs-core';
-
-interface WasmHeapBackend {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(t: tf.TensorInfo): tf.TypedArray;
-}
+import type { WasmBackendInternals } from './wasm-backend.ts';
 
 let original: tf.KernelConfig | null = null;
 
@@ -57,7 +53,7 @@ const sliceKernel: tf.KernelFunc = ({ inputs, attrs, backend }) => {
   if (x.dtype === 'string') return original!.kernelFunc({ inputs, attrs, backend });
   const { begin, size } = attrs as unknown as { begin: number | number[]; size: number | number[] };
   const [begin_, size_] = tf.slice_util.parseSliceParams(x as tf.Tensor, begin, size);
-  const wasm = backend as unknown as WasmHeapBackend;
+  const wasm = backend as unknown as WasmBackendInternals;
   const out = wasm.makeOutput(size_, x.dtype);
   if (tf.util.sizeFromShape(size_) === 0) return out;
   // Views after makeOutput: allocating may grow the heap, which detaches older views.

@@ -38,13 +38,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { AttentionArena } from '../kernels/attention-wasm.ts';
 import { PROJECTIONS, projectionPrefix, type AdapterView, type CausalLM, type KVCache, type Projection } from './llama.ts';
-
-/** What the step needs from tfjs-backend-wasm (typed loosely: no wasm types are imported). */
-interface WasmBackend {
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(t: tf.TensorInfo): tf.TypedArray;
-  disposeData(dataId: object, force?: boolean): boolean;
-}
+import type { WasmBackendInternals } from '../kernels/wasm-backend.ts';
 
 /** A linear layer as the plain path multiplies it: x @ w, or x @ w^T when w is in HF layout [out, in]. */
 interface Linear {
@@ -94,7 +88,7 @@ export class FusedDecoder {
   calls = 0;
   /** Wall milliseconds spent in matmul calls so far (the bench's share outside matmuls). */
   matmulMs = 0;
-  private readonly be: WasmBackend;
+  private readonly be: WasmBackendInternals;
   private readonly matMul: tf.KernelFunc;
   private readonly layers: Layer[];
   private readonly owned: tf.Tensor[] = [];
@@ -112,7 +106,7 @@ export class FusedDecoder {
   private constructor(private readonly model: CausalLM, cache: KVCache, adapter: AdapterView | null, extra: number,
     private readonly simd: boolean, rows: number[]) {
     const c = model.config;
-    this.be = tf.backend() as unknown as WasmBackend;
+    this.be = tf.backend() as unknown as WasmBackendInternals;
     this.matMul = tf.getKernel('BatchMatMul', 'wasm')!.kernelFunc;
     this.rows = rows.length;
     this.length = cache.length;
