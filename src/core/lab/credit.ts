@@ -20,7 +20,7 @@ export const MODES: RewardMode[] = ['process', 'outcome', 'mixed'];
 
 /** Reward of one action under `mode` (coach score 5 when it has none, as the trainer does). */
 export function rewardUnder(mode: RewardMode, processWeight: number, t: TrajectoryView, a: ActionView): number {
-  return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0 }, t, a.coach?.score ?? NEUTRAL_SCORE);
+  return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0, fanOut: [] }, t, a.coach?.score ?? NEUTRAL_SCORE);
 }
 
 /**

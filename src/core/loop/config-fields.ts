@@ -47,7 +47,10 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('update.epochs', 'epochs per iteration', 1, 100),
   num('update.maxGradNorm', 'gradient clip (norm)', 0, 1e9, true),
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
-  { path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed'], hint: 'process: the coach scores each action; outcome: the team\'s final answer' },
+  {
+    path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed', 'counterfactual', 'groups'],
+    hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; groups: steps from the same input compared, no coach',
+  },
   num('rewards.processWeight', 'process weight', 0, 1),
   bool('rewards.shaping', 'shaping (coach every turn)'),
   num('rewards.shapingWeight', 'shaping weight', 0, 10),
@@ -114,7 +117,7 @@ export function fieldProblem(f: FieldSpec, value: unknown): string | null {
 }
 
 /** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
-export function checkFields(c: { coach: { miscalibration: unknown }; lora: { targetModules: unknown } }): void {
+export function checkFields(c: { coach: { miscalibration: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] } }): void {
   const m = c.coach.miscalibration;
   if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
     throw new ConfigFileError(`coach.miscalibration: must be null or an object with ${MISCALIBRATION_KEYS.join(', ')}, got ${JSON.stringify(m)}`, 'coach.miscalibration', 'coach miscalibration');
@@ -131,6 +134,11 @@ export function checkFields(c: { coach: { miscalibration: unknown }; lora: { tar
     if (value === undefined && f.path.startsWith('coach.miscalibration.')) continue;
     const problem = fieldProblem(f, value);
     if (problem) throw new ConfigFileError(`${f.path} (${f.label}): ${problem}`, f.path, f.label);
+  }
+  const fan = c.rewards.fanOut;
+  if (!Array.isArray(fan) || fan.length > c.workflow.agents.length || fan.some((k) => !Number.isInteger(k) || k < 1 || k > 16)) {
+    throw new ConfigFileError(`rewards.fanOut (replies per agent): must be a list of at most ${c.workflow.agents.length} whole numbers in 1..16 (one per agent, in chain order), got ${JSON.stringify(fan)}`,
+      'rewards.fanOut', 'replies per agent');
   }
   if (!Array.isArray(c.lora.targetModules) || c.lora.targetModules.length === 0) {
     throw new ConfigFileError(`lora.targetModules (LoRA targets): needs at least one of ${LORA_TARGETS.join(', ')}`, 'lora.targetModules', 'LoRA targets');

@@ -10,6 +10,7 @@
 import type { GenerationProgress } from '../engine/model/generate.ts';
 import type { FilterCounts } from './curriculum.ts';
 import type { CoachStats } from './rewards.ts';
+import type { GroupStats } from '../rl/state-groups.ts';
 import type { Trajectory } from './trajectory.ts';
 
 export type Phase = 'rollout' | 'coach' | 'update' | 'eval' | 'checkpoint';
@@ -48,6 +49,13 @@ export interface IterationMetrics {
   /** Mean quality metrics of this iteration's trajectories (data team), empty for math. */
   quality: Record<string, number>;
   trajectories: number;
+  /**
+   * Agent generations this iteration (distinct actions: a tree's shared ancestors count once): the budget
+   * every credit method is compared at, with `coach.calls`. Absent in records written before it.
+   */
+  generations?: number;
+  /** State groups' sizes (the `groups` reward mode). */
+  groups?: GroupStats;
   rolloutTokensPerSecond: number;
   updateTokensPerSecond: number;
   seconds: Record<Phase, number>;

@@ -8,10 +8,14 @@
  * Each stage returns values; nothing is written into the trajectories it was given.
  * Not for: advantages (rl/advantages.ts).
  *
- * Reward of an agent's action (MAPPA sections 3-4):
- *   process  score / 10                     (default; the paper trains on this alone)
- *   outcome  1 if the team's final answer is right else 0, for every action of the trajectory
- *   mixed    w * process + (1 - w) * outcome
+ * Reward of an agent's action (MAPPA sections 3-4), the credit method a run trains with:
+ *   process         score / 10                     (default; the paper trains on this alone)
+ *   outcome         1 if the team's final answer is right else 0, for every action of the trajectory
+ *   mixed           w * process + (1 - w) * outcome
+ *   counterfactual  no coach: on a tree-shaped rollout (fanOut), the action's subtree's mean outcome
+ *                   minus its siblings' (../rl/counterfactual.ts, leave-one-out replays)
+ *   groups          no coach: the trajectory's outcome against its prompt's, plus against the steps
+ *                   that met the same state, the same agent with the same input (../rl/state-groups.ts)
  * An agent with several turns (the Code Executor) is coached once on its whole work; that reward
  * sits on the last token of each of its turns. With shaping on, every turn is also coached on its
  * own (its text and its tool output), and w_shape * turn score / 10 is added as a per-token reward
@@ -20,12 +24,14 @@
  * Example: process, score 7 -> reward 0.7; outcome on a wrong trajectory -> 0 for all actions.
  */
 import type { TrainSample } from '../rl/batches.ts';
+import { counterfactualCredit } from '../rl/counterfactual.ts';
+import { groupStats, stateGroupCredit, type GroupStats } from '../rl/state-groups.ts';
 import { actionInputText, NEUTRAL_SCORE, type ActionContext } from '../coach/coach-format.ts';
 import type { Coach, CoachResult } from '../coach/coach.ts';
 import type { Action, Trajectory } from './trajectory.ts';
 import type { WorkflowSpec } from './workflow.ts';
 
-export type RewardMode = 'process' | 'outcome' | 'mixed';
+export type RewardMode = 'process' | 'outcome' | 'mixed' | 'counterfactual' | 'groups';
 
 export interface RewardSettings {
   mode: RewardMode;
@@ -33,9 +39,22 @@ export interface RewardSettings {
   processWeight: number;
   shaping: boolean;
   shapingWeight: number;
+  /** 'counterfactual': each agent's replies to one frozen input (its fan-out), in chain order; [] = 2 for every agent. */
+  fanOut: number[];
 }
 
-export const DEFAULT_REWARDS: RewardSettings = { mode: 'process', processWeight: 0.5, shaping: false, shapingWeight: 0.5 };
+export const DEFAULT_REWARDS: RewardSettings = { mode: 'process', processWeight: 0.5, shaping: false, shapingWeight: 0.5, fanOut: [] };
+
+/** Whether a mode's rewards read the coach's scores (the others learn from outcomes alone). */
+export function usesCoach(mode: RewardMode): boolean {
+  return mode === 'process' || mode === 'mixed';
+}
+
+/** The tree a counterfactual run plays for a team of `agents`: its fan-outs (the config's, else 2 at every agent). */
+export function fanOutOf(settings: RewardSettings, agents: number): number[] | undefined {
+  if (settings.mode !== 'counterfactual') return undefined;
+  return Array.from({ length: agents }, (_, i) => settings.fanOut[i] ?? (settings.fanOut.length ? 1 : 2));
+}
 
 /** Per trajectory and agent: the coach's verdict on the agent's whole work, and per turn when shaping. */
 export interface CoachedTrajectory {
@@ -130,13 +149,41 @@ export function actionVerdicts(trajs: Trajectory[], coached: CoachedTrajectory[]
   return out;
 }
 
-/** Reward of one agent's work in a trajectory under the chosen mode. */
+/** Reward of one agent's work in a trajectory under a mode that reads it alone (process, outcome, mixed). */
 export function agentReward(settings: RewardSettings, t: Pick<Trajectory, 'correct'>, score: number): number {
   const process = score / 10;
   const outcome = t.correct ? 1 : 0;
   if (settings.mode === 'process') return process;
-  if (settings.mode === 'outcome') return outcome;
-  return settings.processWeight * process + (1 - settings.processWeight) * outcome;
+  if (settings.mode === 'mixed') return settings.processWeight * process + (1 - settings.processWeight) * outcome;
+  return outcome;
+}
+
+/** A step's state for state groups: its agent and the input it received. */
+export function stateKey(a: Action): string {
+  return `${a.agentId}\u0000${actionInputText(a.messages)}`;
+}
+
+/**
+ * The credit of the coach-free methods that read the whole iteration at once (counterfactual, groups):
+ * per distinct action (leaves of a tree share their ancestors'), and the state groups' sizes.
+ * Null for the modes that credit each trajectory alone.
+ */
+export function iterationCredit(w: WorkflowSpec, trajs: Trajectory[], mode: RewardMode): { credit: Map<Action, number>; groups?: GroupStats } | null {
+  const outcome = (t: Trajectory) => (t.correct ? 1 : 0);
+  const credit = new Map<Action, number>();
+  if (mode === 'counterfactual') {
+    const depth = new Map(w.agents.map((a, i) => [a.id, i]));
+    const values = counterfactualCredit(trajs.map((t) => ({ prompt: `${t.task.id}#${t.sample}`, path: t.branch ?? [], outcome: outcome(t) })));
+    trajs.forEach((t, i) => t.actions.forEach((a) => credit.set(a, values[i][depth.get(a.agentId)!] ?? 0)));
+    return { credit };
+  }
+  if (mode === 'groups') {
+    const grouped = trajs.map((t) => ({ prompt: t.task.id, outcome: outcome(t), states: t.actions.map(stateKey) }));
+    const values = stateGroupCredit(grouped);
+    trajs.forEach((t, i) => t.actions.forEach((a, j) => credit.set(a, values[i][j])));
+    return { credit, groups: groupStats(grouped) };
+  }
+  return null;
 }
 
 /** An action's reward, and its per-token rewards under shaping (on each turn's last token). */
@@ -145,16 +192,21 @@ export interface ActionReward {
   tokenRewards?: number[];
 }
 
-/** Rewards of the trajectories' actions, and one TrainSample per action of a trainable agent (`actionOf`: the action it came from). */
+/**
+ * Rewards of the trajectories' actions, and one TrainSample per distinct action of a trainable agent
+ * (`actionOf`: the action it came from); with state groups, how the steps grouped.
+ */
 export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: CoachedTrajectory[], settings: RewardSettings,
-  trainable: (agentId: string) => boolean): { samples: TrainSample[]; rewards: Map<Action, ActionReward>; actionOf: Map<TrainSample, Action> } {
+  trainable: (agentId: string) => boolean): { samples: TrainSample[]; rewards: Map<Action, ActionReward>; actionOf: Map<TrainSample, Action>; groups?: GroupStats } {
   const samples: TrainSample[] = [];
   const rewards = new Map<Action, ActionReward>();
   const actionOf = new Map<TrainSample, Action>();
+  const whole = iterationCredit(w, trajs, settings.mode);
   trajs.forEach((t, i) => {
     for (const a of t.actions) {
+      if (rewards.has(a)) continue; // an ancestor the leaves of a tree share: one sample
       const verdict = coached[i].agentScores.get(a.agentId);
-      const reward = agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
+      const reward = whole ? whole.credit.get(a)! : agentReward(settings, t, verdict?.score ?? NEUTRAL_SCORE);
       const turn = coached[i].turnScores.get(a);
       const tokenRewards = turn ? a.tokens.map((_, k) => (k === a.tokens.length - 1 ? (settings.shapingWeight * turn.score) / 10 : 0)) : undefined;
       rewards.set(a, { reward, tokenRewards });
@@ -172,7 +224,7 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
       actionOf.set(sample, a);
     }
   });
-  return { samples, rewards, actionOf };
+  return { samples, rewards, actionOf, ...(whole?.groups ? { groups: whole.groups } : {}) };
 }
 
 /** What the record keeps of an iteration's credit, per action: its verdict, its reward and the advantage trained on. */

@@ -40,6 +40,12 @@ export interface RolloutOptions {
    */
   tools: ToolRunners;
   samplesPerTask: number;
+  /**
+   * A tree-shaped rollout: before agent i's turn every trajectory so far is forked fanOut[i] times (its
+   * transcript and workspace frozen and copied), so each agent replies fanOut[i] times to the same input.
+   * Leaves share their ancestors' actions; each records its branch. Absent: independent samples.
+   */
+  fanOut?: number[];
   temperature: number;
   seed: number;
   toolTimeoutMs?: number;
@@ -62,9 +68,13 @@ export function extractFinalAnswer(text: string): string | null {
  * batched stage per agent turn), then settled: answer, correctness, files and the outcome hook's verdict.
  */
 export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], opts: RolloutOptions): Promise<Trajectory[]> {
-  const rows = tasks.flatMap((task) => Array.from({ length: opts.samplesPerTask }, (_, sample) => newRow(task, sample)));
+  let rows = tasks.flatMap((task) => Array.from({ length: opts.samplesPerTask }, (_, sample) => newRow(task, sample)));
   let seed = opts.seed * 7919;
-  for (const [index, agent] of workflow.agents.entries()) seed = await runAgent({ workflow, index, agent, place: placeVars(workflow, index), opts }, rows, seed);
+  for (const [index, agent] of workflow.agents.entries()) {
+    const { fanOut } = opts;
+    if (fanOut) rows = rows.flatMap((row) => Array.from({ length: Math.max(1, fanOut[index] ?? 1) }, (_, k) => forkRow(row, k)));
+    seed = await runAgent({ workflow, index, agent, place: placeVars(workflow, index), opts }, rows, seed);
+  }
   const finalId = workflow.agents.find((a) => a.final)!.id;
   for (const row of rows) settle(row, finalId, opts.outcome);
   return rows.map((row) => row.trajectory);
@@ -82,6 +92,8 @@ export interface TeamPass {
   adapters: Map<string, AdapterValues | null>;
   tasks: RolloutTask[];
   samplesPerTask: number;
+  /** Fork the trajectories before each agent's turn (a tree; RolloutOptions.fanOut). */
+  fanOut?: number[];
   temperature: number;
   seed: number;
 }
@@ -107,7 +119,7 @@ export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptio
     agents.onProgress = opts.onProgress;
     agents.signal = opts.signal;
     return await runRollouts(pass.config.workflow, pass.tasks, {
-      agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask,
+      agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask, fanOut: pass.fanOut,
       temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs,
     });
   } finally {
@@ -130,6 +142,15 @@ function newRow(task: RolloutTask, sample: number): Row {
   const workspace = new Workspace();
   for (const [path, text] of Object.entries(task.files ?? {})) workspace.write(path, text, 'task');
   return { trajectory: { task, sample, actions: [], finalAnswer: null, correct: false }, workspace, outputs: new Map(), lastTool: new Map() };
+}
+
+/** Child `k` of a row at a branching point: the transcript so far (the same action objects) and a copy of the workspace and of what each agent left. */
+function forkRow(row: Row, k: number): Row {
+  const t = row.trajectory;
+  return {
+    trajectory: { ...t, actions: [...t.actions], branch: [...(t.branch ?? []), k] },
+    workspace: row.workspace.clone(), outputs: new Map(row.outputs), lastTool: new Map(row.lastTool),
+  };
 }
 
 /** One agent's stage: the agent, its place in the team and the rollout's options. */

@@ -32,7 +32,7 @@ import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, fixedTasks, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
 import { domainOf, meanMetrics, trainTasks } from '../domains/index.ts';
-import { actionVerdicts, coachTrajectories, creditedTrajectories, trainSamples, type CoachedTrajectory, type CoachStats } from './rewards.ts';
+import { actionVerdicts, coachTrajectories, creditedTrajectories, fanOutOf, trainSamples, usesCoach, type CoachedTrajectory, type CoachStats } from './rewards.ts';
 import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 
@@ -71,14 +71,16 @@ interface Batch {
   /** The prompts, what was skipped, and the curriculum after picking (its level: the one the prompts came from). */
   picked: Picked;
   trajs: Trajectory[];
-  /** Tokens generated in the rollouts. */
+  /** Tokens generated in the rollouts, and the generations (distinct actions: a tree's leaves share their ancestors'). */
   generated: number;
+  generations: number;
 }
 
 /** Verdicts -> samples: what the update trains on, each sample's action and reward, what was filtered, and the curriculum after it. */
 interface Chosen {
   samples: TrainSample[];
   rewards: ReturnType<typeof trainSamples>['rewards'];
+  groups: ReturnType<typeof trainSamples>['groups'];
   actionOf: Map<TrainSample, Action>;
   filters: FilterCounts;
   curriculum: CurriculumState;
@@ -237,15 +239,18 @@ export class Trainer {
     checkAbort(signal); // a large batch takes a while to pick: a pause pressed meanwhile holds here
     const adapters = this.adapterValues();
     const seed = c.seed * 100_003 + it;
+    // The counterfactual credit method asks for a tree: each agent replies several times to one frozen input.
+    const fanOut = fanOutOf(c.rewards, c.workflow.agents.length);
     const passes = sharesOf(picked.tasks, c.rolloutPasses).map((tasks, k) => ({
-      config: c, adapters, tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: seed + k * 1_000_003,
+      config: c, adapters, tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: seed + k * 1_000_003, fanOut,
     }));
     const played = await clock.time('rollout', () => this.compute.play(passes, {
       signal, onProgress: (agentId, progress) => this.emit({ type: 'generation', iteration: it, agentId, progress }),
     }));
     const trajs = played.flat();
-    const generated = trajs.reduce((n, t) => n + t.actions.reduce((m, a) => m + a.tokens.length, 0), 0);
-    return { picked, trajs, generated };
+    const actions = new Set(trajs.flatMap((t) => t.actions));
+    const generated = [...actions].reduce((n, a) => n + a.tokens.length, 0);
+    return { picked, trajs, generated, generations: actions.size };
   }
 
   /**
@@ -256,8 +261,9 @@ export class Trainer {
   private samplesOf(batch: Batch, coached: CoachedTrajectory[]): Chosen {
     const c = this.config;
     const curriculum = this.curriculum.record(batch.picked.state, batch.trajs);
-    const kept = this.curriculum.keep(coached);
-    const { samples: all, rewards, actionOf } = trainSamples(c.workflow, kept.map((i) => batch.trajs[i]), kept.map((i) => coached[i]), c.rewards,
+    // A coach that failed spoils only the rewards read from it (coach-free credit keeps every trajectory).
+    const kept = usesCoach(c.rewards.mode) ? this.curriculum.keep(coached) : coached.map((_, i) => i);
+    const { samples: all, rewards, actionOf, groups } = trainSamples(c.workflow, kept.map((i) => batch.trajs[i]), kept.map((i) => coached[i]), c.rewards,
       (id) => this.policies.get(id)?.trainable ?? false);
     const context = Math.min(this.parts.agentModel.config.maxPositionEmbeddings, MAX_TRAIN_TOKENS);
     const samples = all.filter((x) => x.prompt.length + x.action.length <= context);
@@ -265,7 +271,7 @@ export class Trainer {
       skippedAlwaysSolved: batch.picked.skippedAlwaysSolved, skippedNeverSolved: batch.picked.skippedNeverSolved,
       droppedCoachFailures: batch.trajs.length - kept.length, droppedOverContext: all.length - samples.length, level: batch.picked.state.level,
     };
-    return { samples, rewards, actionOf, filters, curriculum };
+    return { samples, rewards, actionOf, groups, filters, curriculum };
   }
 
   /** Samples -> update: each trainable agent's adapter takes its policy-gradient step. */
@@ -303,6 +309,8 @@ export class Trainer {
       filters: chosen.filters,
       quality: meanMetrics(trajs, domainOf(c.workflow).metricNames),
       trajectories: trajs.length,
+      generations: batch.generations,
+      ...(chosen.groups ? { groups: chosen.groups } : {}),
       rolloutTokensPerSecond: batch.generated / Math.max(seconds.rollout, 1e-9),
       updateTokensPerSecond: update?.tokensPerSecond ?? 0,
       seconds,

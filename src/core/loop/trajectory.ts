@@ -40,6 +40,11 @@ export interface Action extends GenerationResult {
 export interface Trajectory {
   task: RolloutTask;
   sample: number;
+  /**
+   * In a tree-shaped rollout (rollout.ts `fanOut`), which of each agent's replies this leaf continues
+   * (branch[i]: 0 .. fan-out of agent i - 1); leaves sharing a prefix share those actions (the same objects).
+   */
+  branch?: number[];
   actions: Action[];
   finalAnswer: string | null;
   correct: boolean;

@@ -82,6 +82,14 @@ export class Workspace {
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
+  /** A copy whose later writes the original does not see (a branch of a tree-shaped rollout); stored bytes are shared, never written in place. */
+  clone(): Workspace {
+    const w = new Workspace();
+    w.files = new Map(this.files);
+    w.counter = this.counter;
+    return w;
+  }
+
   /** Files and bytes for mounting into an interpreter (bytes are copies). */
   snapshot(): { path: string; bytes: Uint8Array }[] {
     return [...this.files.entries()].map(([path, f]) => ({ path, bytes: new Uint8Array(f.bytes) }));

@@ -165,3 +165,31 @@ describe('rewards', () => {
     expect(t.actions[4].reward).toBe(0.2);
   });
 });
+
+describe('coach-free credit over the whole iteration', () => {
+  const relay: WorkflowSpec = { name: 'relay-2', domain: 'relay', agents: [agent('agent1', 'Relay agent 1', 1), agent('agent2', 'Relay agent 2', 1, { final: true })] };
+  const step = (agentId: string, input: string, text: string): Action =>
+    ({ agentId, role: agentId, turn: 1, text, tokens: [1], messages: [{ role: 'user', content: input }], codeBlocks: 0, promptText: '', promptTokens: [9], logprobs: [-1], truncated: false }) as Action;
+  const none = () => ({ agentScores: new Map(), turnScores: new Map() });
+
+  it('groups: the worked example of rl/state-groups.ts, one sample per action', () => {
+    const trajs = [
+      { task: { id: 'p', problem: '', answer: '2' }, sample: 0, actions: [step('agent1', '3 + 4', '7'), step('agent2', '7 + 5', '2')], finalAnswer: '2', correct: true },
+      { task: { id: 'p', problem: '', answer: '2' }, sample: 1, actions: [step('agent1', '3 + 4', '3'), step('agent2', '3 + 5', '8')], finalAnswer: '8', correct: false },
+    ] as Trajectory[];
+    const out = trainSamples(relay, trajs, [none(), none()], { ...DEFAULT_REWARDS, mode: 'groups' }, () => true);
+    expect(out.samples.map((s) => s.reward)).toEqual([2, 1, -2, -1]);
+    expect(out.groups).toEqual({ steps: 4, groups: 3, meanGroupSize: 1.5, sharedShare: 0.5 });
+  });
+
+  it('counterfactual: a tree\'s shared ancestor is one sample with its node\'s credit', () => {
+    const root = step('agent1', '3 + 4', '7');
+    const other = step('agent1', '3 + 4', '3');
+    const leaf = (a1: Action, b: number[], correct: boolean) =>
+      ({ task: { id: 'p', problem: '', answer: '2' }, sample: 0, branch: b, actions: [a1, step('agent2', `${a1.text} + 5`, correct ? '2' : '9')], finalAnswer: null, correct });
+    const trajs = [leaf(root, [0, 0], true), leaf(root, [0, 1], false), leaf(other, [1, 0], false), leaf(other, [1, 1], false)] as Trajectory[];
+    const out = trainSamples(relay, trajs, trajs.map(none), { ...DEFAULT_REWARDS, mode: 'counterfactual' }, () => true);
+    // rl/counterfactual.ts's worked example: agent 1 +0.5 / -0.5 (once each), agent 2 +1, -1, 0, 0.
+    expect(out.samples.map((s) => [s.agent, s.reward])).toEqual([['agent1', 0.5], ['agent2', 1], ['agent2', -1], ['agent1', -0.5], ['agent2', 0], ['agent2', 0]]);
+  });
+});
