@@ -97,15 +97,17 @@ export function creditConfig(n: number, method: Method, seed: number, o: Pick<Cr
   const budget = base.iterations * perIteration; // 640 N
   const evalGenerations = base.evalEvery * perIteration; // 80 N
   const mode: RewardMode = method;
+  // Process reward comes from the rubric here (the rater itself), whatever the team's default coach.
+  const coach = { kind: 'rule' };
   if (method !== 'counterfactual') {
-    return resolveTrainConfig({ ...relayConfig(n), seed, rewards: { mode }, ...(o.iterations ? { iterations: o.iterations } : {}) });
+    return resolveTrainConfig({ ...relayConfig(n), seed, coach, rewards: { mode }, ...(o.iterations ? { iterations: o.iterations } : {}) });
   }
   const fanOut = new Array(n).fill(2);
   const perPrompt = treeCost(fanOut).generations;
   const prompts = o.cfPrompts ?? Math.max(1, Math.round(perIteration / perPrompt));
   const iterations = Math.max(1, Math.round(budget / (prompts * perPrompt)));
   return resolveTrainConfig({
-    ...relayConfig(n), seed, rewards: { mode, fanOut }, promptsPerIteration: prompts, samplesPerPrompt: 1, rolloutPasses: 1,
+    ...relayConfig(n), seed, coach, rewards: { mode, fanOut }, promptsPerIteration: prompts, samplesPerPrompt: 1, rolloutPasses: 1,
     iterations: o.iterations ?? iterations, evalEvery: Math.max(1, Math.round(evalGenerations / (prompts * perPrompt))),
   });
 }

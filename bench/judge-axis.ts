@@ -113,7 +113,7 @@ export async function main(argv: string[]): Promise<void> {
   for (const sigma of noise) {
     const v = await rankNoisyRubric(sigma, steps);
     log(`rubric + noise sigma ${sigma}: ranking ${formatPercent(v.ranking)}`);
-    const patch = { coach: { ...config.coach, miscalibration: { noise: sigma, seed: 0 } } };
+    const patch = { coach: { kind: 'rule', miscalibration: { noise: sigma, seed: 0 } } };
     const runs: RelayRun[] = [];
     for (const seed of o.seeds) runs.push(await relayRun(N, { label: `process-noise${sigma}`, mode: 'process', patch }, seed, o, model, baseline));
     noisy.push({ name: `the rubric + noise sigma ${sigma} (synthetic)`, ranking: v.ranking, runs });

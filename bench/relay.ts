@@ -159,7 +159,8 @@ export interface Variant {
 
 /** Trains one run into `dir` (or reuses a finished one there) and returns its curve. */
 export async function relayRun(n: number, v: Variant, seed: number, o: RelayBenchOptions, model: LoadedModel, baseline: EvalResult): Promise<RelayRun> {
-  const base = relayConfig(n);
+  // The coach is named whatever the team's default: the rubric, or with --coach model a judge for process reward.
+  const base = { ...relayConfig(n), coach: { kind: 'rule' } };
   const judged = o.coach === 'model' && v.mode === 'process';
   const config = resolveTrainConfig({
     ...base, ...v.patch, seed, ...(o.model ? { agentModel: o.model } : {}), rewards: { mode: v.mode }, ...(o.iterations ? { iterations: o.iterations } : {}),
@@ -286,7 +287,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
 
 async function coachReport(o: RelayBenchOptions, model: LoadedModel, backend: string): Promise<string> {
   const n = 4;
-  const config = resolveTrainConfig(relayConfig(n));
+  const config = resolveTrainConfig({ ...relayConfig(n), coach: { kind: 'rule' } });
   const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
   const coach = (m: Record<string, unknown> | null) => ({ coach: { ...config.coach, miscalibration: m } });
   const variants: Variant[] = [
