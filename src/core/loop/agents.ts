@@ -10,6 +10,7 @@
  */
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { generate, promptBatches, type GenerationProgress } from '../engine/model/generate.ts';
+import { pausePoint } from '../engine/pause-point.ts';
 import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
 import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
 
@@ -51,7 +52,7 @@ export class EngineAgents implements AgentBackend {
   readonly trainable = true;
   /** Pre-fill and decoding progress of each generate call (the page's progress bars). */
   onProgress?: (agentId: string, p: GenerationProgress) => void;
-  /** Stops generation between two decoding steps (generate throws the signal's reason). */
+  /** Stops generation between two decoding steps or two prompts (generate throws the signal's reason). */
   signal?: AbortSignal;
   constructor(
     readonly loaded: LoadedModel,
@@ -66,10 +67,13 @@ export class EngineAgents implements AgentBackend {
     const tok = this.loaded.tokenizer!;
     const adapter = this.adapters.get(agentId) ?? null;
     const eos = stopTokenIds(this.loaded);
-    const prompts = requests.map((r) => {
+    // Thousands of prompts take seconds to render and tokenize: a pause is checked between them.
+    const prompts: { promptText: string; promptTokens: number[] }[] = [];
+    for (const r of requests) {
+      await pausePoint(this.signal);
       const promptText = tok.applyChatTemplate(r.messages, { addGenerationPrompt: true });
-      return { promptText, promptTokens: tok.encodeChat(r.messages, { addGenerationPrompt: true }) };
-    });
+      prompts.push({ promptText, promptTokens: tok.encodeChat(r.messages, { addGenerationPrompt: true }) });
+    }
     const out: GenerationResult[] = [];
     // Requests with equal settings are generated as one padded batch.
     for (let start = 0; start < requests.length; start += this.maxBatch) {

@@ -23,6 +23,7 @@ import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterFromValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { GenerationProgress } from '../engine/model/generate.ts';
+import { pausePoint } from '../engine/pause-point.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
 import { domainOf } from '../domains/index.ts';
 import type { TrainConfig } from './config.ts';
@@ -53,6 +54,8 @@ export interface RolloutOptions {
   outcome?: (t: Trajectory, workspace: Workspace) => TrajectoryOutcome;
   /** Progress: stage finished (agent id and turn). */
   onStage?: (info: { agentId: string; turn: number; rows: number }) => void;
+  /** Checked between rows (prompts rendered, turns recorded): once aborted, the rollout throws its reason. */
+  signal?: AbortSignal;
 }
 
 /** Extract the team's answer from the final agent's text: the last \boxed{}, else "Answer: x". */
@@ -68,7 +71,11 @@ export function extractFinalAnswer(text: string): string | null {
  * batched stage per agent turn), then settled: answer, correctness, files and the outcome hook's verdict.
  */
 export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], opts: RolloutOptions): Promise<Trajectory[]> {
-  let rows = tasks.flatMap((task) => Array.from({ length: opts.samplesPerTask }, (_, sample) => newRow(task, sample)));
+  let rows: Row[] = [];
+  for (const task of tasks) {
+    await pausePoint(opts.signal);
+    for (let sample = 0; sample < opts.samplesPerTask; sample++) rows.push(newRow(task, sample));
+  }
   let seed = opts.seed * 7919;
   for (const [index, agent] of workflow.agents.entries()) {
     const { fanOut } = opts;
@@ -76,7 +83,10 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
     seed = await runAgent({ workflow, index, agent, place: placeVars(workflow, index), opts }, rows, seed);
   }
   const finalId = workflow.agents.find((a) => a.final)!.id;
-  for (const row of rows) settle(row, finalId, opts.outcome);
+  for (const row of rows) {
+    await pausePoint(opts.signal);
+    settle(row, finalId, opts.outcome);
+  }
   return rows.map((row) => row.trajectory);
 }
 
@@ -120,7 +130,7 @@ export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptio
     agents.signal = opts.signal;
     return await runRollouts(pass.config.workflow, pass.tasks, {
       agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask, fanOut: pass.fanOut,
-      temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs,
+      temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs, signal: opts.signal,
     });
   } finally {
     for (const a of adapters.values()) a.dispose();
@@ -176,10 +186,12 @@ interface Turns {
  */
 async function runAgent(stage: Stage, rows: Row[], seed: number): Promise<number> {
   const { agent, opts } = stage;
-  const all: Turns[] = rows.map((row) => {
+  const all: Turns[] = [];
+  for (const row of rows) {
+    await pausePoint(opts.signal);
     const vars = promptVars(stage, row);
-    return { row, messages: [{ role: 'system', content: renderTemplate(agent.system, vars) }, { role: 'user', content: renderTemplate(agent.user, vars) }], texts: [] };
-  });
+    all.push({ row, messages: [{ role: 'system', content: renderTemplate(agent.system, vars) }, { role: 'user', content: renderTemplate(agent.user, vars) }], texts: [] });
+  }
   let active = all;
   for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {
     const results = await backendFor(opts.agents, agent.id).generate(
@@ -188,7 +200,10 @@ async function runAgent(stage: Stage, rows: Row[], seed: number): Promise<number
       seed++,
     );
     const next: Turns[] = [];
-    for (const [j, t] of active.entries()) if (await takeTurn(stage, t, results[j], turn)) next.push(t);
+    for (const [j, t] of active.entries()) {
+      await pausePoint(opts.signal);
+      if (await takeTurn(stage, t, results[j], turn)) next.push(t);
+    }
     active = next;
     opts.onStage?.({ agentId: agent.id, turn, rows: results.length });
   }

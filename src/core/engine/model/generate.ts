@@ -12,6 +12,7 @@
  *   -> [{tokens: [8, 61, 68, 30], logprobs: [...], finishReason: 'length', ...}]
  */
 import { Rng } from '../../stats/rng.ts';
+import { pausePoint } from '../pause-point.ts';
 import { FusedDecoder, type FusedOptions } from './decode-wasm.ts';
 import { GpuDecoder } from './decode-webgpu.ts';
 import { distinctPrefill, leftPad } from './prefill.ts';
@@ -39,7 +40,11 @@ export interface GenerateOptions extends SamplingOptions {
   onProgress?: (p: GenerationProgress) => void;
   /** Called after each step for each still-running row with its new token. */
   onToken?: (row: number, token: number) => void;
-  /** Checked before each step (the pre-fill and every decoding step): once aborted, generate throws its reason. */
+  /**
+   * Checked before each step (the pre-fill and every decoding step): once aborted, generate throws its
+   * reason. Every few ms of decoding the event loop gets a turn (pause-point.ts), so an abort sent as a
+   * message arrives within one step.
+   */
   signal?: AbortSignal;
 }
 
@@ -111,7 +116,7 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
   opts.onProgress?.({ phase: 'prefill', done: 0, total: 1, rows: ids.length, tokens: prefillTokens });
   try {
     for (let step = 0; step < opts.maxNewTokens; step++) {
-      opts.signal?.throwIfAborted();
+      await pausePoint(opts.signal);
       let last: Float32Array; // [B', V]
       let order: number[] | null = null; // the shared prefill's cache row of each row, where twins share one
       if (fused) last = await fused.step(stepIds.map((r) => r[0]));
