@@ -1,12 +1,15 @@
 /**
  * `npx tsx scripts/pretrain-relay-judge.ts --seed 0`: builds models/relay-judge, the relay team's own
- * judge (a tiny causal LM the size of models/relay), from this repository and models/relay alone.
+ * judge (a tiny causal LM the size of models/relay), from this repository and models/relay alone, in
+ * about 38 minutes on a 2-core machine (wasm, one thread; docs/judges.md has the measured build).
  *
  * Data: the real relay team's actions. models/relay (no adapter) plays the relay workflow of every
  * team size 1..6 on training tasks (never the held-out ones) at temperature 1, so the mix of right /
  * passed-on / other replies is the one the coach meets in training; each action is turned into the
- * coach prompt exactly as ModelCoach builds it at coaching time (agentContext -> coachPrompt with
- * DEFAULT_COACH_TEMPLATE), and labelled by the relay rubric (relayRuleScore), which plays the human
+ * coach prompt exactly as ModelCoach builds it at coaching time (agentContext -> coachPrompt with the
+ * relay team's own template, RELAY_COACH_TEMPLATE: the verdict first, the agent's input last, so the
+ * prompt ends as the relay prompt does; --template generic for the generic one), and labelled by the
+ * relay rubric (relayRuleScore), which plays the human
  * rater: "PROCESS_SCORE: 10|0|5" (+ "ANSWER_CORRECT: 0|1" for the final agent). Balanced by score:
  * the larger of the 0 / 10 classes is subsampled to the size of the other (5s all kept).
  *
@@ -15,21 +18,22 @@
  * -> checkpoints at --checkpoints steps (to --checkpoint-dir, not shipped: judges of several measured
  * qualities) -> a quick check on held-out steps -> a Hugging Face folder with a card (writeModelFolder).
  *
- * Two choices made after a first trial: from random weights (no scratchpad) the training loss sat at
- * exactly the chance level of a 50/50 score for 450 steps (the plateau models/relay also met, README of
- * scripts/pretrain-relay.ts), so the judge starts from models/relay's weights (--init; it already reads
- * "x + k" and works the sum out), its tokenizer grown by the coach prompt's words, and its answer first
- * names the digit the step should give (--scratchpad 1: "2\nPROCESS_SCORE: 10"), then the score; with
- * --scratchpad 2 it also copies the digit the agent gave ("2 7\nPROCESS_SCORE: 0"), so the score is a
- * comparison of two adjacent tokens. Measured (docs/judges.md): with twice the data and 25 minutes,
- * scratchpad 2 ranked 57.2 % [54.5, 60.3] against the shipped judge's 60.5 % [57.9, 63.5], no gain, so
- * the default stays 1 (the shipped judge's recipe).
+ * The recipe (the defaults; docs/judges.md has the ablation): the judge starts from models/relay's
+ * weights (--init; it already reads "x + k" at the end of a prompt and works the sum out), its tokenizer
+ * grown by the coach prompt's words; its answer first names the digit the step should give and copies
+ * the digit the agent gave (--scratchpad 2: "2 7\nPROCESS_SCORE: 0"), so the score is a comparison of
+ * two adjacent tokens; every step is also added as its counterfactual twin (--pairs 1: the same input
+ * with another reply, re-rated), so only the reply decides the score. With the team's template the loss
+ * sits on a plateau (about 0.06 per answer token, ranking at chance) for some 3,500 steps, then falls
+ * within about 1,000 steps to under 0.01: the default runs 7,000 steps (or --max-seconds) so that it is
+ * past the drop, and the checkpoints through the drop are judges of every quality in between.
  *
  * Flags: --seed, --out (default models/relay-judge), --tasks (per team size), --samples, --steps, --lr,
  *        --hidden, --layers, --vocab, --tokens-per-batch, --max-seconds (training stops there; the
- *        schedule decays by time), --checkpoints (steps, e.g. 50,150,300), --checkpoint-dir (default
- *        /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start; '' = random), --scratchpad 0|1|2,
- *        --pairs 0|1 (add each step's counterfactual twin: the same context with another reply, re-rated).
+ *        schedule decays by time), --checkpoints (steps and ranges, e.g. 50,150 or 3000-4500:100),
+ *        --checkpoint-dir (default /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start;
+ *        '' = random), --scratchpad 0|1|2, --pairs 0|1 (add each step's counterfactual twin: the same
+ *        context with another reply, re-rated), --template team|generic (the coach template it learns).
  * Measured fully by: npm run bench -- judge --relay (bench/judge.ts).
  * Example: npx tsx scripts/pretrain-relay-judge.ts --seed 0 --steps 100 --out /tmp/rj   (a quick trial)
  */
@@ -58,9 +62,9 @@ import { chatExample } from './pretrain/transcripts.ts';
 import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = {
-  seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 1200, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
-  'tokens-per-batch': 4096, 'max-seconds': 720, checkpoints: '50,150,300', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 1, init: 'models/relay', pairs: 0, template: 'team',
+  seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 7000, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
+  'tokens-per-batch': 4096, 'max-seconds': 2300, checkpoints: '2000-6000:100', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
+  scratchpad: 2, init: 'models/relay', pairs: 1, template: 'team',
 };
 type Flags = typeof DEFAULTS;
 
@@ -241,11 +245,11 @@ async function main(): Promise<void> {
     train: report, check: { steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
     checkpoints: snapshots.map((s) => `${flags['checkpoint-dir']}/step-${s.step}`), totalSeconds,
   };
-  await writeModelFolder(flags.out, files({ 'README.md': card(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
+  await writeModelFolder(flags.out, files({ 'README.md': judgeCard(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
   log(`${flags.out}/model.safetensors: ${((await stat(`${flags.out}/model.safetensors`)).size / 1024).toFixed(0)} KiB; done in ${(totalSeconds / 60).toFixed(1)} min`);
 }
 
-function card(s: {
+export function judgeCard(s: {
   seed: number; flags: Flags; backend: string; parameters: number; vocabSize: number; rated: Record<string, number>; balanced: Record<string, number>;
   examples: number; meanTokens: number; longest: number; playSeconds: number;
   train: { steps: number; seconds: number; firstLoss: number; finalLoss: number };
@@ -262,18 +266,20 @@ tags: [mappa-sandbox, relay, judge, coach, tiny, synthetic]
 
 A ${(s.parameters / 1000).toFixed(0)}k-parameter Llama (${s.flags.layers} layers, hidden ${s.flags.hidden}, byte-level BPE of ${s.vocabSize} tokens,
 ChatML) made by \`npx tsx scripts/pretrain-relay-judge.ts --seed ${s.seed}\`. It reads the coach prompt exactly as
-ModelCoach formats it (src/core/coach/coach-format.ts, DEFAULT_COACH_TEMPLATE) for one relay action and answers
-\`PROCESS_SCORE: <0-10>\` (and \`ANSWER_CORRECT: <0|1>\` for the final agent). It is what \`coach.kind: "model"\` uses for
-the relay team (src/core/domains/relay/judge.ts, RELAY_JUDGE_MODEL) unless a config names another judge.
+ModelCoach formats it for one relay action, with ${s.flags.template === 'team' ? 'the relay team\'s own template (RELAY_COACH_TEMPLATE, src/core/domains/relay/team.ts:\n\`<role> replied "<reply>".\` then the agent\'s input, which ends with the step, e.g. \`7 + 5\`)' : 'the generic template (DEFAULT_COACH_TEMPLATE, src/core/coach/coach-format.ts)'}, and answers
+\`PROCESS_SCORE: <0-10>\` (and \`ANSWER_CORRECT: <0|1>\` for the final agent). It is the relay team's own judge: what
+\`coach.model: "team"\` names for the relay team (src/core/domains/relay/index.ts), read with \`coach.template: "team"\`.
 
 ## Recipe
 - Data: models/relay (no adapter) played the relay workflow of every team size 1..6 on ${s.flags.tasks} training tasks
   per size (never held-out ones), ${s.flags.samples} samples each at temperature 1: ${JSON.stringify(s.rated)} steps
   (${s.playSeconds.toFixed(0)} s). The relay rubric (relayRuleScore) is the rater. Balanced to equal 0s and 10s:
   ${JSON.stringify(s.balanced)}; ${s.examples} examples, ${s.meanTokens.toFixed(0)} tokens on average (longest ${s.longest}).
+- Counterfactual twins: ${s.flags.pairs ? 'every step with a digit input is also added with another reply, re-rated (the reply alone decides the score)' : 'none'}.
 - Start: ${s.flags.init ? `warm from ${s.flags.init}'s weights, its tokenizer grown by the coach prompt's words` : 'random weights'}; scratchpad ${s.flags.scratchpad === 2 ? 'on: the digit the step should give and the digit given, then the score (\`2 2\\nPROCESS_SCORE: 10\`)' : s.flags.scratchpad ? 'on: the digit the step should give, then the score (\`2\\nPROCESS_SCORE: 10\`)' : 'off'}.
 - Training: Adam, lr ${s.flags.lr}, ${s.flags['tokens-per-batch']} tokens a batch, loss on the answer tokens, ${s.train.steps} steps
-  (loss ${s.train.firstLoss.toFixed(3)} -> ${s.train.finalLoss.toFixed(3)}) in ${s.train.seconds.toFixed(0)} s on ${s.backend}.
+  (loss ${s.train.firstLoss.toFixed(3)} -> ${s.train.finalLoss.toFixed(3)}) in ${s.train.seconds.toFixed(0)} s on ${s.backend}; the learning rate decays
+  by steps or by the time cap (${s.flags['max-seconds']} s), whichever is further along.
 - Wall time: ${(s.totalSeconds / 60).toFixed(1)} min in all (playing, training, checkpoints, the check below).
 
 ## Quick check on held-out steps (N = 2, 4, 6; 40 held-out tasks each, T = 1)

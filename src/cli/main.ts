@@ -3,7 +3,7 @@
  *
  *   mappa forward  --model DIR --ids 1,2,3 [--adapter DIR] [--backend cpu|wasm|webgpu]
  *   mappa generate --model DIR --prompt TEXT [--chat] [--max-tokens N] [--temperature T] ...
- *   mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]
+ *   mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--out DIR] [--resume]
  *   mappa eval [--config FILE] [--adapters DIR]
  *   mappa compare DIR DIR... [--target X] [--svg FILE]
  *   mappa export --target marti [DIR] [--config FILE] [--out DIR]

@@ -1,5 +1,5 @@
 /**
- * `mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--out DIR] [--resume]`
+ * `mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--out DIR] [--resume]`
  * runs the MAPPA loop (with no config: the embedded default, tiny models, math team), with a
  * progress bar on stderr. The run folder gets metrics.jsonl, trajectories.jsonl, checkpoint/,
  * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout. The run itself is
@@ -20,8 +20,10 @@ import { computeFor } from '../core/compute/lanes.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
+import { templateName } from '../core/coach/coaches.ts';
+import { domainOf } from '../core/domains/index.ts';
 
-const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed] [--seed S] [--iterations N]
+const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
        [--threads N] [--yes] [--json]
 With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
@@ -123,6 +125,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   const metrics = session.trainer.metrics;
   const summary = {
     out, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed, coach: parts.coach.name,
+    ...(config.coach.kind === 'model' ? { coachTemplate: templateName(config.coach, domainOf(config.workflow)) } : {}),
     baseline: baseline ?? null, final: metrics.filter((m) => m.eval).at(-1)?.eval ?? null,
     seconds: Math.round((Date.now() - started) / 1000),
     rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),

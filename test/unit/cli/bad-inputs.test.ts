@@ -60,7 +60,7 @@ const cases: [string, () => string[], RegExp][] = [
     /workflow "relay-4", agent 2 \("agent2"\): "tools" is missing; it must be a list of tools \(python, javascript, sql; \[\] for none\)$/],
   ['a negative temperature in a config', () => ['train', '--config', file('temp.json', '{"evalTemperature": -1}'), '--out', out],
     /evalTemperature \(evaluation temperature\): must be a number in 0\.\.10, got -1$/],
-  ['an unknown reward mode', () => ['train', '--reward', 'procss', '--out', out], /rewards\.mode \(reward\): must be one of process, outcome, mixed, got "procss"$/],
+  ['an unknown reward mode', () => ['train', '--reward', 'procss', '--out', out], /rewards\.mode \(reward\): must be one of process, outcome, mixed, counterfactual, groups, got "procss"$/],
   ['100,000 prompts an iteration without --yes', () => ['train', '--config', file('big.json', '{"promptsPerIteration": 100000}'), '--out', out],
     /^mappa train: this run makes 200,000 rollouts an iteration \(the default: 24\), about .* an iteration .*: pass --yes to start it$/],
   ['a binary file as a dataset', () => ['train', '--dataset', file('model.jsonl', readFileSync(path.join(repoRoot, 'models/relay/model.safetensors')).subarray(0, 200_000)), '--out', out],

@@ -139,7 +139,9 @@ export function relayOutcome(t: Trajectory): TrajectoryOutcome {
  * by `npx tsx scripts/relay-configs.ts`). Rollouts and evaluations sample at T = 1, where the shipped
  * relay model keeps its habit (greedy never shows it); held-out accuracy is measured every 5
  * iterations on the 200 held-out tasks; curriculum filters are off, so the reward alone differs
- * between a process and an outcome run.
+ * between a process and an outcome run. The coach is the team's own AI judge (models/relay-judge, its
+ * own template): MAPPA's coach, no hand-written reward at training time; `--coach rule` (the page:
+ * "rule (the rater)") puts the rubric back.
  */
 export function relayConfig(n: number): Record<string, unknown> {
   return {
@@ -156,6 +158,7 @@ export function relayConfig(n: number): Record<string, unknown> {
     lr: 2e-3,
     // 16 x N short samples an update: larger micro-batches, fewer passes (the same gradient, summed).
     update: { microBatchSize: 16 },
+    coach: { kind: 'model' },
     curriculum: { skipDecided: false, adaptLevel: false, startLevel: 0 },
   };
 }
