@@ -26,6 +26,7 @@ const BENCHMARKS: Record<string, string> = {
   relay: 'process vs outcome reward on the relay team of 2, 4, 6 agents against the theory; --coach-sweep: against the coach\'s quality',
   credit: 'credit methods side by side on the relay of 2, 4, 6: outcome, process (rubric), counterfactual replays, state groups, at one budget of generations',
   'judge-axis': 'the relay of 4 coached by judges of measured ranking accuracy: step accuracy gained against the judge\'s quality, beside the rubric and outcome reward',
+  'judge-loss': 'a judge build\'s loss against its steps (the plateau and the drop), beside its checkpoints\' ranking',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
