@@ -39,7 +39,8 @@ import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
 import { dataJudgeItems } from '../scripts/pretrain/data-transcripts.ts';
-import { judgeExamples } from '../scripts/pretrain/transcripts.ts';
+import { judgeExamples, type JudgeItem } from '../scripts/pretrain/transcripts.ts';
+import { mathView } from '../scripts/pretrain-team-judge.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { type Coach, ModelCoach } from '../src/core/coach/coach.ts';
 import { relayHeldOut } from '../src/core/domains/relay/tasks.ts';
@@ -52,19 +53,29 @@ interface Options {
   judge: string;
   agent: string;
   mathEvery: number;
+  /** How the math judges are asked (scripts/pretrain-team-judge.ts mathView): template, truth view, scratchpad. */
+  template: string;
+  truth: string;
+  scratchpad: number;
+  /** Skip the data team (math judges only). */
+  mathOnly: boolean;
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = { judge: 'models/judge', agent: 'models/agent', mathEvery: 4 };
+  const o: Options = { judge: 'models/judge', agent: 'models/agent', mathEvery: 4, template: 'generic', truth: 'final', scratchpad: 0, mathOnly: false };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`bench judge: ${flag} needs a value`);
     if (flag === '--judge') o.judge = v;
     else if (flag === '--agent') o.agent = v;
+    else if (flag === '--template') o.template = v;
+    else if (flag === '--truth') o.truth = v;
+    else if (flag === '--scratchpad') o.scratchpad = Number(v);
+    else if (flag === '--math-only') o.mathOnly = v === '1';
     else if (flag === '--math-every') {
       o.mathEvery = Number(v);
       if (!Number.isInteger(o.mathEvery) || o.mathEvery < 1) throw new Error(`bench judge: --math-every needs a positive integer, got "${v}"`);
-    } else throw new Error(`bench judge: unknown option "${flag}". Options: --judge DIR --agent DIR --math-every N`);
+    } else throw new Error(`bench judge: unknown option "${flag}". Options: --judge DIR --agent DIR --math-every N --template generic|team --truth final|every --scratchpad 0|1 --math-only 0|1`);
   }
   return o;
 }
@@ -230,13 +241,14 @@ export async function main(argv: string[]): Promise<void> {
     const math = { length: Math.ceil(200 / o.mathEvery) };
     log(`math team greedy on ${math.length} held-out problems`);
     const mathRun = (await teamAccuracy(agent, tools, resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: math.length }))).greedy;
-    log(`data team greedy on the held-out tables`);
     const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
     const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, ...teamSettings(DATA_TEAM), evalTasks: dataHeld.length });
-    const dataRun = (await teamAccuracy(agent, tools, dataConfig, dataHeld)).greedy;
-    const sets = {
-      math: mathRun.trajectories.flatMap((t) => judgeExamples(t, tok)),
-      data: dataRun.trajectories.flatMap((t) => dataJudgeItems(t, tok)),
+    if (!o.mathOnly) log(`data team greedy on the held-out tables`);
+    const dataRun = o.mathOnly ? null : (await teamAccuracy(agent, tools, dataConfig, dataHeld)).greedy;
+    const view = mathView(o as unknown as Parameters<typeof mathView>[0]);
+    const sets: Record<string, JudgeItem[]> = {
+      math: mathRun.trajectories.flatMap((t) => judgeExamples(t, tok, view)),
+      ...(dataRun ? { data: dataRun.trajectories.flatMap((t) => dataJudgeItems(t, tok)) } : {}),
     };
     const rows: string[] = [];
     for (const [name, items] of Object.entries(sets)) {
@@ -244,8 +256,9 @@ export async function main(argv: string[]): Promise<void> {
         log(`${dir}: judging ${items.length} ${name} actions`);
         const judge = await loadModel(folderSource(dir));
         try {
-          const a = await judgeAgreement(judge, items, 16, { gains: true });
-          const work = `${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${dataRun.tasks} tables`}, greedy ${(name === 'math' ? mathRun : dataRun).accuracy * 100 | 0} % right)`;
+          const a = await judgeAgreement(judge, items, 16, { gains: true, ...(name === 'math' ? { template: view.template } : {}) });
+          const run = name === 'math' ? mathRun : dataRun!;
+          const work = `${name}, the base team's actions (${name === 'math' ? `${math.length} problems` : `${run.tasks} tables`}, greedy ${run.accuracy * 100 | 0} % right)`;
           rows.push(judgeRow(dirs.length > 1 ? `${work}, judge \`${dir}\`` : work, a, labelRanking(items, a.scores!)));
         } finally {
           judge.model.dispose();
@@ -253,6 +266,7 @@ export async function main(argv: string[]): Promise<void> {
       }
     }
     console.log(`Judge${dirs.length > 1 ? 's' : ''} ${dirs.map((d) => `\`${d}\``).join(', ')} vs the rule labeller (src/core/domains/math/rule-coach.ts, data-coach.ts) on the base team's own held-out work; ` +
+      `math judges asked with the ${o.template} template, the truth shown for ${o.truth === 'every' ? 'every agent' : 'the final agent'}${o.scratchpad ? ', a scratchpad' : ''}; ` +
       `backend ${describeBackend(info)}, 1 thread, ${os.cpus().length} cores, ${((performance.now() - started) / 60000).toFixed(1)} min.\n`);
     console.log('| work judged | actions | parsable | judge MAE | mean MAE | judge - mean, 95 % interval | | within +-1 | within-agent ranking [95 %] | a fair coin\'s ranking |');
     console.log('|---|---:|---:|---:|---:|---:|---|---:|---:|---:|');

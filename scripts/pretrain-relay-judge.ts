@@ -59,7 +59,7 @@ import { extendEmbeddings, initWeights, trainModel } from './pretrain/train.ts';
 import { relayStep } from '../src/core/domains/relay/tasks.ts';
 import { RELAY_COACH_TEMPLATE, relayDigit, relayRuleScore } from '../src/core/domains/relay/team.ts';
 import { chatExample } from './pretrain/transcripts.ts';
-import { failWith, parseScriptFlags } from './pretrain/flags.ts';
+import { checkpointList, failWith, parseScriptFlags } from './pretrain/flags.ts';
 
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 7000, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
@@ -121,21 +121,6 @@ export function judgeTemplate(name: string): string {
   if (name === 'team') return RELAY_COACH_TEMPLATE;
   if (name === 'generic') return DEFAULT_COACH_TEMPLATE;
   throw new Error(`--template: "team" (the relay's own) or "generic", got "${name}"`);
-}
-
-/** Checkpoint steps from a list of steps and ranges: "50,150" -> [50, 150]; "3000-3400:200" -> [3000, 3200, 3400]. */
-export function checkpointList(spec: string): number[] {
-  return spec.split(',').filter(Boolean).flatMap((part) => {
-    const m = /^(\d+)-(\d+):(\d+)$/.exec(part.trim());
-    if (!m) {
-      const n = Number(part);
-      if (!Number.isInteger(n) || n < 1) throw new Error(`--checkpoints: steps like 50,150 or ranges like 3000-4000:100, got "${part}"`);
-      return [n];
-    }
-    const [a, b, by] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    if (by < 1 || b < a) throw new Error(`--checkpoints: a range runs FROM-TO:BY with TO >= FROM and BY >= 1, got "${part}"`);
-    return Array.from({ length: Math.floor((b - a) / by) + 1 }, (_, i) => a + i * by);
-  });
 }
 
 /** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */

@@ -16,14 +16,22 @@
  * several training lengths: the steps axis of the judge-quality curve). Measured by
  * `npm run -s bench -- judge --judge DIR` (within-agent ranking on the base team's held-out work).
  *
+ * How the math judge is asked (the data team's items keep the generic view): --template generic|team (the
+ * math team's own, MATH_COACH_TEMPLATE: its work and the truth last), --truth final|every (whose actions it
+ * sees the ground truth with: MAPPA's final agent only, or every agent), --scratchpad 0|1 (it first copies
+ * the numbers the rubric compares: the agent's, the truth's and the upstream one, domains/math/coach.ts).
+ * The folder's generation_config.json gets room for the scratchpad (max_new_tokens 40).
+ *
  * Flags: --seed, --agent, --init, --stages (comma list), --math-tasks, --data-tasks (per stage),
- *        --steps, --lr, --tokens-per-batch, --threads, --max-seconds, --checkpoints, --checkpoint-dir, --out.
+ *        --steps, --lr, --tokens-per-batch, --threads, --max-seconds, --checkpoints (steps and ranges,
+ *        e.g. 500-3000:500), --checkpoint-dir, --out, --template, --truth, --scratchpad.
  * Example: npx tsx scripts/pretrain-team-judge.ts --stages base --math-tasks 8 --data-tasks 2 --steps 4 --out /tmp/tj   (a quick trial)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
 import { parseConfig, parameterCount, type ModelConfig } from '../src/core/engine/model/config.ts';
 import { loadModel, type LoadedModel } from '../src/core/engine/model/load.ts';
@@ -45,12 +53,16 @@ import { dataJudgeItems } from './pretrain/data-transcripts.ts';
 import { balanceByScore, judgeExamples, type JudgeItem } from './pretrain/transcripts.ts';
 import { readModelFolder, writeModelFolder } from './pretrain/folder.ts';
 import { DEFAULTS as PRETRAIN_DEFAULTS, MAX_TOKENS, trainer } from './pretrain/run.ts';
-import { failWith, parseScriptFlags } from './pretrain/flags.ts';
+import { checkpointList, failWith, parseScriptFlags } from './pretrain/flags.ts';
+import { MATH_COACH_TEMPLATE, mathScratchpad } from '../src/core/domains/math/coach.ts';
+import { DEFAULT_COACH_TEMPLATE } from '../src/core/coach/coach-format.ts';
+import type { JudgeView } from './pretrain/transcripts.ts';
 
 const DEFAULTS = {
   seed: 0, agent: 'models/agent', init: 'models/judge', stages: 'base', 'math-tasks': 200, 'data-tasks': 40,
   steps: 300, lr: 1e-3, 'tokens-per-batch': 2048, threads: 2, 'max-seconds': 1500,
   checkpoints: '100,200', 'checkpoint-dir': '/tmp/team-judge-ckpt', out: '/tmp/team-judge',
+  template: 'generic', truth: 'final', scratchpad: 0,
 };
 type Flags = typeof DEFAULTS;
 
@@ -75,6 +87,16 @@ async function stageAdapters(stage: string, agentIds: string[], config: ModelCon
   return out;
 }
 
+/** How the math judge is asked, from the flags (--template, --truth, --scratchpad). */
+export function mathView(flags: Pick<Flags, 'template' | 'truth' | 'scratchpad'>): JudgeView {
+  if (flags.template !== 'team' && flags.template !== 'generic') throw new Error(`--template: team (the math team's own) or generic, got "${flags.template}"`);
+  if (flags.truth !== 'final' && flags.truth !== 'every') throw new Error(`--truth: final (MAPPA) or every, got "${flags.truth}"`);
+  return {
+    template: flags.template === 'team' ? MATH_COACH_TEMPLATE : DEFAULT_COACH_TEMPLATE, truth: flags.truth,
+    ...(flags.scratchpad ? { scratchpad: mathScratchpad } : {}),
+  };
+}
+
 /** One stage's rated actions: the math team and the data team on their own training tasks (seeded by stage). */
 async function playStage(flags: Flags, agent: LoadedModel, stage: string, index: number, tools: ToolRunners, tok: Parameters<typeof judgeExamples>[1]): Promise<{ math: JudgeItem[]; data: JudgeItem[]; mathRight: number; dataRight: number }> {
   const ids = [...new Set([...MATH_CHAIN.agents, ...DATA_TEAM.agents].map((a) => a.id))];
@@ -90,7 +112,7 @@ async function playStage(flags: Flags, agent: LoadedModel, stage: string, index:
     seed: 1000 * flags.seed + index, outcome: dataOutcome, toolTimeoutMs: 5000 });
   for (const a of adapters.values()) a?.dispose();
   const share = (ts: Trajectory[]) => ts.filter((t) => t.correct).length / Math.max(1, ts.length);
-  return { math: mathRuns.flatMap((t) => judgeExamples(t, tok)), data: dataRuns.flatMap((t) => dataJudgeItems(t, tok)), mathRight: share(mathRuns), dataRight: share(dataRuns) };
+  return { math: mathRuns.flatMap((t) => judgeExamples(t, tok, mathView(flags))), data: dataRuns.flatMap((t) => dataJudgeItems(t, tok)), mathRight: share(mathRuns), dataRight: share(dataRuns) };
 }
 
 async function main(): Promise<void> {
@@ -133,7 +155,7 @@ async function main(): Promise<void> {
 
   // 2. Continue the judge on them, with checkpoints on the way.
   const config = parseConfig(init.configJson);
-  const checkpointSteps = new Set(String(flags.checkpoints).split(',').filter(Boolean).map(Number));
+  const checkpointSteps = new Set(checkpointList(String(flags.checkpoints)));
   const snapshots: { step: number; weights: Map<string, tf.Tensor> }[] = [];
   const train = trainer({ ...PRETRAIN_DEFAULTS, threads: flags.threads });
   const report = await train(config, init.weights, examples, {
@@ -145,7 +167,9 @@ async function main(): Promise<void> {
   });
   log(`trained ${report.steps} steps in ${report.seconds.toFixed(0)} s: loss ${report.firstLoss.toFixed(3)} -> ${report.finalLoss.toFixed(3)}`);
   const json = async (name: string) => JSON.parse(await readFile(`${flags.init}/${name}`, 'utf8'));
-  const files = { 'config.json': await json('config.json'), 'tokenizer.json': init.tokJson, 'tokenizer_config.json': await json('tokenizer_config.json'), 'generation_config.json': await json('generation_config.json') };
+  // A scratchpad needs room before the score lines (three numbers, then the two lines of the final agent).
+  const generation = { ...(await json('generation_config.json')), ...(flags.scratchpad ? { max_new_tokens: 40 } : {}) };
+  const files = { 'config.json': await json('config.json'), 'tokenizer.json': init.tokJson, 'tokenizer_config.json': await json('tokenizer_config.json'), 'generation_config.json': generation };
   for (const s of snapshots) {
     const dir = `${flags['checkpoint-dir']}/step-${s.step}`;
     await writeModelFolder(dir, { ...files, 'README.md': `Team judge checkpoint at step ${s.step} of ${flags.steps} (seed ${flags.seed}), continued from ${flags.init} on the real team's rated actions; not shipped.\n` }, s.weights);
@@ -178,4 +202,7 @@ Measured by \`npm run -s bench -- judge --judge <this folder>\` (within-agent ra
 `;
 }
 
-main().catch(failWith('pretrain-team-judge'));
+// Run when invoked as a script (tests import mathView without running it).
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch(failWith('pretrain-team-judge'));
+}

@@ -102,9 +102,13 @@ export interface JudgeAgreement {
   scores?: number[];
 }
 
-/** Greedy judge answers for labelled actions, compared with the labels. */
+/**
+ * Greedy judge answers for labelled actions, compared with the labels. The judge reads `template`
+ * (default: the generic one) and may answer up to `maxNewTokens` (default: the judge folder's
+ * max_new_tokens, else 16; a scratchpad before the score needs more).
+ */
 export async function judgeAgreement(judge: LoadedModel, items: { context: ActionContext; score: number; correct?: boolean }[], batch = 32,
-  opts: { gains?: boolean } = {}): Promise<JudgeAgreement> {
+  opts: { gains?: boolean; template?: string; maxNewTokens?: number } = {}): Promise<JudgeAgreement> {
   const start = performance.now();
   const tok = judge.tokenizer!;
   let parsed = 0;
@@ -114,11 +118,12 @@ export async function judgeAgreement(judge: LoadedModel, items: { context: Actio
   let finalsRight = 0;
   const errors = new Array<number>(items.length).fill(0);
   const scores = new Array<number>(items.length).fill(5);
-  const allPrompts = items.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context) }], { addGenerationPrompt: true }));
+  const allPrompts = items.map((it) => tok.encodeChat([{ role: 'user', content: coachPrompt(it.context, opts.template) }], { addGenerationPrompt: true }));
+  const maxNewTokens = opts.maxNewTokens ?? judge.generation.maxNewTokens ?? 16;
   for (const indices of promptBatches(allPrompts.map((p) => p.length), batch)) {
     const slice = indices.map((i) => items[i]);
     const prompts = indices.map((i) => allPrompts[i]);
-    const gens = await generate(judge.model, prompts, { maxNewTokens: 16, temperature: 0, eosTokenIds: stopTokenIds(judge) });
+    const gens = await generate(judge.model, prompts, { maxNewTokens, temperature: 0, eosTokenIds: stopTokenIds(judge) });
     gens.forEach((g, j) => {
       const it = slice[j];
       const answer = parseCoachAnswer(tok.decode(g.tokens, { skipSpecialTokens: true }), it.context.final);

@@ -32,3 +32,18 @@ export function failWith(script: string): (e: unknown) => never {
     process.exit(1);
   };
 }
+
+/** Checkpoint steps from a list of steps and ranges: "50,150" -> [50, 150]; "3000-3400:200" -> [3000, 3200, 3400]. */
+export function checkpointList(spec: string): number[] {
+  return spec.split(',').filter(Boolean).flatMap((part) => {
+    const m = /^(\d+)-(\d+):(\d+)$/.exec(part.trim());
+    if (!m) {
+      const n = Number(part);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`--checkpoints: steps like 50,150 or ranges like 3000-4000:100, got "${part}"`);
+      return [n];
+    }
+    const [a, b, by] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    if (by < 1 || b < a) throw new Error(`--checkpoints: a range runs FROM-TO:BY with TO >= FROM and BY >= 1, got "${part}"`);
+    return Array.from({ length: Math.floor((b - a) / by) + 1 }, (_, i) => a + i * by);
+  });
+}

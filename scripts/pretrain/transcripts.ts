@@ -323,15 +323,33 @@ export interface JudgeItem {
   example: Example;
 }
 
-export function judgeItem(tok: TextTokenizer, context: ActionContext, label: { score: number; correct?: boolean }): JudgeItem {
-  const correct = context.final ? label.correct ?? false : undefined;
-  const example = chatExample(tok, [{ role: 'user', content: coachPrompt(context) }, { role: 'assistant', content: formatCoachAnswer(label.score, correct) }]);
-  return { context, score: label.score, correct, example };
+/**
+ * How a judge is asked and answers: the coach template, whose actions it sees the truth with (MAPPA:
+ * the final agent's), and a scratchpad line it writes before the score (the numbers it compares).
+ * Default: the generic template, the final agent's truth, no scratchpad (models/judge's recipe).
+ */
+export interface JudgeView {
+  template?: string;
+  truth?: 'final' | 'every';
+  scratchpad?: (context: ActionContext) => string;
 }
 
-/** Judge examples of a math trajectory, labelled by the rule coach (ground truth for the final agent only). */
-export function judgeExamples(t: Trajectory, tok: TextTokenizer): JudgeItem[] {
-  return mathCoachContexts(t).map((context) => judgeItem(tok, context, ruleScore(t.task as MathTask, context)));
+/** The context as a judge of this view sees it (the truth added for every agent under truth "every"). */
+export function viewed(context: ActionContext, view: JudgeView = {}): ActionContext {
+  return view.truth === 'every' && context.groundTruth === undefined && context.task ? { ...context, groundTruth: context.task.answer } : context;
+}
+
+export function judgeItem(tok: TextTokenizer, context: ActionContext, label: { score: number; correct?: boolean }, view: JudgeView = {}): JudgeItem {
+  const correct = context.final ? label.correct ?? false : undefined;
+  const seen = viewed(context, view);
+  const pad = view.scratchpad ? `${view.scratchpad(seen)}\n` : '';
+  const example = chatExample(tok, [{ role: 'user', content: coachPrompt(seen, view.template) }, { role: 'assistant', content: `${pad}${formatCoachAnswer(label.score, correct)}` }]);
+  return { context: seen, score: label.score, correct, example };
+}
+
+/** Judge examples of a math trajectory, labelled by the rule coach, as `view` asks the judge (default: generic, truth for the final agent only). */
+export function judgeExamples(t: Trajectory, tok: TextTokenizer, view: JudgeView = {}): JudgeItem[] {
+  return mathCoachContexts(t).map((context) => judgeItem(tok, context, ruleScore(t.task as MathTask, context), view));
 }
 
 /**

@@ -6,7 +6,8 @@
  * Not for: calling a model (coach.ts) or rule-based scoring (rule-coach.ts).
  *
  * The coach sees: the problem, the agent's role, its full input, its output, the tool
- * observation (first 2000 characters) and, for the final agent only, the ground truth.
+ * observation (first 2000 characters) and the ground truth where the context carries it (MAPPA: the
+ * final agent only; coach.truth "every" shows it for every agent, coach/coaches.ts).
  * It answers:
  *   PROCESS_SCORE: <0..10>
  *   ANSWER_CORRECT: <0|1>     (final agent only)
@@ -23,7 +24,7 @@ export interface ActionContext {
   output: string;
   /** Tool observation(s), if any. */
   observation?: string;
-  /** Ground truth, given for the final agent only. */
+  /** Ground truth: given for the final agent (and for every agent under coach.truth "every"). */
   groundTruth?: string;
   /** Extra facts for the coach (e.g. files and who made them, computed metrics). */
   facts?: string;
@@ -61,7 +62,7 @@ export function coachPrompt(a: ActionContext, template = DEFAULT_COACH_TEMPLATE)
     output: a.output,
     observation,
     facts: a.facts ? `\nFacts:\n${a.facts}` : '',
-    truth: a.final && a.groundTruth !== undefined ? `\nGround truth: ${a.groundTruth}` : '',
+    truth: a.groundTruth !== undefined ? `\nGround truth: ${a.groundTruth}` : '',
     answerLine: a.final && a.groundTruth !== undefined ? ' and then "ANSWER_CORRECT: <0|1>"' : '',
   };
   return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => (k in vars ? vars[k] : m));

@@ -25,6 +25,8 @@ export interface CoachSettings {
   model: string;
   /** Coach prompt template: "team" or "" (the team's own), "generic", or the template's text. */
   template: string;
+  /** Whose actions a judge is shown the ground truth with: the final agent's (MAPPA) or every agent's. */
+  truth: 'final' | 'every';
   miscalibration: Miscalibration | null;
 }
 
@@ -59,11 +61,25 @@ export function templateName(s: Pick<CoachSettings, 'template'>, team: CoachingT
 
 /**
  * The coach for these settings and this team: its rubric for kind "rule", else the judge model
- * (judgeSpec) reading the template (coachTemplateOf). A model coach is named "model:<judge folder>"
- * (e.g. "model:models/relay-judge"), so a run's summary says which judge coached.
+ * (judgeSpec) reading the template (coachTemplateOf), shown the truth for every agent under
+ * truth "every". A model coach is named "model:<judge folder>" (e.g. "model:models/relay-judge"), so a
+ * run's summary says which judge coached.
  */
 export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam): Promise<Coach> {
-  return wrapCoach(s.kind === 'rule' ? team.ruleCoach() : new ModelCoach(await loadJudge(judgeSpec(s, team)), coachTemplateOf(s, team)), s);
+  if (s.kind === 'rule') return wrapCoach(team.ruleCoach(), s);
+  const judge = new ModelCoach(await loadJudge(judgeSpec(s, team)), coachTemplateOf(s, team));
+  return wrapCoach(s.truth === 'every' ? truthForEvery(judge) : judge, s);
+}
+
+/**
+ * A coach shown the ground truth with every agent's action, not the final agent's alone: the truth
+ * comes from the task each context carries. Example: a Code Executor's context gains "Ground truth: 28".
+ */
+export function truthForEvery(inner: Coach): Coach {
+  return {
+    name: inner.name,
+    scoreBatch: (actions) => inner.scoreBatch(actions.map((a) => (a.groundTruth === undefined && a.task ? { ...a, groundTruth: a.task.answer } : a))),
+  };
 }
 
 /** A scorer as a run uses it: with the config's miscalibration (noise, bias) when it asks for one, and a content cache. */

@@ -76,7 +76,7 @@ export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
   // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
-  coach: { kind: 'rule', model: 'team', template: 'team', miscalibration: null },
+  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null },
   toolTimeoutMs: 2000,
 };
 

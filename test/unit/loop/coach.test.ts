@@ -24,12 +24,15 @@ describe('coach answer format', () => {
     expect(parseCoachAnswer('PROCESS_SCORE: 6', true)).toMatchObject({ ok: false, error: expect.stringMatching(/ANSWER_CORRECT/) });
   });
 
-  it('shows the ground truth to the final agent only, and clips tool output to 2000 characters', () => {
+  it('shows the ground truth where the context carries it (the final agent\'s, as agentContext builds it), and clips tool output to 2000 characters', () => {
     const final = coachPrompt(ctx({ final: true, groundTruth: '7', observation: 'x'.repeat(5000) }));
     expect(final).toMatch(/Ground truth: 7/);
     expect(final).toMatch(/ANSWER_CORRECT/);
     expect(final).not.toMatch(/x{2001}/);
-    expect(coachPrompt(ctx({ groundTruth: '7' }))).not.toMatch(/Ground truth/);
+    expect(coachPrompt(ctx({}))).not.toMatch(/Ground truth/);
+    // A non-final agent's context carries the truth only under coach.truth "every" (coaches.ts truthForEvery); no answer line then.
+    expect(coachPrompt(ctx({ groundTruth: '7' }))).toMatch(/Ground truth: 7/);
+    expect(coachPrompt(ctx({ groundTruth: '7' }))).not.toMatch(/ANSWER_CORRECT/);
   });
 });
 
