@@ -16,12 +16,33 @@ const root = path.dirname(fileURLToPath(import.meta.url));
  * Files the site serves as they are, so it runs offline from any static server (no CDN):
  *   /pyodide/  Pyodide's runtime for the agents' Python tool (node_modules/pyodide)
  *   /models/   the shipped tiny models (models/<name>/, HF folders), the page's embedded default
- * Copied into the build, and served from the source folders by `vite` (dev) and `vite preview`.
+ *   /docs/     the notes the page cites (docs/credit.md: the lesson's prediction; docs/judges.md: the coaches)
+ * Copied into the build (so the service worker keeps them for offline use), and served from the source
+ * folders by `vite` (dev) and `vite preview`. test/e2e/truth.test.ts fetches every file the page cites.
  */
+export const CITED_DOCS = ['credit.md', 'judges.md'];
 const STATIC_DIRS: { url: string; dir: string; files?: string[] }[] = [
   { url: '/pyodide/', dir: path.join(root, 'node_modules/pyodide'), files: ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'] },
   { url: '/models/', dir: path.join(root, 'models') },
+  { url: '/docs/', dir: path.join(root, 'docs'), files: CITED_DOCS },
 ];
+
+/**
+ * Served by `vite` and `vite preview` only when MAPPA_SERVE_FIXTURES=1 (the e2e tests), never built:
+ *   /fixtures/  test/fixtures/ (e.g. a weak judge, test/fixtures/relay-judge-weak, named in a link as
+ *               coach.model "./fixtures/relay-judge-weak")
+ */
+const TEST_DIRS: { url: string; dir: string; files?: string[] }[] = process.env.MAPPA_SERVE_FIXTURES === '1'
+  ? [{ url: '/fixtures/', dir: path.join(root, 'test/fixtures') }] : [];
+
+/** The Content-Type of a served file (a note is plain text, so a browser shows it rather than saving it). */
+function contentType(file: string): string {
+  if (file.endsWith('.mjs')) return 'text/javascript';
+  if (file.endsWith('.wasm')) return 'application/wasm';
+  if (file.endsWith('.json')) return 'application/json';
+  if (file.endsWith('.md')) return 'text/plain; charset=utf-8';
+  return 'application/octet-stream';
+}
 
 function listFiles(dir: string, prefix = ''): string[] {
   if (!fs.existsSync(dir)) return [];
@@ -34,13 +55,12 @@ function staticAssets(): Plugin {
   let building = false;
   const serve = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
     const url = decodeURIComponent((req.url ?? '').split('?')[0]);
-    for (const s of STATIC_DIRS) {
+    for (const s of [...STATIC_DIRS, ...TEST_DIRS]) {
       if (!url.startsWith(s.url)) continue;
       const rel = url.slice(s.url.length);
       const file = path.join(s.dir, rel);
       if (!file.startsWith(s.dir + path.sep) || (s.files && !s.files.includes(rel)) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) break;
-      const type = file.endsWith('.mjs') ? 'text/javascript' : file.endsWith('.wasm') ? 'application/wasm' : file.endsWith('.json') ? 'application/json' : 'application/octet-stream';
-      res.setHeader('Content-Type', type);
+      res.setHeader('Content-Type', contentType(file));
       fs.createReadStream(file).pipe(res);
       return;
     }

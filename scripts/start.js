@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const distEntry = path.join(repoRoot, 'dist/index.html');
 /** Inputs of the site build: a change to any makes dist/ stale. */
-const SOURCES = ['src', 'index.html', 'public', 'models', 'vite.config.ts', 'package-lock.json'];
+const SOURCES = ['src', 'index.html', 'public', 'models', 'docs/credit.md', 'docs/judges.md', 'vite.config.ts', 'package-lock.json'];
 
 /** Newest modification time (ms) of a file or anything inside a folder; 0 if absent. */
 function newestMtime(p) {
