@@ -9,7 +9,7 @@
  */
 import type { EvalResult, Phase, TrainEvent } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { accuracyInterval, formatPercent, formatPoints, pairedDifference } from '../core/stats/intervals.ts';
+import { changeLine, heldOutChanges } from '../core/loop/held-out-change.ts';
 
 function bar(done: number, total: number, width = 24): string {
   const n = Math.round((width * done) / Math.max(total, 1));
@@ -24,15 +24,10 @@ function fmtSeconds(s: number): string {
 export function summaryLines(s: { out: string; iterations: number; reward: string; coach: string; seconds: number; rollouts: number; baseline: EvalResult | null; final: EvalResult | null },
   config: TrainConfig, paused: boolean): string {
   const lines = [`${paused ? 'paused after' : 'trained'} ${s.iterations} of ${config.iterations} iterations (${s.reward} reward, coach ${s.coach}): ${s.rollouts} rollouts in ${fmtSeconds(s.seconds)}`];
-  const acc = (r: EvalResult, pass: 'greedy' | 'sampled') => formatPercent(accuracyInterval(r[pass], r.tasks, r.perTask?.[pass]));
-  for (const pass of ['greedy', 'sampled'] as const) {
-    const name = pass === 'greedy' ? 'greedy' : `T=${config.evalTemperature}`;
-    const { baseline: b, final: f } = s;
-    const parts = [b ? `untrained ${acc(b, pass)}` : '', f ? `trained ${acc(f, pass)}` : ''].filter(Boolean);
-    if (!parts.length) continue;
-    const paired = b?.perTask && f?.perTask && b.perTask.ids.join() === f.perTask.ids.join()
-      ? `, ${formatPoints(pairedDifference(f.perTask[pass], b.perTask[pass]))} paired` : '';
-    lines.push(`held-out ${name} on ${(f ?? b)!.tasks} problems: ${parts.join(' -> ')}${paired}`);
+  // The same figures the page's verdict on a run shows (core/loop/held-out-change.ts).
+  for (const change of heldOutChanges(s.baseline, s.final, config.evalTemperature)) {
+    const line = changeLine(change);
+    if (line) lines.push(line);
   }
   lines.push(`files: ${s.out}/ (adapters/<agent>/ as PEFT, metrics.jsonl, trajectories.jsonl, summary.json)${paused ? '; continue with --resume' : ''}`);
   return lines.join('\n') + '\n';

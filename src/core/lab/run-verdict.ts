@@ -1,0 +1,69 @@
+/**
+ * A run's verdict in words, as `mappa train` prints it at its end: the held-out accuracy of the untrained
+ * team and of the team after the last finished evaluation, greedy and sampled, each change paired problem
+ * by problem with its interval (core/loop/held-out-change.ts, the CLI's own figures). When the trained team
+ * is worse than the untrained one beyond the interval, it says so, and names the likely cause where one is
+ * known: a coach that ranks actions below about 79 % as the rater does (coach-quality.ts).
+ *
+ * For: the page (the verdict above the charts). Not for: the numbers' maths (held-out-change.ts).
+ *
+ * Example: runVerdict(evals, config, quality)
+ *   -> { head: 'After iteration 15 (the end of the run), on 100 held-out problems:',
+ *        lines: ['held-out greedy on 100 problems: untrained 55.0 % [...] -> trained 31.0 % [...], -24.0 pts [-35.5, -11.4] paired: a loss beyond the noise: ...', ...],
+ *        below: true, warning: 'The trained team is worse than the untrained one ... Likely cause: the coach ...' }
+ */
+import { changeWords, heldOutChanges, type HeldOutChange } from '../loop/held-out-change.ts';
+import type { EvalResult } from '../loop/records.ts';
+import { formatPoints } from '../stats/intervals.ts';
+import { HELPFUL_RANKING, type CoachQuality } from './coach-quality.ts';
+
+export interface RunVerdict {
+  /** The iteration of the trained team's evaluation. */
+  iteration: number;
+  /** That evaluation is the run's last (the run is over). */
+  ended: boolean;
+  head: string;
+  changes: HeldOutChange[];
+  /** One sentence per pass: the change and whether it is a gain (changeWords). */
+  lines: string[];
+  /** The trained team is worse than the untrained one beyond the paired interval, greedy or sampled. */
+  below: boolean;
+  /** Said when `below`: which pass, by how much, and the likely cause. */
+  warning: string | null;
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+
+/**
+ * The verdict on a run from its evaluations (the untrained team's at iteration 0 and the latest finished
+ * one after it); null until both exist. `reward`: the run's reward mode (outcome reward uses no coach).
+ */
+export function runVerdict(evals: readonly { iteration: number; result: EvalResult }[], c: { iterations: number; evalTemperature: number; rewards: { mode: string } },
+  coach: CoachQuality | null): RunVerdict | null {
+  const finished = evals.filter((e) => e.result.of === undefined && e.result.tasks > 0);
+  const base = finished.find((e) => e.iteration === 0);
+  const last = finished.filter((e) => e.iteration > 0).sort((a, b) => a.iteration - b.iteration).at(-1);
+  if (!base || !last) return null;
+  const changes = heldOutChanges(base.result, last.result, c.evalTemperature);
+  const ended = last.iteration >= c.iterations;
+  const head = `After iteration ${last.iteration}${ended ? ' (the end of the run)' : ''}, on ${last.result.tasks} held-out problems:`;
+  const losses = changes.filter((x) => x.verdict === 'loss');
+  const below = losses.length > 0;
+  let warning: string | null = null;
+  if (below) {
+    const which = losses.map((x) => `${x.name} ${formatPoints(x.paired!)}`).join(', ');
+    warning = `The trained team is worse than the untrained one, beyond the interval (${which}). ${causeWords(c.rewards.mode, coach)}`;
+  }
+  return { iteration: last.iteration, ended, head, changes, lines: changes.map(changeWords).filter(Boolean), below, warning };
+}
+
+/** The likely cause of a fall below the untrained team, where one is known. */
+export function causeWords(mode: string, coach: CoachQuality | null): string {
+  if (mode === 'outcome') return 'Outcome reward uses no coach; the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+  if (coach?.weak && coach.ranking) {
+    return `Likely cause: the coach, ${coach.who}, ranks only ${pct(coach.ranking.p)} of an agent's actions as the rater does; below about ${Math.round(HELPFUL_RANKING * 100)} % `
+      + 'a coach made the relay team worse than untrained (docs/judges.md). Coach with the rubric (Settings → Coach: rule) to compare.';
+  }
+  if (coach && !coach.ranking) return `The coach, ${coach.who}, has no measured ranking against the rater, so it may be the cause (a coach below about ${Math.round(HELPFUL_RANKING * 100)} % made the relay team worse: docs/judges.md).`;
+  return 'The coach agrees with the rater, so the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+}
