@@ -12,6 +12,7 @@ import type { RunPlanSummary } from '../core/loop/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/lesson.ts';
+import type { CoachQuality } from '../core/lab/coach-quality.ts';
 import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
 export interface RunEval {
@@ -43,8 +44,29 @@ export class RunState {
   deviceLost: { reason: string; message: string; checkpointIteration: number } | null = $state(null);
   /** The lesson on the first screen (six relay runs, process vs outcome), as the lab last sent it; null before its first press. */
   lesson: LessonView | null = $state(null);
+  /** The "process vs outcome" twin while it is open: its mode, its iterations so far, and its evaluations (running estimates too). */
+  partner: { runId: string; mode: string; iteration: number; iterations: number; evals: RunEval[] } | null = $state(null);
+  /** What the open run's coach is (what it reads, its measured ranking against the rater), from the lab. */
+  coachQuality: CoachQuality | null = $state(null);
+  /** Training prompts the open run can pick from at its level (Infinity: unknown). */
+  pool = $state(Infinity);
   /** Bumped on every metrics change so charts can redraw cheaply. */
   version = $state(0);
+  /**
+   * Pause was pressed and the lab has not answered yet: the page says "pausing" at once (the worker may
+   * be in the middle of a decoding step; its own 'pausing' and then 'ready' follow).
+   */
+  pauseRequested = $state(false);
+
+  /** The state the page shows: 'pausing' from the moment Pause is pressed. */
+  get shownState(): LabState {
+    return this.pauseRequested && (this.state === 'running' || this.state === 'stepping') ? 'pausing' : this.state;
+  }
+
+  /** Pause pressed: shown as 'pausing' now, before the lab has heard it. */
+  requestPause(): void {
+    if (this.state === 'running' || this.state === 'stepping') this.pauseRequested = true;
+  }
 
   constructor(client: TrainerClient) {
     client.on((e) => this.apply(e));
@@ -62,11 +84,23 @@ export class RunState {
         this.lanes = e.lanes;
         this.plan = e.plan;
         this.coach = e.coach;
+        this.coachQuality = e.coachQuality;
+        this.pool = e.pool;
+        this.partner = null; // a run (re)opened: its twin is opened again by "Process vs outcome"
         break;
+      case 'partner': {
+        const was = this.partner?.runId === e.runId ? this.partner : null;
+        let evals = was?.evals ?? [];
+        if (e.eval) evals = [...evals.filter((x) => x.iteration !== e.eval!.iteration), { iteration: e.eval.iteration, result: e.eval.result }].sort((a, b) => a.iteration - b.iteration);
+        this.partner = { runId: e.runId, mode: e.mode, iteration: e.iteration, iterations: e.iterations, evals };
+        this.version++;
+        break;
+      }
       case 'state':
         this.state = e.state;
         this.iteration = e.iteration;
         this.stateMessage = e.message;
+        if (e.state !== 'running' && e.state !== 'stepping') this.pauseRequested = false;
         break;
       case 'progress': {
         const key = e.progress.task;

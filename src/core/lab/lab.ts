@@ -27,7 +27,7 @@ import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
-import { idleLessonView, Lesson } from './lesson.ts';
+import { idleLessonView, Lesson, type LessonHost } from './lesson.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, LabState, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
@@ -72,6 +72,8 @@ export class Lab implements LabApi {
   private readOnly: { runId: string; partial: unknown; iteration: number } | null = null;
   /** The training loop while it runs (a take-over waits for it to stop at a checkpoint). */
   private looping: Promise<void> | null = null;
+  /** The lesson trains (its views are the ones to show, not a read-back's). */
+  private lessonRunning = false;
 
   constructor(private readonly platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
     this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
@@ -151,7 +153,9 @@ export class Lab implements LabApi {
       this.run = { config: c, partial, runId, parts: runParts, store, session, plan };
       this.partialConfig = partial;
       const iteration = session.trainer.iteration;
-      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name });
+      const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
+      const pool = this.dataset ? this.dataset.tasks.length : session.trainer.curriculum.source.pool(c.curriculum.startLevel).length;
+      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name, coachQuality, pool });
       this.setState('ready', resumed ? `resumed at iteration ${iteration}` : undefined);
       return { config: c, runId, iteration, resumed };
     } catch (e) {
@@ -215,7 +219,8 @@ export class Lab implements LabApi {
     this.readOnly = { runId, partial, iteration };
     this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
     const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
-    this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan, coach: parts.coach.name });
+    const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
+    this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan, coach: parts.coach.name, coachQuality, pool: Infinity });
     this.setState('readonly', 'this run is training in another tab; this tab shows it read-only (Take over to train it here)');
     return { config: c, runId, iteration, resumed: true };
   }
@@ -239,11 +244,13 @@ export class Lab implements LabApi {
     if (writer === null) throw new Error(`the ${mode} twin of this run is training in another tab; pause it there (or close that tab) to compare here`);
     if (writer !== this.partner?.writer) await store.claim?.();
     let session: RunSession | null = null;
-    const announce = () => this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0 });
+    const announce = (ev?: { iteration: number; result: EvalResult }) =>
+      this.post({ kind: 'partner', runId, mode, iteration: session?.trainer.iteration ?? 0, iterations: c.iterations, ...(ev ? { eval: ev } : {}) });
     const compute = computeFor(run.parts, this.shelf.openLanes(), this.warn);
     session = await RunSession.open(c, { ...run.parts, compute }, {
       store, hook: alongside(compute), baseline: false,
-      emit: (e) => (e.type === 'eval' && e.result.of === undefined ? announce() : undefined),
+      // Every estimate goes to the page (running ones too), so the twin's held-out line grows as the run's own does.
+      emit: (e) => (e.type === 'eval' ? announce({ iteration: e.iteration, result: e.result }) : undefined),
     });
     session.trainer.on((e) => (e.type === 'iteration' ? announce() : undefined));
     await store.describe(`${mode}, seed ${c.seed}`, partial, session.trainer.iteration);
@@ -251,6 +258,9 @@ export class Lab implements LabApi {
     if (this.partner?.writer !== writer) this.partner?.writer?.release();
     this.partner = { runId, session, writer };
     announce();
+    // What the twin holds already (a comparison resumed after a reload): its finished evaluations.
+    for (const ev of session.history.evals) announce(ev);
+    for (const m of session.history.metrics) if (m.eval) announce({ iteration: m.iteration, result: m.eval });
     return { runId, mode };
   }
 
@@ -278,8 +288,8 @@ export class Lab implements LabApi {
   private async train(single: boolean): Promise<void> {
     const { session } = this.runnable();
     const controller = (this.pauseController = new AbortController());
-    this.setState(single ? 'stepping' : 'running');
     const pair = this.partner;
+    this.setState(single ? 'stepping' : 'running', pair ? 'process vs outcome: this run and its twin train in turn, one iteration each' : undefined);
     try {
       if (!pair) {
         await session.run({ single, signal: controller.signal });
@@ -325,7 +335,30 @@ export class Lab implements LabApi {
     }
     this.post({ kind: 'backend', info, summary: describeBackend(info) });
     this.post({ kind: 'lesson', view: idleLessonView() });
+    void this.showStoredLesson();
     return info;
+  }
+
+  /** A lesson this browser finished (or began) before: drawn from storage at once, with no model loaded and no click. */
+  private async showStoredLesson(): Promise<void> {
+    try {
+      const view = await new Lesson(this.lessonHost()).readBack();
+      if (view.status !== 'idle' && !this.lessonRunning) this.post({ kind: 'lesson', view });
+    } catch (e) {
+      this.reportError(e);
+    }
+  }
+
+  /** What the lesson needs of the lab. */
+  private lessonHost(): LessonHost {
+    const claimRun = this.platform.claimRun?.bind(this.platform);
+    return {
+      parts: (c) => this.shelf.parts(c),
+      store: (runId) => this.platform.store(runId),
+      runId: (c) => this.runIdOf(c, false),
+      claim: claimRun ? (runId) => claimRun(runId, 'if-free') : undefined,
+      post: (view) => this.post({ kind: 'lesson', view }),
+    };
   }
 
   configure({ config }: Args<'configure'>): Value<'configure'> {
@@ -345,19 +378,14 @@ export class Lab implements LabApi {
     return opened;
   }
 
-  async lesson(): Value<'lesson'> {
+  async lesson({ fresh }: Args<'lesson'> = {}): Value<'lesson'> {
     if (this.busy || this.state === 'loading' || this.state === 'booting') throw new Error('pause the run (and let the page finish loading) before starting the lesson');
     const controller = (this.pauseController = new AbortController());
     this.setState('running', 'the lesson: relay teams of 2, 4 and 6 agents, process vs outcome reward');
-    const claimRun = this.platform.claimRun?.bind(this.platform);
-    const lesson = new Lesson({
-      parts: (c) => this.shelf.parts(c),
-      store: (runId) => this.platform.store(runId),
-      runId: (c) => this.runIdOf(c, false),
-      claim: claimRun ? (runId) => claimRun(runId, 'if-free') : undefined,
-      post: (view) => this.post({ kind: 'lesson', view }),
-    });
-    const done = lesson.run(controller.signal).then(() => undefined, (e) => this.reportError(e)).finally(() => {
+    const lesson = new Lesson(this.lessonHost());
+    this.lessonRunning = true;
+    const done = lesson.run(controller.signal, { fresh }).then(() => undefined, (e) => this.reportError(e)).finally(() => {
+      this.lessonRunning = false;
       if (this.looping === done) this.looping = null;
       this.pauseController = null;
       this.bars.clear();
@@ -385,6 +413,8 @@ export class Lab implements LabApi {
     const ro = this.readOnly;
     if (!ro) throw new Error('this tab already trains its run');
     const opened = await this.openRun(ro.partial, { takeOver: true });
+    // "Take over" trains the run here (its button says so): it goes on at once, from the other tab's checkpoint.
+    if (this.run && this.run.plan.fits && !this.lostDevice) void this.loop(false);
     return { iteration: opened.iteration };
   }
 

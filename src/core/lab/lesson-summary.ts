@@ -1,17 +1,18 @@
 /**
  * The lesson's maths (pure, tested on hand-made results): `lessonView` turns the six runs' held-out
  * evaluations and per-agent step counts into what the page draws: each curve with its Wilson
- * intervals, the paired process - outcome gap, the gap CREDIT.md predicts, per-agent gains, a
- * sentence per size, and the time left. The runner that trains the runs is lesson.ts.
+ * intervals, the paired process - outcome gap, the gap docs/credit.md predicts, per-agent gains, a
+ * sentence per size, the time left, and when a finished lesson was trained and for how long (stored with
+ * its runs, so a reload shows it). The runner that trains the runs is lesson.ts.
  * For: lesson.ts and the page's types (Lesson.svelte). Not for: training or drawing.
  *
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
- *          "4 agents: process 73.5 % [67.0, 79.1], outcome 50.5 % [43.6, 57.4], +23.0 pts [+14.2, +31.3] ..."
+ *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
 import { relayConfig } from '../domains/relay/team.ts';
 import { resolveTrainConfig } from '../loop/config.ts';
 import type { EvalResult } from '../loop/records.ts';
-import { accuracyInterval, formatPercent, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
+import { accuracyInterval, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
 
 export type LessonMode = 'process' | 'outcome';
 export const LESSON_MODES: readonly LessonMode[] = ['process', 'outcome'];
@@ -55,8 +56,10 @@ export interface LessonRunData {
   iteration: number;
   done: boolean;
   evals: { iteration: number; result: EvalResult }[];
-  /** Seconds this page spent on the run (opening, training, evaluating; a read-back costs little). */
+  /** Seconds spent training and evaluating this run, summed over every time it ran (stored with it; a read-back adds none). */
   seconds?: number;
+  /** When its last evaluation finished (ms since 1970; stored with it). */
+  finishedAt?: number;
   /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`), from those evaluations. */
   agents: { base?: AgentSteps; final?: AgentSteps };
 }
@@ -83,7 +86,7 @@ export interface LessonRow {
   /** The untrained team's greedy step accuracy p (mean over agents) and team accuracy. */
   untrainedStep: number | null;
   untrained: Interval | null;
-  /** CREDIT.md: outcome reward's expected gain is p^(N-1) of process reward's, so the gap is (1 - p^(N-1)) x process's gain. */
+  /** docs/credit.md: outcome reward's expected gain is p^(N-1) of process reward's, so the gap is (1 - p^(N-1)) x process's gain. */
   predictedGap: number | null;
   /** Rollouts until the held-out greedy accuracy first reached the plan's target (null: not within the run). */
   reached: Record<LessonMode, number | null>;
@@ -92,11 +95,18 @@ export interface LessonRow {
 }
 
 export interface LessonView {
-  /** 'idle': not started in this page yet (`remaining` is then the measured length of a whole lesson). */
+  /**
+   * 'idle': nothing of it is stored yet (`remaining`: the last whole lesson's measured training time when
+   * it is being run again, else null); 'done' and 'paused' may be read back from storage (`readBack`).
+   */
   status: 'idle' | 'running' | 'paused' | 'done' | 'failed';
+  /** Shown from storage (a reload, a return visit), not trained in this page. */
+  readBack?: boolean;
+  /** A finished lesson: the seconds its six runs took to train and evaluate (stored with them), and when it finished; null when not all were recorded. */
+  trained: { seconds: number; finishedAt: number } | null;
   plan: LessonPlan;
   rolloutsPerIteration: number;
-  runs: { n: number; mode: LessonMode; runId: string; iteration: number; done: boolean; seconds?: number }[];
+  runs: { n: number; mode: LessonMode; runId: string; iteration: number; done: boolean; seconds?: number; finishedAt?: number }[];
   /** The run training now (index into runs), null when none. */
   current: number | null;
   rows: LessonRow[];
@@ -165,8 +175,10 @@ export function agentList(positions: readonly number[]): string {
 }
 
 /**
- * Words on the agents: which ones outcome reward improved (its interval above the untrained estimate),
- * which it made worse (below it), and each agent's change in points beside process reward's.
+ * Words on the agents: each one's change in step accuracy under both rewards, in points, then which
+ * changes lie beyond the noise (an interval that excludes the untrained estimate), so that a small
+ * change is never called a gain. Example:
+ *   "step accuracy by agent, in points: process +19.0, +18.0; outcome +2.0, +4.0 (beyond the noise: process raised agents 1-2; outcome, none)"
  */
 export function agentWords(agents: readonly LessonAgentRow[]): string {
   const gains = (mode: LessonMode) => agents.filter((a) => a.base && a[mode])
@@ -174,26 +186,33 @@ export function agentWords(agents: readonly LessonAgentRow[]): string {
   const outcome = gains('outcome');
   const process = gains('process');
   if (!outcome.length || !process.length) return '';
-  const helped = outcome.filter((g) => g.up).map((g) => g.agent);
-  const hurt = outcome.filter((g) => g.down).map((g) => g.agent);
-  const rest = outcome.filter((g) => !g.up).map((g) => g.agent);
   const list = (gs: typeof outcome) => gs.map((g) => pts(g.d)).join(', ');
-  let head = helped.length ? `outcome reward improved ${agentList(helped)}${rest.length ? `, not ${agentList(rest)}` : ''}` : 'outcome reward improved no agent';
-  if (hurt.length) head += ` and made ${agentList(hurt)} worse`;
-  return `${head} (step accuracy by agent, points: outcome ${list(outcome)}; process ${list(process)})`;
+  const beyond = (gs: typeof outcome) => {
+    const up = gs.filter((g) => g.up).map((g) => g.agent);
+    const down = gs.filter((g) => g.down).map((g) => g.agent);
+    const parts = [up.length ? `raised ${agentList(up)}` : '', down.length ? `lowered ${agentList(down)}` : ''].filter(Boolean);
+    return parts.length ? parts.join(' and ') : null;
+  };
+  const p = beyond(process);
+  const o = beyond(outcome);
+  const noise = p || o
+    ? `beyond the noise: ${p ? `process ${p}` : 'process, none'}; ${o ? `outcome ${o}` : 'outcome, none'}`
+    : 'no change beyond the noise';
+  return `step accuracy by agent, in points: process ${list(process)}; outcome ${list(outcome)} (${noise})`;
 }
 
 /** The sentence of one size: both final accuracies, the paired gap, and why there is none when there is none. */
 export function rowWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number, plan: LessonPlan): string {
   const { final, gap } = row;
   if (!final.process || !final.outcome) return `${row.n} agents: not finished yet`;
-  let s = `${row.n} agents: process ${formatPercent(final.process)}, outcome ${formatPercent(final.outcome)}`;
-  if (gap) s += `, ${formatPoints(gap)} paired over the same ${gap.n} problems`;
+  let s = `${row.n} agents: process ${pct1(final.process.p)} vs outcome ${pct1(final.outcome.p)}`;
+  if (gap) s += `, a gap of ${formatPoints(gap)} (paired, the same ${gap.n} problems)`;
   if (gap && gap.low <= 0 && gap.high >= 0) s += `. ${levelWords(row, rolloutsPerIteration, plan)}`;
   const words = agentWords(row.agents);
-  return words ? `${s}; ${words}.` : `${s}.`;
+  return words ? `${s}. ${words[0].toUpperCase()}${words.slice(1)}.` : `${s}.`;
 }
 
+const pct1 = (x: number) => `${(x * 100).toFixed(1)} %`;
 const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 /**
@@ -211,13 +230,13 @@ export function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: 
   const head = ceiling ? 'No gap: both reach the ceiling' : 'No gap shown at this budget: both end within the noise of this many problems';
   if (at('process') !== at('outcome')) return `${head}; the difference is how fast: process ${reach('process')}, outcome ${reach('outcome')}`;
   const step = row.untrainedStep;
-  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} of process reward's (CREDIT.md), too close to tell apart at this budget`;
+  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} of process reward's (docs/credit.md), too close to tell apart at this budget`;
   return `${head}, and neither was faster (both ${reach('process')})${signal}`;
 }
 
 /**
  * The gap chart's note: where the measured gap lies above the prediction and outcome reward's agents
- * lost step accuracy, outcome reward did not only learn slower, it unlearned (CREDIT.md: with a
+ * lost step accuracy, outcome reward did not only learn slower, it unlearned (docs/credit.md: with a
  * baseline, an agent whose step was right is pushed down whenever another agent failed).
  */
 export function gapWords(rows: readonly Omit<LessonRow, 'words'>[]): string {
@@ -229,7 +248,7 @@ export function gapWords(rows: readonly Omit<LessonRow, 'words'>[]): string {
   if (!rows.some((r) => r.gap)) return '';
   if (!above.length) return 'The measured gaps are within reach of the prediction.';
   const sizes = (rs: typeof rows) => rs.map((r) => r.n).join(' and ');
-  return `At ${sizes(above)} agents the gap is above the prediction${unlearnt.length ? `: under outcome reward the agents' step accuracy fell at ${sizes(unlearnt)} agents, so outcome reward did not only learn slower, it unlearned (CREDIT.md: "outcome reward pushes the wrong way")` : ''}.`;
+  return `At ${sizes(above)} agents the gap is above the prediction${unlearnt.length ? `: under outcome reward the agents' step accuracy fell at ${sizes(unlearnt)} agents, so outcome reward did not only learn slower, it unlearned (docs/credit.md, "Its limits")` : ''}.`;
 }
 
 /** The mean of the agents' step accuracies in an evaluation (relay's metrics.stepAccuracy), or null. */
@@ -259,9 +278,21 @@ export function lessonView(runs: readonly LessonRunData[], plan: LessonPlan, rol
   const rows = plan.sizes.map((n) => lessonRow(n, find(n, 'process'), find(n, 'outcome'), plan, rolloutsPerIteration));
   return {
     ...now, plan, rolloutsPerIteration,
-    runs: runs.map(({ n, mode, runId, iteration, done, seconds }) => ({ n, mode, runId, iteration, done, ...(seconds === undefined ? {} : { seconds }) })),
-    rows, gapWords: gapWords(rows),
+    runs: runs.map(({ n, mode, runId, iteration, done, seconds, finishedAt }) => ({
+      n, mode, runId, iteration, done, ...(seconds === undefined ? {} : { seconds }), ...(finishedAt === undefined ? {} : { finishedAt }),
+    })),
+    rows, gapWords: gapWords(rows), trained: trainedTime(runs, plan),
   };
+}
+
+/**
+ * A finished lesson's training time and end: the stored seconds of its runs, summed, and the last run's
+ * end; null unless every run of the plan is done with its time recorded.
+ */
+export function trainedTime(runs: readonly LessonRunData[], plan: LessonPlan): { seconds: number; finishedAt: number } | null {
+  const all = plan.sizes.flatMap((n) => LESSON_MODES.map((mode) => runs.find((r) => r.n === n && r.mode === mode)));
+  if (!all.every((r) => r?.done && r.seconds !== undefined && r.finishedAt !== undefined)) return null;
+  return { seconds: all.reduce((t, r) => t + r!.seconds!, 0), finishedAt: Math.max(...all.map((r) => r!.finishedAt!)) };
 }
 
 /**
@@ -286,17 +317,10 @@ export function remainingSeconds(elapsed: number, unitsDone: number, unitsLeft: 
   return unitsDone > 0 && elapsed > 0 ? (elapsed / unitsDone) * unitsLeft : null;
 }
 
-/**
- * Seconds a whole lesson took in the page on a 2-core machine without a GPU (test/e2e/lesson.test.ts:
- * 82 s with the fused decoding step and two rollout passes; 107 and 113 s before them): the estimate
- * before the first press, rounded up.
- */
-export const LESSON_MEASURED_SECONDS = 90;
-
-/** The view before the first press: the plan, empty charts, and the measured length. */
-export function idleLessonView(plan: LessonPlan = LESSON_PLAN): LessonView {
+/** The view before anything of the lesson is stored: the plan and empty charts; `remaining` a measured length when one is known. */
+export function idleLessonView(plan: LessonPlan = LESSON_PLAN, remaining: number | null = null): LessonView {
   const c = resolveTrainConfig(lessonPatch(plan.sizes[0], 'process', plan));
-  return lessonView([], plan, c.promptsPerIteration * c.samplesPerPrompt, { status: 'idle', current: null, elapsed: 0, remaining: LESSON_MEASURED_SECONDS });
+  return lessonView([], plan, c.promptsPerIteration * c.samplesPerPrompt, { status: 'idle', current: null, elapsed: 0, remaining });
 }
 
 // ---- the runner --------------------------------------------------------------------------------

@@ -3,25 +3,34 @@
  * each trained under process reward (the coach scores every step) and under outcome reward (every
  * step gets the team's 0/1): six runs, the same seed and problems, so that the claim of MAPPA shows
  * in minutes: process reward teaches every agent, outcome reward falls further behind the longer
- * the chain (../../../../shared/CREDIT.md, README "The relay team").
+ * the chain (docs/credit.md: the prediction, its derivation and its limits).
  *
  * Two halves: the maths (lesson-summary.ts, pure: `lessonView` turns the runs' evaluations into what
  * the page draws) and, here, the runner (`Lesson`): it opens and trains each run with RunSession, as
  * the lab's own runs (stored in the platform's run store, so a reload resumes them), and posts the
- * view after every step.
+ * view after every step. Each run stores the seconds it took to train (LESSON_TIME), so a finished
+ * lesson is read back whole after a reload (`readBack`: no model, no training) with the date it
+ * finished and its training time; `run(signal, { fresh: true })` trains all six again.
  * For: lab.ts (the `lesson` request); the page only draws the LessonView it is sent (Lesson.svelte).
  * Not for: drawing, or any training maths (core/loop, core/rl).
  *
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
- *          "4 agents: process 73.5 % [67.0, 79.1], outcome 50.5 % [43.6, 57.4], +23.0 pts [+14.2, +31.3] ..."
+ *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
 import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
-import type { EvalResult } from '../loop/records.ts';
-import { agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
+import type { EvalResult, IterationMetrics } from '../loop/records.ts';
+import { agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
 
 export * from './lesson-summary.ts';
+
+/** A lesson run's stored training time: seconds spent training and evaluating it (summed over every time it ran), and when it finished. */
+export const LESSON_TIME = 'lesson-time.json';
+interface LessonTime {
+  seconds: number;
+  finishedAt?: number;
+}
 
 /** What the lesson needs of the lab: the parts a config trains with, its store, its run id, and a writer's lock. */
 export interface LessonHost {
@@ -41,6 +50,8 @@ export class Lesson {
   private paceFrom: { at: number; units: number } | null = null;
   private current: number | null = null;
   private readonly rolloutsPerIteration: number;
+  /** A measured length for the estimate before the first run's pace is known: the last whole lesson's training time. */
+  private previous: number | null = null;
 
   constructor(private readonly host: LessonHost, private readonly plan: LessonPlan = LESSON_PLAN) {
     const c = resolveTrainConfig(lessonPatch(plan.sizes[0], 'process', plan));
@@ -63,13 +74,63 @@ export class Lesson {
     if (!this.paceFrom && this.unitsDone > 0) this.paceFrom = { at: now, units: this.unitsDone };
     const pace = this.paceFrom ? remainingSeconds((now - this.paceFrom.at) / 1000, this.unitsDone - this.paceFrom.units, this.unitsLeft()) : null;
     this.host.post(lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
-      status, current: this.current, elapsed, remaining: status === 'running' ? pace : 0, message,
+      status, current: this.current, elapsed, remaining: status === 'running' ? pace ?? this.previous : 0, message,
     }));
   }
 
-  /** Trains the six runs in turn (finished ones are read back); 'paused' when `signal` aborts. */
-  async run(signal: AbortSignal): Promise<'done' | 'paused'> {
+  /**
+   * What the store holds of the lesson, without loading a model or training: its runs' evaluations,
+   * iterations and stored training times. 'done' when all six are finished, 'paused' when some work is
+   * stored, else the idle view.
+   */
+  async readBack(): Promise<LessonView> {
+    for (const n of this.plan.sizes) {
+      for (const mode of LESSON_MODES) {
+        const c = resolveTrainConfig(lessonPatch(n, mode, this.plan));
+        const runId = this.host.runId(c);
+        const store = this.host.store(runId);
+        const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
+        if (!records.length) continue;
+        const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
+        const evals = [...records.filter((r) => r.eval && !r.perAgent), ...metrics.filter((m) => m.eval)].map((r) => ({ iteration: r.iteration, result: r.eval! }));
+        const data = this.record(n, mode, runId);
+        data.evals = evals;
+        data.iteration = metrics.at(-1)?.iteration ?? 0;
+        data.done = data.iteration >= c.iterations && evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
+        this.agentsOf(data, c.iterations);
+        Object.assign(data, await this.timeOf(store));
+      }
+    }
+    const done = this.runs.filter((r) => r.done).length;
+    const all = this.plan.sizes.length * LESSON_MODES.length;
+    const status = done === all ? 'done' : this.runs.length ? 'paused' : 'idle';
+    const view = lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
+      status, current: null, elapsed: 0, remaining: status === 'done' ? 0 : null,
+      message: status === 'paused' ? `stopped after ${done} of ${all} runs: press "Go on with the lesson" to train the rest` : undefined,
+    });
+    return { ...view, readBack: true };
+  }
+
+  /** A run's stored training time (none for runs trained before it was recorded). */
+  private async timeOf(store: RunStore): Promise<{ seconds?: number; finishedAt?: number }> {
+    const text = await store.readFile(LESSON_TIME);
+    if (typeof text !== 'string') return {};
     try {
+      const t = JSON.parse(text) as LessonTime;
+      return { seconds: t.seconds, ...(t.finishedAt === undefined ? {} : { finishedAt: t.finishedAt }) };
+    } catch {
+      return {};
+    }
+  }
+
+  /**
+   * Trains the six runs in turn (finished ones are read back); 'paused' when `signal` aborts.
+   * `fresh`: delete the stored runs first and train all six again (the last whole lesson's training
+   * time is the estimate until the first run's pace is known).
+   */
+  async run(signal: AbortSignal, opts: { fresh?: boolean } = {}): Promise<'done' | 'paused'> {
+    try {
+      if (opts.fresh) await this.clearAll();
       for (const n of this.plan.sizes) {
         for (const mode of LESSON_MODES) {
           if (signal.aborted || (await this.one(n, mode, signal)) === 'paused') {
@@ -89,6 +150,28 @@ export class Lesson {
     }
   }
 
+  /** Deletes the six stored runs (each claimed while it is deleted), keeping the last whole lesson's training time as the first estimate. */
+  private async clearAll(): Promise<void> {
+    if (!this.runs.length) await this.readBack();
+    this.previous = trainedTime(this.runs, this.plan)?.seconds ?? null;
+    this.runs.length = 0;
+    for (const n of this.plan.sizes) {
+      for (const mode of LESSON_MODES) {
+        const runId = this.host.runId(resolveTrainConfig(lessonPatch(n, mode, this.plan)));
+        const lock = this.host.claim ? await this.host.claim(runId) : null;
+        if (this.host.claim && !lock) throw new Error(`the lesson's run "${runId}" is training in another tab; close that tab or pause it there`);
+        try {
+          const store = this.host.store(runId);
+          await store.claim?.();
+          await store.clear();
+        } finally {
+          lock?.release();
+        }
+      }
+    }
+    this.show('running');
+  }
+
   /** Opens one run (resumed when stored) and trains it to the end (its evaluations measure its agents). */
   private async one(n: number, mode: LessonMode, signal: AbortSignal): Promise<'done' | 'paused'> {
     const patch = lessonPatch(n, mode, this.plan);
@@ -102,21 +185,29 @@ export class Lesson {
       const parts = await this.host.parts(c);
       const data = this.record(n, mode, runId);
       this.current = this.runs.indexOf(data);
-      const began = performance.now();
       const session = await this.open(c, parts, store, data);
+      Object.assign(data, await this.timeOf(store));
+      const finished = data.iteration >= c.iterations && data.evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
+      const began = performance.now();
+      let how: 'done' | 'paused' | 'stepped' = 'paused';
       try {
         await store.describe(`lesson: relay of ${n}, ${mode}, seed ${c.seed}`, patch, session.trainer.iteration);
         this.show('running');
-        const how = await session.run({ signal });
+        how = await session.run({ signal });
         await session.saveIfBehind();
-        if (how !== 'done') return 'paused';
-        data.done = true;
-        this.show('running');
-        return 'done';
       } finally {
-        data.seconds = (data.seconds ?? 0) + (performance.now() - began) / 1000;
+        // The time it trained here is stored with it (a finished run read back adds none).
+        if (!finished) {
+          const time: LessonTime = { seconds: (data.seconds ?? 0) + (performance.now() - began) / 1000, ...(how === 'done' ? { finishedAt: Date.now() } : {}) };
+          Object.assign(data, time);
+          await store.writeFile(LESSON_TIME, JSON.stringify(time)).catch(() => undefined);
+        }
         session.dispose();
       }
+      if (how !== 'done') return 'paused';
+      data.done = true;
+      this.show('running');
+      return 'done';
     } finally {
       lock?.release();
     }
@@ -132,14 +223,16 @@ export class Lesson {
   }
 
   /** The run's session, with its history read back and its evaluations and iterations fed into `data`. */
+  /** Each agent's step accuracy before and after: the greedy pass of the untrained team's evaluation and of the last one. */
+  private agentsOf(data: LessonRunData, iterations: number): void {
+    const at = (it: number) => data.evals.find((e) => e.iteration === it)?.result;
+    const base = at(0);
+    const final = at(iterations);
+    data.agents = { base: base && agentStepsOfEval(base), final: final && agentStepsOfEval(final) };
+  }
+
   private async open(c: TrainConfig, parts: RunParts, store: RunStore, data: LessonRunData): Promise<RunSession> {
-    // Each agent's step accuracy before and after: the greedy pass of the untrained team's evaluation and of the last one.
-    const agentsOf = () => {
-      const at = (it: number) => data.evals.find((e) => e.iteration === it)?.result;
-      const base = at(0);
-      const final = at(c.iterations);
-      data.agents = { base: base && agentStepsOfEval(base), final: final && agentStepsOfEval(final) };
-    };
+    const agentsOf = () => this.agentsOf(data, c.iterations);
     const addEval = (iteration: number, result: EvalResult) => {
       if (result.of !== undefined) return;
       data.evals = [...data.evals.filter((e) => e.iteration !== iteration), { iteration, result }];

@@ -44,9 +44,13 @@ export class ProgressBars {
     this.send(p);
   }
 
-  /** An iteration's phase began or ended. */
+  /** An iteration's phase began or ended. The rollouts' end (or the coaching's or the update's start) takes down their pre-fill and decoding bars. */
   phase(phase: Phase, status: 'start' | 'end'): void {
     const now = performance.now();
+    if ((phase === 'rollout' && status === 'end') || (status === 'start' && (phase === 'coach' || phase === 'update'))) {
+      // A generation whose rows all stopped early never reports its last step: its bar would stay up through the update.
+      for (const task of ['prefill', 'decode'] as const) this.report({ task, label: '', done: 1, total: 1, finished: true });
+    }
     if (status === 'start' && !this.phaseStarts.has(phase)) this.phaseStarts.set(phase, now);
     const started = this.phaseStarts.get(phase) ?? now;
     const finished = status === 'end';

@@ -16,6 +16,7 @@ import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.t
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { LessonView } from './lesson.ts';
+import type { CoachQuality } from './coach-quality.ts';
 
 export interface RunRecord {
   runId: string;
@@ -74,8 +75,9 @@ export interface Requests {
   /**
    * "Run the lesson": the relay team of 2, 4 and 6 agents under process and outcome reward, six runs in
    * turn (lesson.ts), resumed where they stopped; answered at once, its progress comes as 'lesson' events.
+   * `fresh`: delete the stored lesson and train all six runs again ("Run the lesson again").
    */
-  lesson: { args: Record<string, never>; value: null };
+  lesson: { args: { fresh?: boolean }; value: null };
   step: { args: Record<string, never>; value: null };
   /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
   takeOver: { args: Record<string, never>; value: { iteration: number } };
@@ -142,6 +144,8 @@ export type WorkerEvent =
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
   | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number;
       /** The coach that scores this run, by name ("rule:relay", "model:models/relay-judge", "webllm:..."). */ coach: string;
+      /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
+      /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
       /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   | { kind: 'state'; state: LabState; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
@@ -151,8 +155,11 @@ export type WorkerEvent =
   /** Everything saved for a run, sent after configure (resume) so charts are whole after a reload. */
   | { kind: 'history'; runId: string; metrics: IterationMetrics[]; evals: { iteration: number; result: EvalResult }[]; trajectories: { iteration: number; trajectories: TrajectoryView[] } | null }
   | { kind: 'model'; name: string; parameters: number; bytes: number }
-  /** The comparison's other run moved on (an iteration or a finished evaluation): redraw its overlay. */
-  | { kind: 'partner'; runId: string; mode: string; iteration: number }
+  /**
+   * The comparison's other run moved on: an iteration (`iteration` of `iterations`), or an evaluation
+   * (`eval`: a running estimate while `result.of` is set, then the finished one), drawn beside the run's own.
+   */
+  | { kind: 'partner'; runId: string; mode: string; iteration: number; iterations: number; eval?: { iteration: number; result: EvalResult } }
   /** The lesson's state after each of its steps: every curve, interval and sentence the page draws (lesson.ts). */
   | { kind: 'lesson'; view: LessonView }
   | { kind: 'error'; message: string }

@@ -15,7 +15,8 @@ import { loadModel, type LoadedModel } from '../engine/model/load.ts';
 import type { ModelSource } from '../engine/model/source.ts';
 import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
 import type { Coach } from '../coach/coach.ts';
-import { buildCoach, wrapCoach } from '../coach/coaches.ts';
+import { buildCoach, judgeSpec, wrapCoach } from '../coach/coaches.ts';
+import { coachQuality, reportRanking, type CoachQuality } from './coach-quality.ts';
 import { LocalCompute } from '../compute/local.ts';
 import { domainOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
@@ -157,6 +158,24 @@ export class Shelf {
   private coach(c: TrainConfig): Promise<Coach> | Coach {
     if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow));
     return wrapCoach(this.webllm.coach, c.coach);
+  }
+
+  /**
+   * What the coach of a run of `c` is, in one line (coach-quality.ts): a judge's ranking is read from
+   * its folder's report.json where it has one (`check.ranking`), else from the measured table.
+   */
+  async coachQuality(c: TrainConfig, coachName: string): Promise<CoachQuality> {
+    const domain = c.workflow.domain;
+    if (!coachName.startsWith('model:')) return coachQuality(coachName, domain, c.coach.miscalibration);
+    const spec = judgeSpec(c.coach, domainOf(c.workflow));
+    let report: unknown = null;
+    try {
+      const source = this.platform.modelSource(spec, this.baseUrl);
+      if (await source.has('report.json')) report = await source.readJson('report.json');
+    } catch {
+      report = null; // no report: the table's figure, or "not measured"
+    }
+    return coachQuality(coachName, domain, c.coach.miscalibration, reportRanking(report), `${spec.replace(/^https?:\/\/[^/]+\//, '').replace(/^\.\//, '')}/report.json`);
   }
 
   /** The agents' code sandbox, started on first use. */

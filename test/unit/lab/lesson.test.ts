@@ -1,11 +1,13 @@
 // The lesson's summary maths (src/core/lab/lesson.ts) on hand-made results: the curves' Wilson
 // intervals, the paired process - outcome gap, the predicted gap, rollouts to the target, the
-// per-agent rows and the words the page shows; and the per-agent counts from relay trajectories.
+// per-agent rows and the words the page shows; a finished lesson read back from storage with its
+// training time and date (no model, no training); and the per-agent counts from relay trajectories.
 import { describe, expect, it } from 'vitest';
 import {
-  agentList, agentStepsOfEval, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
-  type LessonRunData,
+  agentList, agentStepsOfEval, agentWords, gapWords, curveOf, Lesson, LESSON_TIME, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
+  trainedTime, type LessonRunData,
 } from '../../../src/core/lab/lesson.ts';
+import { MemoryStore } from '../../helpers/loop.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
@@ -50,7 +52,7 @@ describe('the lesson summary', () => {
     expect(pairedGap(a, { ...b, perTask: { ...b.perTask!, ids: IDS.map((x) => `${x}!`) } })).toBeNull();
   });
 
-  it('writes a size with a gap: both accuracies, the paired gap, and which agents outcome reward improved', () => {
+  it('writes a size with a gap: both accuracies, the paired gap, and which agents each reward changed beyond the noise', () => {
     const base = steps([80, 80, 80, 80]);
     const v = lessonView([
       run(4, 'process', [[0, 40], [5, 80], [10, 97]], { base, final: steps([99, 98, 97, 99]) }),
@@ -59,9 +61,9 @@ describe('the lesson summary', () => {
     const row = v.rows.find((r) => r.n === 4)!;
     expect(row.final.process!.p).toBe(0.97);
     expect(row.gap!.p).toBeCloseTo(0.37);
-    expect(row.words).toMatch(/^4 agents: process 97\.0 % \[\d+\.\d, \d+\.\d\], outcome 60\.0 % \[\d+\.\d, \d+\.\d\], \+37\.0 pts \[\+\d+\.\d, \+\d+\.\d\] paired over the same 100 problems/);
-    expect(row.words).toContain('outcome reward improved agents 1-3, not agent 4');
-    // CREDIT.md: outcome gains p^(N-1) of process's gain; untrained step accuracy 0.8, team 40 %, process +57 points.
+    expect(row.words).toMatch(/^4 agents: process 97\.0 % vs outcome 60\.0 %, a gap of \+37\.0 pts \[\+\d+\.\d, \+\d+\.\d\] \(paired, the same 100 problems\)\. /);
+    expect(row.words).toContain('Step accuracy by agent, in points: process +19.0, +18.0, +17.0, +19.0; outcome +13.0, +12.0, +14.0, 0.0 (beyond the noise: process raised agents 1-4; outcome raised agents 1-3).');
+    // docs/credit.md: outcome gains p^(N-1) of process's gain; untrained step accuracy 0.8, team 40 %, process +57 points.
     expect(row.predictedGap).toBeCloseTo((1 - 0.8 ** 3) * 0.57);
     expect(row.agents[3]).toMatchObject({ agent: 4, base: wilson(80, 100), outcome: wilson(80, 100) });
     // The size with no runs yet says so.
@@ -93,8 +95,8 @@ describe('the lesson summary', () => {
       run(4, 'process', [[0, 40], [10, 97]], { base, final: steps([99, 98, 97, 99]) }),
       run(4, 'outcome', [[0, 40], [10, 30]], { base, final: steps([70, 75, 80, 78]) }),
     ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
-    expect(v.rows[1].words).toContain('outcome reward improved no agent and made agent 1 worse');
-    expect(v.gapWords).toBe('At 4 agents the gap is above the prediction: under outcome reward the agents\' step accuracy fell at 4 agents, so outcome reward did not only learn slower, it unlearned (CREDIT.md: "outcome reward pushes the wrong way").');
+    expect(v.rows[1].words).toContain('outcome lowered agent 1)');
+    expect(v.gapWords).toBe('At 4 agents the gap is above the prediction: under outcome reward the agents\' step accuracy fell at 4 agents, so outcome reward did not only learn slower, it unlearned (docs/credit.md, "Its limits").');
     expect(gapWords([])).toBe('');
   });
 
@@ -103,6 +105,17 @@ describe('the lesson summary', () => {
     expect(v.rows[0].curves.process).toHaveLength(2);
     expect(v.rows[0].final.process).toBeNull();
     expect(v.runs).toEqual([{ n: 2, mode: 'process', runId: '2-process', iteration: 5, done: false }]);
+  });
+
+  it('never calls a change within the noise a gain, nor leaves it unsaid', () => {
+    const base = steps([80, 80]);
+    const words = agentWords([
+      { agent: 1, base: wilson(80, 100), process: wilson(95, 100), outcome: wilson(82, 100) },
+      { agent: 2, base: wilson(80, 100), process: wilson(96, 100), outcome: wilson(84, 100) },
+    ]);
+    expect(words).toBe('step accuracy by agent, in points: process +15.0, +16.0; outcome +2.0, +4.0 (beyond the noise: process raised agents 1, 2; outcome, none)');
+    expect(words).not.toMatch(/improved no agent/);
+    expect(base.right).toHaveLength(2);
   });
 
   it('names agents in words', () => {
@@ -124,6 +137,48 @@ describe('the lesson summary', () => {
     expect(c.rewards.mode).toBe('outcome');
     expect(c.iterations).toBe(LESSON_PLAN.iterations);
     expect(c.seed).toBe(LESSON_PLAN.seed);
+  });
+});
+
+describe('a finished lesson is a saved result', () => {
+  const SMALL = { ...LESSON_PLAN, sizes: [2], iterations: 10, evalEvery: 5 };
+  const done = (n: number, mode: 'process' | 'outcome', seconds: number, finishedAt: number): LessonRunData =>
+    ({ ...run(n, mode, [[0, 40], [10, mode === 'process' ? 90 : 60]], {}), seconds, finishedAt });
+
+  it('sums the stored training times of its runs, and ends when the last one ended; nothing until all are recorded', () => {
+    expect(trainedTime([done(2, 'process', 30, 1000), done(2, 'outcome', 25, 2000)], SMALL)).toEqual({ seconds: 55, finishedAt: 2000 });
+    expect(trainedTime([done(2, 'process', 30, 1000)], SMALL)).toBeNull();
+    expect(trainedTime([done(2, 'process', 30, 1000), { ...done(2, 'outcome', 25, 2000), seconds: undefined }], SMALL)).toBeNull();
+  });
+
+  it('reads back from the store without a model: the curves, the table and the training time (not the time to read it)', async () => {
+    const stores = new Map<string, MemoryStore>();
+    const host = {
+      parts: () => { throw new Error('a read-back loads no model'); },
+      store: (runId: string) => stores.get(runId) ?? stores.set(runId, new MemoryStore()).get(runId)!,
+      runId: (c: { rewards: { mode: string }; workflow: { agents: unknown[] } }) => `relay-${c.workflow.agents.length}-${c.rewards.mode}`,
+      post: () => undefined,
+    };
+    const lesson = () => new Lesson(host as never, SMALL);
+    expect((await lesson().readBack()).status).toBe('idle');
+    for (const [mode, k, seconds, at] of [['process', 90, 31.5, 1_700_000_000_000], ['outcome', 60, 28.5, 1_700_000_100_000]] as const) {
+      const store = host.store(`relay-2-${mode}`);
+      await store.appendMetrics({ iteration: 0, eval: ev(40) });
+      for (let it = 1; it <= 10; it++) await store.appendMetrics({ iteration: it, perAgent: {}, ...(it === 10 ? { eval: ev(k) } : {}) });
+      await store.writeFile(LESSON_TIME, JSON.stringify({ seconds, finishedAt: at }));
+    }
+    const v = await lesson().readBack();
+    expect(v.status).toBe('done');
+    expect(v.readBack).toBe(true);
+    expect(v.trained).toEqual({ seconds: 60, finishedAt: 1_700_000_100_000 });
+    expect(v.rows[0].gap!.p).toBeCloseTo(0.3);
+    expect(v.rows[0].curves.process.map((p) => p.iteration)).toEqual([0, 10]);
+    // Half a lesson stored: paused, with what is left in words.
+    await host.store('relay-2-outcome').clear();
+    const half = await lesson().readBack();
+    expect(half.status).toBe('paused');
+    expect(half.message).toMatch(/after 1 of 2 runs/);
+    expect(half.trained).toBeNull();
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The shelf (src/core/lab/shelf.ts) with the real shipped models: a run coached by a judge model loads the
  * team's own judge (models/relay-judge for the relay), and the page's model panel is told last of the
- * agents' model, not of the judge that loaded after it.
+ * agents' model, not of the judge that loaded after it; the coach line reads a judge's ranking from its
+ * folder's report.json.
  */
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
@@ -27,4 +28,16 @@ describe('Shelf.parts', () => {
     expect(models.at(-1)).toBe('models/relay');
     parts.agentModel.model.dispose();
   }, 60_000);
+
+  it('says what the coach is: a judge\'s ranking comes from its folder\'s report.json, the rubric is the rater', async () => {
+    const platform = { modelSource: (spec: string) => folderSource(spec) } as unknown as LabPlatform;
+    const shelf = new Shelf(platform, new ProgressBars(() => {}), () => {});
+    const weak = resolveTrainConfig({ ...relayConfig(4), coach: { kind: 'model', model: 'test/fixtures/relay-judge-weak', template: 'generic' } });
+    const q = await shelf.coachQuality(weak, 'model:test/fixtures/relay-judge-weak');
+    expect(q.ranking!.p).toBeCloseTo(0.617, 3);
+    expect(q.weak).toBe(true);
+    expect(q.line).toContain('(test/fixtures/relay-judge-weak/report.json)');
+    const rubric = await shelf.coachQuality(resolveTrainConfig({ ...relayConfig(4), coach: { kind: 'rule' } }), 'rule:relay');
+    expect([rubric.isRater, rubric.weak]).toEqual([true, false]);
+  });
 });

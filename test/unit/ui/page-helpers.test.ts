@@ -126,7 +126,10 @@ describe('overlays', () => {
     // Only a twin (same settings and seed, the other reward mode) starts from this run's untrained team.
     expect(o.map((x) => [x.mode, x.sharesBaseline])).toEqual([['process', false], ['process', true]]);
     const twin = pickOverlays([rec('math-chain-outcome-seed0-ff', { rewards: { mode: 'outcome' } }, 1, [1, 2])], math, 'x', {});
-    expect(twin.map((x) => [x.mode, x.sharesBaseline])).toEqual([['outcome', true]]);
+    expect(twin.map((x) => [x.mode, x.sharesBaseline, x.label])).toEqual([['outcome', true, 'outcome twin']]);
+    // A lesson run's legend fits one line: its budget differs from the open run's, and that is what a lesson run is.
+    const lesson = pickOverlays([{ ...rec('math-chain-outcome-seed0-hh', { rewards: { mode: 'outcome' }, iterations: 15, evalEvery: 5, checkpointEvery: 5, evalTasks: 100 }, 1, [1, 2]), label: 'lesson: relay of 4, outcome, seed 0' }], math, 'x', {});
+    expect(lesson[0].label).toBe('lesson, outcome');
     expect(pickOverlays([rec('math-chain-outcome-seed3-gg', { rewards: { mode: 'outcome' }, seed: 3 }, 1, [1, 2])], math, 'x', {})[0].sharesBaseline).toBe(false);
     expect(pickOverlays(runs, data, 'x', {}).map((x) => x.runId)).toEqual(['data-team-process-seed0-dd']);
     expect(pickOverlays(runs, null, 'x')).toEqual([]);
