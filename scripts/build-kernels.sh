@@ -16,7 +16,9 @@ node -e '
 const fs = require("fs");
 const [wasm, target, compiler] = process.argv.slice(1);
 const b64 = fs.readFileSync(wasm).toString("base64");
+// the base64 in string literals of 128 characters, one a line, so that no line is over 160
+const chunks = b64.match(/.{1,128}/g).map((c) => `  ${JSON.stringify(c)}`).join(" +\n");
 fs.writeFileSync(target, `/** Built by scripts/build-kernels.sh from ./c/attention.c (wasm32, SIMD): do not edit. */\n`
-  + `export const ATTENTION_WASM_COMPILER = ${JSON.stringify(compiler)};\nexport const ATTENTION_WASM = ${JSON.stringify(b64)};\n`);
+  + `export const ATTENTION_WASM_COMPILER = ${JSON.stringify(compiler)};\nexport const ATTENTION_WASM =\n${chunks};\n`);
 ' "$out/attention.wasm" src/core/engine/kernels/attention-wasm-bytes.ts "$(clang --version | head -n 1)"
 echo "built src/core/engine/kernels/attention-wasm-bytes.ts"
