@@ -57,7 +57,9 @@ export function threadsFlag(flag: string | undefined): number | undefined {
 export function threadCount(flag: string | undefined, backend = currentBackend()?.name ?? 'cpu', cores = availableParallelism()): number {
   const n = threadsFlag(flag);
   if (n !== undefined) {
-    if (n > 1 && backend !== 'wasm') throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
+    if (n > 1 && backend !== 'wasm') {
+      throw new CliError(`--threads ${n} needs the wasm backend (this run uses ${backend}); drop --threads or pass --backend wasm`);
+    }
     return n;
   }
   return backend === 'wasm' ? Math.max(1, cores) : 1;

@@ -262,14 +262,16 @@ function differenceCell(s: RunSummary, ref: RunSummary): string {
  */
 export function formatCompareTable(rows: RunSummary[]): string {
   const lines = [
-    '| run | reward | seed | iterations | rollouts | baseline greedy | final greedy [95 %] | best greedy | final sampled [95 %] | target | rollouts to target | final greedy vs first run [95 %] |',
+    '| run | reward | seed | iterations | rollouts | baseline greedy | final greedy [95 %] | best greedy | final sampled [95 %] | target | ' +
+      'rollouts to target | final greedy vs first run [95 %] |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const s of rows) {
     const r = s.run;
     const iters = r.plannedIterations && r.plannedIterations !== r.iterations ? `${r.iterations}/${r.plannedIterations}` : `${r.iterations}`;
-    lines.push(`| ${r.label} | ${r.reward} | ${r.seed ?? '?'} | ${iters} | ${r.rollouts} | ${pct(r.baseline?.greedy)} | ${pctIn(s.final?.greedy, s.finalGreedyInterval)} | ` +
-      `${pct(s.bestGreedy)} | ${pctIn(s.final?.sampled, s.finalSampledInterval)} | ${pct(s.target)} | ${s.rolloutsToTarget ?? 'not reached'} | ${differenceCell(s, rows[0])} |`);
+    lines.push(`| ${r.label} | ${r.reward} | ${r.seed ?? '?'} | ${iters} | ${r.rollouts} | ${pct(r.baseline?.greedy)} | ` +
+      `${pctIn(s.final?.greedy, s.finalGreedyInterval)} | ${pct(s.bestGreedy)} | ${pctIn(s.final?.sampled, s.finalSampledInterval)} | ` +
+      `${pct(s.target)} | ${s.rolloutsToTarget ?? 'not reached'} | ${differenceCell(s, rows[0])} |`);
   }
   return lines.join('\n') + '\n';
 }
@@ -330,7 +332,8 @@ export function compareSvg(runs: RunCurve[], opts: { width?: number; height?: nu
   const y = (v: number) => (m.top + plotH - (v / yMax) * plotH).toFixed(1);
 
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+    'font-family="sans-serif" font-size="12">');
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="white"/>`);
   out.push(`<text x="${m.left}" y="${m.top - 16}" font-size="14" font-weight="bold">${escapeXml(opts.title ?? 'Held-out greedy accuracy vs rollouts')}</text>`);
   // Grid and ticks.
@@ -351,7 +354,8 @@ export function compareSvg(runs: RunCurve[], opts: { width?: number; height?: nu
   runs.forEach((r, i) => {
     const color = COLORS[i % COLORS.length];
     const pts = series[i];
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${x(p.rollouts)},${y(p.greedy)}`).join(' ')}"><title>${escapeXml(r.label)}</title></polyline>`);
+    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${pts.map((p) => `${x(p.rollouts)},${y(p.greedy)}`).join(' ')}">` +
+      `<title>${escapeXml(r.label)}</title></polyline>`);
     for (const p of pts) out.push(`<circle cx="${x(p.rollouts)}" cy="${y(p.greedy)}" r="2.5" fill="${color}"/>`);
     const ly = m.top + 8 + i * 18;
     const lx = m.left + plotW + 16;

@@ -28,7 +28,10 @@ const USAGE = 'usage: mappa eval [--config FILE] [--adapters DIR] [--tasks N] [-
   '       [--threads N]   (2 or more on wasm, the default on a multi-core machine: the sampled pass runs on a worker; same result)\n';
 
 export async function evalCommand(argv: string[]): Promise<void> {
-  const o = parseOptions(argv, { config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' }, dataset: { type: 'string' }, trajectories: { type: 'string' }, threads: { type: 'string' }, ...BACKEND_OPTION }, USAGE);
+  const o = parseOptions(argv, {
+    config: { type: 'string' }, adapters: { type: 'string' }, tasks: { type: 'string' },
+    dataset: { type: 'string' }, trajectories: { type: 'string' }, threads: { type: 'string' }, ...BACKEND_OPTION,
+  }, USAGE);
   threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const heldOut = await readDataset(o.dataset, '--dataset');
   const config = await readConfig(o.config, { evalTasks: o.tasks === undefined ? undefined : parseIntFlag(o.tasks, '--tasks', 1, 200) });
@@ -46,7 +49,9 @@ export async function evalCommand(argv: string[]): Promise<void> {
     await worker?.close();
   }
   const { result } = chunk;
-  if (o.trajectories) await writeFile(o.trajectories, trajectoryLines(0, chunk.greedy, { eval: 'greedy' }) + trajectoryLines(0, chunk.sampled, { eval: 'sampled' }));
+  if (o.trajectories) {
+    await writeFile(o.trajectories, trajectoryLines(0, chunk.greedy, { eval: 'greedy' }) + trajectoryLines(0, chunk.sampled, { eval: 'sampled' }));
+  }
   const greedy = accuracyInterval(result.greedy, result.tasks, result.perTask?.greedy);
   const sampled = accuracyInterval(result.sampled, result.tasks, result.perTask?.sampled);
   process.stderr.write(`greedy ${formatPercent(greedy)} on ${result.tasks} problems\n` +
@@ -68,9 +73,13 @@ function adapterFolders(dir: string, agents: string[]): Map<string, string | nul
   const found = new Map(agents.map((id) => [id, existsSync(path.join(dir, id, 'adapter_config.json')) ? path.join(dir, id) : null]));
   const missing = agents.filter((id) => !found.get(id));
   if (missing.length === agents.length) {
-    const hint = existsSync(path.join(dir, 'adapters')) ? `; did you mean ${path.join(dir, 'adapters')}?` : ' (mappa train writes them under <out>/adapters)';
-    throw new CliError(`--adapters: "${dir}" holds no adapter for any agent of this team (expected ${agents.map((id) => `${id}/adapter_config.json`).join(', ')})${hint}`);
+    const hint = existsSync(path.join(dir, 'adapters'))
+      ? `; did you mean ${path.join(dir, 'adapters')}?` : ' (mappa train writes them under <out>/adapters)';
+    throw new CliError(`--adapters: "${dir}" holds no adapter for any agent of this team ` +
+      `(expected ${agents.map((id) => `${id}/adapter_config.json`).join(', ')})${hint}`);
   }
-  if (missing.length) process.stderr.write(`--adapters: no adapter for ${missing.join(', ')} in "${dir}"; ${missing.length > 1 ? 'they use' : 'it uses'} the base model\n`);
+  if (missing.length) {
+    process.stderr.write(`--adapters: no adapter for ${missing.join(', ')} in "${dir}"; ${missing.length > 1 ? 'they use' : 'it uses'} the base model\n`);
+  }
   return found;
 }

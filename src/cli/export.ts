@@ -119,12 +119,16 @@ function parse(argv: string[]) {
     throw new CliError(`${(err as Error).message}\n\n${USAGE}`);
   }
   const o = parsed.values;
-  if (o.target !== 'marti') throw new CliError(`--target must be "marti" (the only trainer supported so far), got ${o.target === undefined ? 'nothing' : `"${o.target}"`}\n\n${USAGE}`);
+  if (o.target !== 'marti') {
+    throw new CliError(`--target must be "marti" (the only trainer supported so far), got ${o.target === undefined ? 'nothing' : `"${o.target}"`}\n\n${USAGE}`);
+  }
   if (parsed.positionals.length > 1) throw new CliError(`one run folder at most, got ${parsed.positionals.length}: ${parsed.positionals.join(' ')}`);
   const dir = parsed.positionals[0];
   if (dir && o.config) throw new CliError('give a run folder or --config FILE, not both');
   if (dir && !existsSync(dir)) throw new CliError(`"${dir}" does not exist; pass a run folder written by "mappa train --out DIR"`);
-  if (dir && !existsSync(path.join(dir, 'config.json'))) throw new CliError(`"${dir}" has no config.json, so it is not a run folder; pass one written by "mappa train", or --config FILE`);
+  if (dir && !existsSync(path.join(dir, 'config.json'))) {
+    throw new CliError(`"${dir}" has no config.json, so it is not a run folder; pass one written by "mappa train", or --config FILE`);
+  }
   return { dir, configFile: dir ? path.join(dir, 'config.json') : o.config, out: o.out ?? (dir ? path.join(dir, 'marti') : 'marti-export'), bench: o.bench };
 }
 

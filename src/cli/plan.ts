@@ -55,15 +55,19 @@ export async function planCommand(argv: string[]): Promise<void> {
     microBatch: positive(o['micro-batch'], '--micro-batch', 4), backend,
   });
   const limits: DeviceLimits = {
-    memory: o['memory-gib'] !== undefined ? positive(o['memory-gib'], '--memory-gib', 0, false) * 2 ** 30 : backend === 'wasm' ? 4 * 2 ** 30 : undefined,
-    maxStorageBufferBindingSize: o['binding-mib'] !== undefined ? positive(o['binding-mib'], '--binding-mib', 0, false) * 2 ** 20 : backend === 'webgpu' ? 128 * 2 ** 20 : undefined,
-    maxBufferSize: o['max-buffer-mib'] !== undefined ? positive(o['max-buffer-mib'], '--max-buffer-mib', 0, false) * 2 ** 20 : backend === 'webgpu' ? 256 * 2 ** 20 : undefined,
+    memory: o['memory-gib'] !== undefined ? positive(o['memory-gib'], '--memory-gib', 0, false) * 2 ** 30
+      : backend === 'wasm' ? 4 * 2 ** 30 : undefined,
+    maxStorageBufferBindingSize: o['binding-mib'] !== undefined ? positive(o['binding-mib'], '--binding-mib', 0, false) * 2 ** 20
+      : backend === 'webgpu' ? 128 * 2 ** 20 : undefined,
+    maxBufferSize: o['max-buffer-mib'] !== undefined ? positive(o['max-buffer-mib'], '--max-buffer-mib', 0, false) * 2 ** 20
+      : backend === 'webgpu' ? 256 * 2 ** 20 : undefined,
   };
   const verdict = fitsLimits(plan, limits);
   const s = plan.settings;
   const lines = [
     `memory plan: ${source.name} (${config.numLayers} layers, hidden ${config.hiddenSize}, vocab ${config.vocabSize}), ${backend}, float32`,
-    `run: ${s.rows} rows x (${s.promptTokens} prompt + ${s.actionTokens} action) tokens, LoRA rank ${s.rank} on ${s.targets.join(', ')}, micro-batch ${s.microBatch} (${plan.microBatchRows} rows per training pass)`,
+    `run: ${s.rows} rows x (${s.promptTokens} prompt + ${s.actionTokens} action) tokens, LoRA rank ${s.rank} on ${s.targets.join(', ')}, ` +
+      `micro-batch ${s.microBatch} (${plan.microBatchRows} rows per training pass)`,
     '',
     '| part | MiB |',
     '|---|---:|',
@@ -79,7 +83,8 @@ export async function planCommand(argv: string[]): Promise<void> {
     `| **peak** | ${mib(plan.peak)} |`,
     '',
     `largest buffer: ${plan.largest.what} [${plan.largest.shape.join(', ')}] ${mib(plan.largest.bytes)} MiB`,
-    `limits: memory ${limits.memory ? `${mib(limits.memory)} MiB` : 'not given'}, storage binding ${limits.maxStorageBufferBindingSize ? `${mib(limits.maxStorageBufferBindingSize)} MiB` : 'not given'}, ` +
+    `limits: memory ${limits.memory ? `${mib(limits.memory)} MiB` : 'not given'}, ` +
+      `storage binding ${limits.maxStorageBufferBindingSize ? `${mib(limits.maxStorageBufferBindingSize)} MiB` : 'not given'}, ` +
       `buffer ${limits.maxBufferSize ? `${mib(limits.maxBufferSize)} MiB` : 'not given'}`,
     verdict.fits ? 'fits: yes' : 'fits: NO',
     ...verdict.problems.map((p) => `- ${p}`),

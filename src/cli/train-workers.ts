@@ -48,7 +48,10 @@ export async function startWorkerLanes(count: number, model: CausalLM): Promise<
     return out;
   });
   const boot = tsWorkerBoot(import.meta.url);
-  const workers = [...Array(count)].map(() => new Worker(boot, { eval: true, workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot }));
+  const workers = [...Array(count)].map(() => new Worker(boot, {
+    eval: true,
+    workerData: { role: 'update-lane', config: model.config, weights } satisfies Boot,
+  }));
   try {
     await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => {
       w.once('message', (m: { ready?: boolean; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
@@ -85,7 +88,10 @@ async function serve(): Promise<void> {
     return;
   }
   parentPort!.postMessage({ ready: true });
-  const endpoint = { postMessage: (m: unknown, t?: Transferable[]) => parentPort!.postMessage(m, t as never), onMessage: (h: (m: unknown) => void) => parentPort!.on('message', h) };
+  const endpoint = {
+    postMessage: (m: unknown, t?: Transferable[]) => parentPort!.postMessage(m, t as never),
+    onMessage: (h: (m: unknown) => void) => parentPort!.on('message', h),
+  };
   serveLaneJobs<LaneJob, LaneResult>(endpoint, (job) => server.handle(job), laneTransfer);
 }
 

@@ -76,7 +76,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
     cleanup.add(() => lock.release());
     const controller = new AbortController();
     cleanup.onSignals(() => {
-      process.stderr.write('\ninterrupted: stopping before this iteration\'s update, or after it if it has begun (a checkpoint is kept); press Ctrl-C again to stop at once\n');
+      process.stderr.write('\ninterrupted: stopping before this iteration\'s update, or after it if it has begun (a checkpoint is kept); ' +
+        'press Ctrl-C again to stop at once\n');
       controller.abort();
     });
     await startBackend(o.backend);
@@ -90,13 +91,15 @@ export async function trainCommand(argv: string[]): Promise<void> {
       process.stderr.write(`${threads} threads (this one + ${workers}): the update's micro-batches shared, evaluations' sampled pass on a worker\n`);
     }
     const compute = computeFor(parts, lanes, (m) => process.stderr.write(`warning: ${m}\n`));
-    await trainRun(config, { ...parts, compute, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), controller.signal, cleanup, Boolean(o.json), out);
+    await trainRun(config, { ...parts, compute, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), controller.signal,
+      cleanup, Boolean(o.json), out);
   } finally {
     await cleanup.run();
   }
 }
 
-async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, signal: AbortSignal, cleanup: Cleanup, json: boolean, out: string): Promise<void> {
+async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, signal: AbortSignal, cleanup: Cleanup, json: boolean,
+  out: string): Promise<void> {
   let baseline: EvalResult | undefined;
   let started = Date.now();
   const session = await RunSession.open(config, parts, {

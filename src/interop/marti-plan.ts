@@ -105,11 +105,23 @@ export interface MartiPlan {
 function checkChain(config: TrainConfig): void {
   const w = config.workflow;
   const where = `workflow "${w.name}"`;
-  if (w.domain !== 'math') throw new MartiExportError(`${where}: only the math domain maps onto MARTI's mathchat workflow (got domain "${w.domain}")`);
-  if (w.agents.length !== 3) throw new MartiExportError(`${where}: MARTI's mathchat workflow is a fixed chain of 3 agents (solver -> python coder -> verifier); this one has ${w.agents.length}`);
-  if (!w.agents[1].tools.includes('python')) throw new MartiExportError(`${where}: the second agent must use the python tool (MARTI's Code Executor); "${w.agents[1].id}" has [${w.agents[1].tools.join(', ')}]`);
-  if (!w.agents[2].final) throw new MartiExportError(`${where}: the third agent must be the final one (MARTI's Verifier); the final agent is "${w.agents.find((a) => a.final)?.id}"`);
-  if (w.agents[0].tools.length || w.agents[2].tools.length) throw new MartiExportError(`${where}: in MARTI only the Code Executor runs tools; remove the tools of "${w.agents[0].id}" / "${w.agents[2].id}"`);
+  if (w.domain !== 'math') {
+    throw new MartiExportError(`${where}: only the math domain maps onto MARTI's mathchat workflow (got domain "${w.domain}")`);
+  }
+  if (w.agents.length !== 3) {
+    throw new MartiExportError(`${where}: MARTI's mathchat workflow is a fixed chain of 3 agents (solver -> python coder -> verifier); ` +
+      `this one has ${w.agents.length}`);
+  }
+  if (!w.agents[1].tools.includes('python')) {
+    throw new MartiExportError(`${where}: the second agent must use the python tool (MARTI's Code Executor); ` +
+      `"${w.agents[1].id}" has [${w.agents[1].tools.join(', ')}]`);
+  }
+  if (!w.agents[2].final) {
+    throw new MartiExportError(`${where}: the third agent must be the final one (MARTI's Verifier); the final agent is "${w.agents.find((a) => a.final)?.id}"`);
+  }
+  if (w.agents[0].tools.length || w.agents[2].tools.length) {
+    throw new MartiExportError(`${where}: in MARTI only the Code Executor runs tools; remove the tools of "${w.agents[0].id}" / "${w.agents[2].id}"`);
+  }
 }
 
 /**
@@ -122,9 +134,12 @@ export function martiBatches(config: TrainConfig, trainCount: number): MartiBatc
   let microTrain = Math.min(config.update.microBatchSize, Math.floor(trainBatch / ACTOR_GPUS));
   while (microTrain > 0 && trainBatch % (microTrain * ACTOR_GPUS) !== 0) microTrain--;
   if (microTrain === 0) {
-    throw new MartiExportError(`a train batch of ${trainBatch} trajectories (promptsPerIteration x samplesPerPrompt / update.miniBatches) cannot be split over ${ACTOR_GPUS} actor GPUs; make it even`);
+    throw new MartiExportError(`a train batch of ${trainBatch} trajectories (promptsPerIteration x samplesPerPrompt / update.miniBatches) ` +
+      `cannot be split over ${ACTOR_GPUS} actor GPUs; make it even`);
   }
-  if (trainCount < prompts) throw new MartiExportError(`train.jsonl would hold ${trainCount} problems, fewer than one rollout batch of ${prompts}; raise curriculum.poolSize`);
+  if (trainCount < prompts) {
+    throw new MartiExportError(`train.jsonl would hold ${trainCount} problems, fewer than one rollout batch of ${prompts}; raise curriculum.poolSize`);
+  }
   const needed = config.iterations * prompts;
   const maxSamples = Math.min(needed, trainCount);
   const episodes = Math.ceil(needed / maxSamples);
@@ -140,10 +155,14 @@ function basePretrain(agentModel: string): string {
 const isAbsolute = (p: string) => /^(\/|~|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
 function checkOptions(opts: MartiExportOptions): void {
-  if (isAbsolute(opts.source)) throw new MartiExportError(`source "${opts.source}" is an absolute path; pass it relative (the export names no path of this machine)`);
+  if (isAbsolute(opts.source)) {
+    throw new MartiExportError(`source "${opts.source}" is an absolute path; pass it relative (the export names no path of this machine)`);
+  }
   const names = new Set(['train', 'heldout']);
   for (const b of opts.bench ?? []) {
-    if (!/^[\w.-]+$/.test(b.name) || names.has(b.name)) throw new MartiExportError(`evaluation set name "${b.name}" must be a unique plain file name (not train / heldout)`);
+    if (!/^[\w.-]+$/.test(b.name) || names.has(b.name)) {
+      throw new MartiExportError(`evaluation set name "${b.name}" must be a unique plain file name (not train / heldout)`);
+    }
     if (!b.records.length) throw new MartiExportError(`evaluation set "${b.name}" has no problems`);
     names.add(b.name);
   }
@@ -156,7 +175,10 @@ export function martiPlan(config: TrainConfig, opts: MartiExportOptions, trainCo
   const mode = config.rewards.mode;
   const generateMaxLen = Math.max(...config.workflow.agents.map((a) => a.maxTokens));
   const promptMaxLen = opts.contextLength ? opts.contextLength - generateMaxLen : DEFAULT_PROMPT_MAX_LEN;
-  if (promptMaxLen < 256) throw new MartiExportError(`the base model has ${opts.contextLength} positions; with ${generateMaxLen} generated tokens that leaves ${promptMaxLen} for the prompt (under 256)`);
+  if (promptMaxLen < 256) {
+    throw new MartiExportError(`the base model has ${opts.contextLength} positions; ` +
+      `with ${generateMaxLen} generated tokens that leaves ${promptMaxLen} for the prompt (under 256)`);
+  }
   const ids = new Set(config.workflow.agents.map((a) => a.id));
   return {
     mode,

@@ -21,7 +21,8 @@ const FIXTURE = 'test/fixtures/marti/multiagent-coaching-ed66921.json';
 
 /** Title, what was exported, the files. */
 function intro(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan, counts: { train: number; heldOut: number }): string {
-  const bench = (opts.bench ?? []).map((b) => `| \`${b.name}.jsonl\` | ${b.records.length} problem(s), the same fields: an extra evaluation set (\`extra_eval_tasks\`) |`);
+  const bench = (opts.bench ?? []).map((b) =>
+    `| \`${b.name}.jsonl\` | ${b.records.length} problem(s), the same fields: an extra evaluation set (\`extra_eval_tasks\`) |`);
   return `# MAPPA sandbox experiment, for the reference trainer
 
 Exported by \`mappa export --target marti\` from \`${opts.source}\`: the team (${config.workflow.agents.map((a) => a.role).join(' -> ')}),
@@ -46,13 +47,16 @@ ${opts.stops ? `| \`${GENERATION_CONFIG_FILE}\` | the models' stop settings: onl
 /** Step 1, on the exporting machine: the base model and one `mappa merge` per trained adapter. */
 function modelSteps(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan): string {
   const local = plan.basePretrain.startsWith('./');
-  const lines = [local ? `mkdir -p "$EXPORT/models" && cp -r ${config.agentModel} "$EXPORT/models/base"` : `# the base model is the hub id ${plan.basePretrain}; vLLM and DeepSpeed download it`];
+  const lines = [local
+    ? `mkdir -p "$EXPORT/models" && cp -r ${config.agentModel} "$EXPORT/models/base"`
+    : `# the base model is the hub id ${plan.basePretrain}; vLLM and DeepSpeed download it`];
   for (const id of plan.merged) lines.push(`mappa merge --model ${config.agentModel} --adapter ${opts.source}/adapters/${id} --out "$EXPORT/models/${id}"`);
   if (opts.stops && (local || plan.merged.size)) {
     lines.push(`for m in "$EXPORT"/models/*/; do cp "$EXPORT/${GENERATION_CONFIG_FILE}" "$m"; done   # stop on ${opts.stops.eosToken} only`);
   }
   const who = plan.merged.size
-    ? `${[...plan.merged].join(', ')} start${plan.merged.size === 1 ? 's' : ''} from the base with ${plan.merged.size === 1 ? 'its' : 'their'} trained adapter merged in; any other agent from the base`
+    ? `${[...plan.merged].join(', ')} start${plan.merged.size === 1 ? 's' : ''} from the base with ${plan.merged.size === 1 ? 'its' : 'their'} ` +
+      'trained adapter merged in; any other agent from the base'
     : 'no trained adapters were found, so every agent starts from the base model';
   const stops = opts.stops
     ? `Each model's \`${GENERATION_CONFIG_FILE}\` is replaced by this folder's, which stops on ${opts.stops.eosToken} (id ${opts.stops.eosTokenId}) only:
@@ -172,8 +176,11 @@ function choices(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan)
   merged into the starting weights (\`mappa merge\`, step 1) and MARTI trains all weights from there.
 - **Learning rate 1e-6**, the paper's for full fine-tuning (ours, ${config.lr}, is for LoRA adapters). For a
   small model you may want more: \`default_agent.actor_learning_rate=...\` on the command line.
-- **Context**: \`prompt_max_len\` ${plan.promptMaxLen} + \`generate_max_len\` ${plan.generateMaxLen} ${plan.contextLength ? `= the base model's ${plan.contextLength} positions` : '(the base model\'s context length was not known here; check it)'}; vLLM refuses a longer one.
-- **Batches**: \`train_batch_size\` ${plan.batches.trainBatch} must split over the ${ACTOR_GPUS} actor GPUs in micro-batches of ${plan.batches.microTrain} (DeepSpeed checks it).
+- **Context**: \`prompt_max_len\` ${plan.promptMaxLen} + \`generate_max_len\` ${plan.generateMaxLen} ${plan.contextLength
+    ? `= the base model's ${plan.contextLength} positions`
+    : '(the base model\'s context length was not known here; check it)'}; vLLM refuses a longer one.
+- **Batches**: \`train_batch_size\` ${plan.batches.trainBatch} must split over the ${ACTOR_GPUS} actor GPUs \
+in micro-batches of ${plan.batches.microTrain} (DeepSpeed checks it).
 - **Evaluation**: \`n_eval_samples_per_prompt: ${EVAL_SAMPLES}\` (the sandbox plays each problem twice too), \`eval_workers: 1\` (their
   default plays every problem on every engine, doubling the trajectories).
 `;
@@ -191,7 +198,11 @@ function gaps(config: TrainConfig, plan: MartiPlan): string {
   ${unrun.length
     ? `**this team's ${unrun.join(', ')} blocks stay text** (the sandbox runs JavaScript on QuickJS and SQL on DuckDB)`
     : 'javascript (QuickJS) and sql (DuckDB) blocks would stay text; this team uses neither'}.
-- **Coach.** ${plan.mode === 'outcome' ? 'None in outcome mode.' : `MARTI's coach is a hosted model (\`coach_model\`); the sandbox's was ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `a local judge (${config.coach.model})`}${config.coach.miscalibration ? ', deliberately miscalibrated (no counterpart)' : ''}.`}
+- **Coach.** ${plan.mode === 'outcome'
+    ? 'None in outcome mode.'
+    : `MARTI's coach is a hosted model (\`coach_model\`); ` +
+      `the sandbox's was ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `a local judge (${config.coach.model})`}` +
+      `${config.coach.miscalibration ? ', deliberately miscalibrated (no counterpart)' : ''}.`}
 - **Grading.** The team's answer is found as the sandbox finds it (the last \`\\boxed{}\`, else "Answer:" / "Result:") and
   graded by their math grader, which accepts equivalent forms the sandbox's exact comparison does not.
 - **Evaluation.** Both samples at \`eval_temperature\` ${config.evalTemperature} (the sandbox: one greedy, one at that temperature), one

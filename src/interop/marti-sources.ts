@@ -37,7 +37,9 @@ export const MARTI_SOURCES = [
   'marti/controllers/multi_agent_controller.py: _rollout_metadata in every step\'s logs; the eos id the truncation mask takes (trainers/ppo/trainer.py)',
   'marti/verifiers/coach/external_coach.py create_coach and evaluate; marti/verifiers/qwen/qwen_eval_timeout.py: the math grader',
   'marti/worlds/tools/sandbox.py SandboxFusionExecutor.execute: what a code run returns (run_status, stdout, stderr)',
-  'marti/worlds/tool_world.py: tools_config.tools.<name> {type, base_url, timeout, schema_path}; the stock schema_path examples/schema/code.json is absent from the repository',
-  'marti/verifiers/coach/external_coach.py: coach template placeholders {problem} {agent_role} {agent_input} {agent_output} {tool_observation} {ground_truth_answer}',
+  'marti/worlds/tool_world.py: tools_config.tools.<name> {type, base_url, timeout, schema_path}; ' +
+    'the stock schema_path examples/schema/code.json is absent from the repository',
+  'marti/verifiers/coach/external_coach.py: coach template placeholders ' +
+    '{problem} {agent_role} {agent_input} {agent_output} {tool_observation} {ground_truth_answer}',
   'scripts/run_train_mathchat.sh: the settings the authors launch with (bf16, flash_attn, ZeRO-3, n_eval_samples_per_prompt 2, a W&B key)',
 ];

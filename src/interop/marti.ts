@@ -118,7 +118,8 @@ function workflowArgs(config: TrainConfig, plan: MartiPlan): Row[] {
   const coachModel = config.coach.kind === 'model' && HOSTED_COACH.test(config.coach.model) ? config.coach.model : 'gemini-2.5-flash';
   out.push(
     ['enable_ground_truth_eval', true, 'the coach sees the ground truth when scoring the final agent'],
-    ['coach_model', coachModel, `ours: ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `the judge model ${config.coach.model}`}; provider from the name`],
+    ['coach_model', coachModel,
+      `ours: ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `the judge model ${config.coach.model}`}; provider from the name`],
     ['coach_type', 'simple'],
     ['use_vertex_ai', false],
     ['use_weave', false, 'the stock config: true (needs W&B Weave)'],
@@ -186,7 +187,8 @@ function algorithmRows(config: TrainConfig): Row[] {
   const estimator = u.whitening === 'group' ? 'group_norm' : 'reinforce_plus_plus';
   return [
     'Algorithm (MAPPA section 4)',
-    ['advantage_estimator', estimator, `ours: update.whitening "${u.whitening}"${u.whitening === 'agent' ? ' (no per-agent counterpart; REINFORCE++ whitens the batch)' : ''}`],
+    ['advantage_estimator', estimator,
+      `ours: update.whitening "${u.whitening}"${u.whitening === 'agent' ? ' (no per-agent counterpart; REINFORCE++ whitens the batch)' : ''}`],
     ['training_mode', 'rl'],
     ['normalize_reward', true],
     ['gamma', 1],
@@ -214,7 +216,9 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['n_samples_per_prompt', config.samplesPerPrompt, 'ours: samplesPerPrompt'],
     ['micro_rollout_batch_size', b.microRollout],
     ['train_batch_size', b.trainBatch, `ours: ${config.update.miniBatches} optimizer step(s) per iteration`],
-    ['micro_train_batch_size', b.microTrain, `ours: update.microBatchSize ${config.update.microBatchSize}${b.microTrain === config.update.microBatchSize ? '' : ', lowered so that 2 GPUs divide the batch'}`],
+    ['micro_train_batch_size', b.microTrain,
+      `ours: update.microBatchSize ${config.update.microBatchSize}` +
+      `${b.microTrain === config.update.microBatchSize ? '' : ', lowered so that 2 GPUs divide the batch'}`],
     'Generation',
     ['prompt_max_len', plan.promptMaxLen, `prompt + generation fit the base model's ${plan.contextLength ?? 'assumed'} positions`],
     ['generate_max_len', plan.generateMaxLen, `the largest of ours (${agents.map((a) => `${a.id} ${a.maxTokens}`).join(', ')}); the workflow sets each's`],
@@ -279,7 +283,10 @@ export function martiConfig(config: TrainConfig, opts: MartiExportOptions, plan:
   const notes: YamlNote[] = [
     ...top.notes, ...wa.notes, ...agents.notes, ...da.notes,
     { path: ['tools_config'], before: 'Code execution: SandboxFusion on this machine (README step 5)' },
-    { path: ['tools_config', 'tools', 'code_interpreter', 'schema_path'], after: `shipped as ${CODE_SCHEMA_FILE}: the stock examples/schema/code.json is not in their repository` },
+    {
+      path: ['tools_config', 'tools', 'code_interpreter', 'schema_path'],
+      after: `shipped as ${CODE_SCHEMA_FILE}: the stock examples/schema/code.json is not in their repository`,
+    },
   ];
   return { value, notes };
 }

@@ -51,7 +51,9 @@ export class ModelCoach implements Coach {
       tok.encodeChat(turns.map((content, k) => ({ role: k % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
     const out: string[] = new Array(prompts.length);
     for (const batch of promptBatches(ids.map((p) => p.length), this.maxBatch)) {
-      const gens = await generate(this.judge.model, batch.map((i) => ids[i]), { maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge) });
+      const gens = await generate(this.judge.model, batch.map((i) => ids[i]), {
+        maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge),
+      });
       gens.forEach((g, j) => (out[batch[j]] = tok.decode(g.tokens, { skipSpecialTokens: true })));
     }
     return out;

@@ -85,7 +85,12 @@ export async function createWebLlmCoach(modelId: string, opts: WebLlmCoachOption
 }
 
 interface ChatEngine {
-  chat: { completions: { create(req: { messages: { role: 'user' | 'assistant'; content: string }[]; temperature: number; max_tokens: number }): Promise<{ choices: { message: { content: string | null } }[] }> } };
+  chat: {
+    completions: {
+      create(req: { messages: { role: 'user' | 'assistant'; content: string }[]; temperature: number; max_tokens: number }):
+        Promise<{ choices: { message: { content: string | null } }[] }>;
+    };
+  };
 }
 
 export class WebLlmCoach implements Coach {

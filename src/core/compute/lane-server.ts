@@ -62,7 +62,9 @@ export class LaneServer {
 
   async handle(job: LaneJob): Promise<LaneResult> {
     if (job.kind === 'logprobs') {
-      const [logp] = await this.local.logProbs([{ adapter: job.adapter ? this.adapter(job.adapter) : null, ids: job.ids, mask: job.mask, positions: job.positions }]);
+      const [logp] = await this.local.logProbs([
+        { adapter: job.adapter ? this.adapter(job.adapter) : null, ids: job.ids, mask: job.mask, positions: job.positions },
+      ]);
       return { kind: 'logprobs', logp };
     }
     if (job.kind === 'play') {

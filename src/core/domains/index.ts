@@ -84,7 +84,8 @@ export function heldOutTasks(config: { workflow: WorkflowSpec; evalTasks: number
 }
 
 /** The domain's training tasks for a run of `config`, by level where it has levels (the curriculum's TaskSource). */
-export function trainTasks(config: { workflow: WorkflowSpec; seed: number; curriculum: { poolSize: number } }): { pool(level: number): RolloutTask[]; leveled: boolean } {
+export function trainTasks(config: { workflow: WorkflowSpec; seed: number; curriculum: { poolSize: number } }):
+  { pool(level: number): RolloutTask[]; leveled: boolean } {
   const d = domainOf(config.workflow);
   return { pool: (level) => d.trainPool(config.seed, level, config.curriculum.poolSize), leveled: Boolean(d.leveled) };
 }

@@ -84,7 +84,8 @@ export async function encodeCheckpoint(loop: LoopState, agents: Map<string, Agen
   return files;
 }
 
-export async function decodeCheckpoint(files: CheckpointFiles, modelConfig: ModelConfig, agentIds: string[]): Promise<{ loop: LoopState; agents: Map<string, AgentState> }> {
+export async function decodeCheckpoint(files: CheckpointFiles, modelConfig: ModelConfig, agentIds: string[]):
+  Promise<{ loop: LoopState; agents: Map<string, AgentState> }> {
   const need = (name: string) => {
     const f = files[name];
     if (!f) throw new Error(`checkpoint is incomplete: "${name}" is missing; start a fresh run or restore the checkpoint folder`);
@@ -145,6 +146,9 @@ export function cutJsonl(text: string, iteration: number): CutLines {
 
 /** The warning for a cut log, or null when nothing was dropped. */
 export function describeCut(name: string, cut: CutLines, iteration: number): string | null {
-  const parts = [cut.later ? `${cut.later} record${cut.later > 1 ? 's' : ''} after the checkpoint's iteration ${iteration}` : '', cut.torn ? `${cut.torn} torn line${cut.torn > 1 ? 's' : ''}` : ''].filter(Boolean);
+  const parts = [
+    cut.later ? `${cut.later} record${cut.later > 1 ? 's' : ''} after the checkpoint's iteration ${iteration}` : '',
+    cut.torn ? `${cut.torn} torn line${cut.torn > 1 ? 's' : ''}` : '',
+  ].filter(Boolean);
   return parts.length ? `${name}: dropped ${parts.join(' and ')}` : null;
 }

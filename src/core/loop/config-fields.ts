@@ -18,7 +18,8 @@ export type FieldSpec =
   | { path: string; label: string; kind: 'bool'; hint?: string };
 
 const int = (path: string, label: string, min: number, max: number, hint?: string): FieldSpec => ({ path, label, kind: 'int', min, max, hint });
-const num = (path: string, label: string, min: number, max: number, openMin = false, hint?: string): FieldSpec => ({ path, label, kind: 'number', min, max, openMin, hint });
+const num = (path: string, label: string, min: number, max: number, openMin = false, hint?: string): FieldSpec =>
+  ({ path, label, kind: 'number', min, max, openMin, hint });
 const bool = (path: string, label: string, hint?: string): FieldSpec => ({ path, label, kind: 'bool', hint });
 
 /** The settings, grouped as the page shows them. Bounds are what the loop can run, not what is wise. */
@@ -49,7 +50,8 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
   {
     path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed', 'counterfactual', 'groups'],
-    hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; groups: steps from the same input compared, no coach',
+    hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +
+      'groups: steps from the same input compared, no coach',
   },
   num('rewards.processWeight', 'process weight', 0, 1),
   bool('rewards.shaping', 'shaping (coach every turn)'),
@@ -69,7 +71,10 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('toolTimeoutMs', 'tool time limit (ms)', 1, 600_000),
 ];
 
-/** The projections a LoRA adapter may target (lora.targetModules), in the model's order; the model's own list is PROJECTIONS (llama.ts), and a test keeps the two equal. */
+/**
+ * The projections a LoRA adapter may target (lora.targetModules), in the model's order; the model's own list is PROJECTIONS (llama.ts),
+ * and a test keeps the two equal.
+ */
 export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 
 /** The keys a miscalibration object may hold (coach.ts Miscalibration). */
@@ -117,17 +122,25 @@ export function fieldProblem(f: FieldSpec, value: unknown): string | null {
 }
 
 /** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
-export function checkFields(c: { coach: { miscalibration: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] } }): void {
+export function checkFields(c: {
+  coach: { miscalibration: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] };
+}): void {
   const m = c.coach.miscalibration;
   if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
-    throw new ConfigFileError(`coach.miscalibration: must be null or an object with ${MISCALIBRATION_KEYS.join(', ')}, got ${JSON.stringify(m)}`, 'coach.miscalibration', 'coach miscalibration');
+    throw new ConfigFileError(`coach.miscalibration: must be null or an object with ${MISCALIBRATION_KEYS.join(', ')}, got ${JSON.stringify(m)}`,
+      'coach.miscalibration', 'coach miscalibration');
   }
   for (const k of Object.keys((m ?? {}) as object)) {
-    if (!MISCALIBRATION_KEYS.includes(k)) throw new ConfigFileError(`coach.miscalibration.${k}: unknown key (known: ${MISCALIBRATION_KEYS.join(', ')})`, `coach.miscalibration.${k}`, 'coach miscalibration');
+    if (!MISCALIBRATION_KEYS.includes(k)) {
+      throw new ConfigFileError(`coach.miscalibration.${k}: unknown key (known: ${MISCALIBRATION_KEYS.join(', ')})`,
+        `coach.miscalibration.${k}`, 'coach miscalibration');
+    }
   }
   const fav = (m as { favourAgent?: unknown } | null)?.favourAgent as { agentId?: unknown; points?: unknown } | undefined;
-  if (fav !== undefined && (typeof fav !== 'object' || fav === null || typeof fav.agentId !== 'string' || typeof fav.points !== 'number' || !Number.isFinite(fav.points))) {
-    throw new ConfigFileError(`coach.miscalibration.favourAgent: must be {"agentId": "<agent>", "points": <number>}, got ${JSON.stringify(fav)}`, 'coach.miscalibration.favourAgent', 'favoured agent');
+  if (fav !== undefined
+    && (typeof fav !== 'object' || fav === null || typeof fav.agentId !== 'string' || typeof fav.points !== 'number' || !Number.isFinite(fav.points))) {
+    throw new ConfigFileError(`coach.miscalibration.favourAgent: must be {"agentId": "<agent>", "points": <number>}, got ${JSON.stringify(fav)}`,
+      'coach.miscalibration.favourAgent', 'favoured agent');
   }
   for (const f of CONFIG_FIELDS) {
     const value = valueAt(c, f.path);
@@ -137,7 +150,8 @@ export function checkFields(c: { coach: { miscalibration: unknown }; lora: { tar
   }
   const fan = c.rewards.fanOut;
   if (!Array.isArray(fan) || fan.length > c.workflow.agents.length || fan.some((k) => !Number.isInteger(k) || k < 1 || k > 16)) {
-    throw new ConfigFileError(`rewards.fanOut (replies per agent): must be a list of at most ${c.workflow.agents.length} whole numbers in 1..16 (one per agent, in chain order), got ${JSON.stringify(fan)}`,
+    throw new ConfigFileError(`rewards.fanOut (replies per agent): must be a list of at most ${c.workflow.agents.length} whole numbers in 1..16 ` +
+      `(one per agent, in chain order), got ${JSON.stringify(fan)}`,
       'rewards.fanOut', 'replies per agent');
   }
   if (!Array.isArray(c.lora.targetModules) || c.lora.targetModules.length === 0) {

@@ -42,7 +42,10 @@ export interface IterationMetrics {
   iteration: number;
   trainAccuracy: number;
   meanReward: number;
-  perAgent: Record<string, { meanScore: number; reward: number; loss: number; kl: number; entropy: number; clipFraction: number; gradNorm: number; samples: number; skippedSteps: number }>;
+  perAgent: Record<string, {
+    meanScore: number; reward: number; loss: number; kl: number; entropy: number;
+    clipFraction: number; gradNorm: number; samples: number; skippedSteps: number;
+  }>;
   kl: number;
   coach: CoachStats;
   filters: FilterCounts;

@@ -197,7 +197,8 @@ export interface ActionReward {
  * (`actionOf`: the action it came from); with state groups, how the steps grouped.
  */
 export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: CoachedTrajectory[], settings: RewardSettings,
-  trainable: (agentId: string) => boolean): { samples: TrainSample[]; rewards: Map<Action, ActionReward>; actionOf: Map<TrainSample, Action>; groups?: GroupStats } {
+  trainable: (agentId: string) => boolean):
+  { samples: TrainSample[]; rewards: Map<Action, ActionReward>; actionOf: Map<TrainSample, Action>; groups?: GroupStats } {
   const samples: TrainSample[] = [];
   const rewards = new Map<Action, ActionReward>();
   const actionOf = new Map<TrainSample, Action>();

@@ -17,7 +17,9 @@
  *     promptTokens: 256 + 96 + 2 * 96 = 544 (the verifier's prompt), actionTokens: 96, rank: 8, ...}
  */
 import type { ModelConfig } from '../engine/model/config.ts';
-import { fitsLimits, planMemory, type BufferSize, type DeviceLimits, type FitVerdict, type MemoryPlan, type PlanProjection, type RunSettings } from '../engine/model/memory-plan.ts';
+import {
+  fitsLimits, planMemory, type BufferSize, type DeviceLimits, type FitVerdict, type MemoryPlan, type PlanProjection, type RunSettings,
+} from '../engine/model/memory-plan.ts';
 import { blockRows, rowsPerBlock } from '../engine/model/vocab-table.ts';
 import type { TextTokenizer } from '../engine/tokenizer/tokenizer.ts';
 import type { TrainConfig } from './config.ts';
@@ -102,7 +104,8 @@ function blocksNote(b: BufferSize, limits: DeviceLimits): string {
 }
 
 /** Plans the run, checks it against the limits, and summarises both. */
-export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend, limits: DeviceLimits, base = PROMPT_BASE): RunPlanSummary & { plan: MemoryPlan; verdict: FitVerdict } {
+export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend, limits: DeviceLimits, base = PROMPT_BASE):
+  RunPlanSummary & { plan: MemoryPlan; verdict: FitVerdict } {
   const plan = planMemory(model, runSettings(model, c, backend, base));
   const verdict = fitsLimits(plan, limits);
   const l = plan.largest;

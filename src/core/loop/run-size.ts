@@ -45,8 +45,9 @@ export function runSize(c: TrainConfig): RunSize {
   const secondsPerIteration = rolloutsPerIteration * budgetPerRollout * SECONDS_PER_BUDGET_TOKEN * c.update.epochs;
   const large = secondsPerIteration > LARGE_ITERATION_SECONDS;
   const message = large
-    ? `this run makes ${rolloutsPerIteration.toLocaleString('en-US')} rollouts an iteration (the default: 24), about ${roughDuration(secondsPerIteration)} an iteration `
-      + `and ${roughDuration(secondsPerIteration * c.iterations)} in all on a 2-core CPU; lower the prompts per iteration or the samples per prompt, or confirm that it is meant`
+    ? `this run makes ${rolloutsPerIteration.toLocaleString('en-US')} rollouts an iteration (the default: 24), `
+      + `about ${roughDuration(secondsPerIteration)} an iteration and ${roughDuration(secondsPerIteration * c.iterations)} in all on a 2-core CPU; `
+      + 'lower the prompts per iteration or the samples per prompt, or confirm that it is meant'
     : '';
   return { rolloutsPerIteration, budgetPerRollout, secondsPerIteration, large, message };
 }

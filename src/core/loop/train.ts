@@ -32,7 +32,9 @@ import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, fixedTasks, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
 import { domainOf, meanMetrics, trainTasks } from '../domains/index.ts';
-import { actionVerdicts, coachTrajectories, creditedTrajectories, fanOutOf, trainSamples, usesCoach, type CoachedTrajectory, type CoachStats } from './rewards.ts';
+import {
+  actionVerdicts, coachTrajectories, creditedTrajectories, fanOutOf, trainSamples, usesCoach, type CoachedTrajectory, type CoachStats,
+} from './rewards.ts';
 import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 
@@ -199,7 +201,11 @@ export class Trainer {
     if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...this.policies.keys()].join(', ')})`);
     policy.adapter.dispose();
     policy.optimizer.dispose();
-    this.policies.set(agentId, { adapter, optimizer: new AdamW(adapter.variables(), { lr: this.config.lr, weightDecay: this.config.weightDecay }), trainable: policy.trainable });
+    this.policies.set(agentId, {
+      adapter,
+      optimizer: new AdamW(adapter.variables(), { lr: this.config.lr, weightDecay: this.config.weightDecay }),
+      trainable: policy.trainable,
+    });
   }
 
   /**
@@ -340,8 +346,10 @@ export class Trainer {
 
   async checkpoint(): Promise<void> {
     if (!this.store) return;
-    const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) => [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
-    await this.store.save(await encodeCheckpoint({ iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
+    const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) =>
+      [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
+    await this.store.save(await encodeCheckpoint(
+      { iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
     this.emit({ type: 'checkpoint', iteration: this.iteration });
   }
 

@@ -95,9 +95,13 @@ function checkShape(w: unknown, domains: string[]): asserts w is WorkflowSpec {
   if (typeof o.name !== 'string' || !o.name) throw new WorkflowError(`"name" is required: a string naming the team, got ${JSON.stringify(o.name)}`);
   const where = `workflow "${o.name}"`;
   if (!domains.includes(o.domain as string)) throw new WorkflowError(`${where}: "domain" must be ${domains.join(', ')}, got ${JSON.stringify(o.domain)}`);
-  if (!Array.isArray(o.agents) || o.agents.length === 0) throw new WorkflowError(`${where}: "agents" must be a list of at least one agent, got ${JSON.stringify(o.agents)}`);
+  if (!Array.isArray(o.agents) || o.agents.length === 0) {
+    throw new WorkflowError(`${where}: "agents" must be a list of at least one agent, got ${JSON.stringify(o.agents)}`);
+  }
   for (const [i, a] of (o.agents as unknown[]).entries()) {
-    if (!a || typeof a !== 'object' || Array.isArray(a)) throw new WorkflowError(`${where}, agent ${i + 1}: must be an object with ${AGENT_FIELDS.filter((f) => f[2]).map((f) => f[0]).join(', ')}`);
+    if (!a || typeof a !== 'object' || Array.isArray(a)) {
+      throw new WorkflowError(`${where}, agent ${i + 1}: must be an object with ${AGENT_FIELDS.filter((f) => f[2]).map((f) => f[0]).join(', ')}`);
+    }
     const agent = a as Record<string, unknown>;
     for (const [key, type, required] of AGENT_FIELDS) {
       const v = agent[key];
@@ -105,7 +109,8 @@ function checkShape(w: unknown, domains: string[]): asserts w is WorkflowSpec {
       const ok = type === 'list' ? Array.isArray(v) : typeof v === type;
       if (!ok) {
         const what = v === undefined ? 'is missing' : `is ${JSON.stringify(v)}`;
-        throw new WorkflowError(`${where}, agent ${i + 1}${typeof agent.id === 'string' ? ` ("${agent.id}")` : ''}: "${key}" ${what}; it must be ${type === 'list' ? 'a list of tools (python, javascript, sql; [] for none)' : `a ${type}`}`);
+        throw new WorkflowError(`${where}, agent ${i + 1}${typeof agent.id === 'string' ? ` ("${agent.id}")` : ''}: "${key}" ${what}; ` +
+          `it must be ${type === 'list' ? 'a list of tools (python, javascript, sql; [] for none)' : `a ${type}`}`);
       }
     }
   }
@@ -123,7 +128,9 @@ export function validateWorkflow(w: WorkflowSpec, domains: string[]): WorkflowSp
     const at = `${where}, agent ${i + 1} ("${a.id}")`;
     if (!/^[a-z][\w-]*$/.test(a.id ?? '')) throw new WorkflowError(`${at}: id must be lower-case letters, digits, - or _`);
     if (seen.has(a.id)) throw new WorkflowError(`${at}: duplicate id`);
-    if (!Number.isInteger(a.maxTokens) || a.maxTokens < 1 || a.maxTokens > 8192) throw new WorkflowError(`${at}: maxTokens must be an integer in 1..8192, got ${a.maxTokens}`);
+    if (!Number.isInteger(a.maxTokens) || a.maxTokens < 1 || a.maxTokens > 8192) {
+      throw new WorkflowError(`${at}: maxTokens must be an integer in 1..8192, got ${a.maxTokens}`);
+    }
     if (!Number.isInteger(a.turns) || a.turns < 1 || a.turns > 8) throw new WorkflowError(`${at}: turns must be an integer in 1..8, got ${a.turns}`);
     if (a.turns > 1 && a.tools.length === 0) throw new WorkflowError(`${at}: several turns need a tool (turns continue after tool output)`);
     for (const t of a.tools) if (!['python', 'javascript', 'sql'].includes(t)) throw new WorkflowError(`${at}: unknown tool "${t}" (python, javascript, sql)`);

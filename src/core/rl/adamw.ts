@@ -70,7 +70,8 @@ export class AdamW {
 
   setState(state: AdamWState): void {
     if (state.m.length !== this.vars.length || state.v.length !== this.vars.length) {
-      throw new Error(`AdamW: saved state has ${state.m.length} slots but the adapter has ${this.vars.length} parameters; was it saved for another adapter configuration?`);
+      throw new Error(`AdamW: saved state has ${state.m.length} slots but the adapter has ${this.vars.length} parameters; ` +
+        'was it saved for another adapter configuration?');
     }
     this.step = state.step;
     state.m.forEach((d, i) => this.m[i].assign(tf.tensor(d, this.vars[i].shape)));

@@ -114,7 +114,8 @@ export interface LogProbJob {
 }
 
 /** Log-probs at flat positions of padded rows under `adapter` (null = reference), no gradient. */
-export async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[], adapter: LoraAdapter | null): Promise<Float32Array> {
+export async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[],
+  adapter: LoraAdapter | null): Promise<Float32Array> {
   const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter });
   const host = (await logp.data()) as Float32Array;
   logp.dispose();

@@ -115,7 +115,8 @@ interface MiniBatchGradient {
 }
 
 /** Stage 3a: the PPO gradient of one mini-batch, summed over its micro-batches in order. */
-async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number, tokenCount: number): Promise<MiniBatchGradient> {
+async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number,
+  tokenCount: number): Promise<MiniBatchGradient> {
   const parts = await gradients.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount })));
   const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0, sides: parts.map((p) => p.side) };
   for (const [k, part] of parts.entries()) {

@@ -84,7 +84,10 @@ function numericColumn(table: DataTable, name: string, role: 'feature' | 'target
     else if (typeof v === 'boolean') out.push(v ? 1 : 0);
     else if (typeof v === 'number') out.push(v);
     else {
-      const fix = role === 'target' ? 'the target must be numbers (0/1 for classification)' : `encode it as numbers (e.g. CASE WHEN ${name} = '${String(v).replace(/'/g, "''")}' THEN 1 ELSE 0 END AS ${name}_${String(v).replace(/\W/g, '_')}) or leave it out`;
+      const fix = role === 'target'
+        ? 'the target must be numbers (0/1 for classification)'
+        : `encode it as numbers (e.g. CASE WHEN ${name} = '${String(v).replace(/'/g, "''")}' THEN 1 ELSE 0 END ` +
+          `AS ${name}_${String(v).replace(/\W/g, '_')}) or leave it out`;
       throw new FitError(`column "${name}" of table ${table.name} holds text ('${String(v).slice(0, 20)}'); ${fix}`);
     }
   }
@@ -177,7 +180,10 @@ function checkTables(train: DataTable, test: DataTable, target: string, maxRows:
   const features = train.columns.filter((c) => c !== target && !isId(c));
   if (features.length === 0) throw new FitError(`table ${train.name} has no feature columns besides "${target}" and id`);
   const absent = features.filter((f) => !test.columns.includes(f));
-  if (absent.length) throw new FitError(`table ${test.name} lacks the feature column${absent.length > 1 ? 's' : ''} ${absent.join(', ')} that ${train.name} has; build both tables the same way`);
+  if (absent.length) {
+    throw new FitError(`table ${test.name} lacks the feature column${absent.length > 1 ? 's' : ''} ${absent.join(', ')} that ${train.name} has; ` +
+      'build both tables the same way');
+  }
   return { nTrain, nTest, features };
 }
 
@@ -250,7 +256,9 @@ function trainAndScore(chosen: FitModel, task: FitTask, data: FitData, s: FitSet
   try {
     for (let step = 0; step < s.steps; step++) optimizer.minimize(() => loss(chosen, task, vars, xTrain, yT, s.l2), false, vars);
     // Back to the target's scale: probabilities via the sigmoid, or undo the target standardisation.
-    const link = (x: tf.Tensor2D) => tf.tidy(() => (task === 'classification' ? tf.sigmoid(forward(chosen, vars, x)) : tf.add(tf.mul(forward(chosen, vars, x), data.ySd), data.yMean)).dataSync() as Float32Array);
+    const link = (x: tf.Tensor2D) => tf.tidy(() => (task === 'classification'
+      ? tf.sigmoid(forward(chosen, vars, x))
+      : tf.add(tf.mul(forward(chosen, vars, x), data.ySd), data.yMean)).dataSync() as Float32Array);
     const trainScores = link(xTrain);
     const testScores = link(xTest);
     return { trainScores, testScores, weights: chosen !== 'mlp' ? Array.from(vars[0].dataSync()) : undefined };
@@ -283,6 +291,7 @@ function summarise(r: Omit<FitResult, 'summary'>, hidden: number, nTest: number)
   const figures = r.task === 'classification'
     ? `train accuracy ${fmt(r.trainMetrics.accuracy)}, train ROC-AUC ${fmt(r.trainMetrics.rocAuc)}`
     : `train RMSE ${fmt(r.trainMetrics.rmse)} (${fmt(r.trainMetrics.rmseOverRange)} of the range)`;
-  return `fit_predict: ${name} of ${r.target} on ${d} feature${d > 1 ? 's' : ''} (${r.features.join(', ')}), ${r.trainRows} train rows -> ${nTest} predictions; ${figures}` +
+  return `fit_predict: ${name} of ${r.target} on ${d} feature${d > 1 ? 's' : ''} (${r.features.join(', ')}), ` +
+    `${r.trainRows} train rows -> ${nTest} predictions; ${figures}` +
     (r.weights ? `; effect per sd: ${r.weights.map((w) => `${w.feature} ${w.weight >= 0 ? '+' : ''}${w.weight.toFixed(2)}`).join(', ')}` : '');
 }

@@ -12,15 +12,21 @@
 // Example: await createJsSandbox().run('console.log([1,2,3].map(x => x * 2).join(","))')
 //   -> {ok: true, stdout: '2,4,6\n', stderr: '', durationMs: 3}
 
-import { newQuickJSWASMModule, shouldInterruptAfterDeadline, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten';
-import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, OutputBuffer, describeError, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
+import {
+  newQuickJSWASMModule, shouldInterruptAfterDeadline, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule,
+} from 'quickjs-emscripten';
+import {
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, OutputBuffer, describeError, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+} from './sandbox.ts';
 import { normalizeWorkspacePath } from './workspace.ts';
 
 // QuickJS recursion also uses the host's native stack: 512 KiB overflowed Node's ~1 MB stack, 256 KiB
 // allows ~1500 nested JS calls and fails cleanly with a guest RangeError.
 const STACK_LIMIT_BYTES = 256 * 1024;
 // Host things agents commonly reach for; naming them gets a 'forbidden' observation instead of a bare ReferenceError.
-const HOST_GLOBALS = ['fetch', 'require', 'process', 'XMLHttpRequest', 'WebSocket', 'window', 'document', 'Deno', 'Bun', 'module', 'importScripts', 'setTimeout', 'setInterval'];
+const HOST_GLOBALS = [
+  'fetch', 'require', 'process', 'XMLHttpRequest', 'WebSocket', 'window', 'document', 'Deno', 'Bun', 'module', 'importScripts', 'setTimeout', 'setInterval',
+];
 
 export function createJsSandbox(): Sandbox {
   // One WebAssembly module per sandbox; runtimes are cheap and made per run. If a run breaks the

@@ -30,7 +30,9 @@
 //   const py = createPythonSandbox();
 //   await py.run('import statistics; print(statistics.mean([1, 2, 3]))')  -> {ok: true, stdout: '2\n', ...}
 
-import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
+import {
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+} from './sandbox.ts';
 import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
 
 export interface PythonSandboxConfig {
@@ -222,7 +224,9 @@ function initWorker(live: LiveWorker, init: InitMessage, timeoutMs: number): Pro
     const timer = setTimeout(() => reject(new Error(`Pyodide did not load within ${timeoutMs} ms from ${indexURL}`)), timeoutMs);
     live.listener = (m) => {
       if (m.type === 'ready') resolve();
-      if (m.type === 'init-error') reject(new Error(`Pyodide failed to load from ${indexURL}: ${m.message}. Check pyodideIndexURL serves pyodide.mjs and its assets.`));
+      if (m.type === 'init-error') {
+        reject(new Error(`Pyodide failed to load from ${indexURL}: ${m.message}. Check pyodideIndexURL serves pyodide.mjs and its assets.`));
+      }
       if (m.type === 'ready' || m.type === 'init-error') clearTimeout(timer);
     };
     live.exitListener = (reason) => {

@@ -64,7 +64,9 @@ export async function splitStatements(duck: AsyncDuckDB, code: string): Promise<
 }
 
 const ROW_KEYWORDS = new Set(['select', 'with', 'from', 'values', 'table', 'describe', 'desc', 'show', 'summarize', 'explain', 'pragma']);
-const FORBIDDEN_KEYWORDS = new Set(['install', 'load', 'attach', 'detach', 'copy', 'export', 'import', 'set', 'reset', 'checkpoint', 'force', 'use', 'call', 'vacuum']);
+const FORBIDDEN_KEYWORDS = new Set([
+  'install', 'load', 'attach', 'detach', 'copy', 'export', 'import', 'set', 'reset', 'checkpoint', 'force', 'use', 'call', 'vacuum',
+]);
 
 const firstKeyword = (statement: string) => /^(?:\s|--[^\n]*\n?|\/\*[\s\S]*?\*\/)*([A-Za-z_]+)/.exec(statement)?.[1].toLowerCase() ?? '';
 
@@ -91,7 +93,11 @@ export class StatementRunner {
     const keyword = firstKeyword(statement);
     const where = `statement ${index + 1} (${statement.replace(/\s+/g, ' ').trim().slice(0, 60)})`;
     if (FORBIDDEN_KEYWORDS.has(keyword)) {
-      return { kind: 'forbidden', message: `${keyword.toUpperCase()} is not available in ${where}: files, settings and extensions are off limits. Every workspace CSV is already a table (${this.tableList}); CREATE TABLE name AS SELECT ... saves name.csv` };
+      return {
+        kind: 'forbidden',
+        message: `${keyword.toUpperCase()} is not available in ${where}: files, settings and extensions are off limits. ` +
+          `Every workspace CSV is already a table (${this.tableList}); CREATE TABLE name AS SELECT ... saves name.csv`,
+      };
     }
     try {
       const rewritten = await this.expandFitPredict(statement, index);
@@ -108,7 +114,9 @@ export class StatementRunner {
   private explain(e: unknown, where: string): StatementFailure {
     const text = (e as Error).message ?? String(e);
     if (e instanceof FitError) return { kind: 'exception', message: `fit_predict in ${where}: ${text}` };
-    if (/Permission Error|external access|disabled by configuration/i.test(text)) return { kind: 'forbidden', message: `${firstLine(e)} in ${where}; only workspace tables (${this.tableList}) can be read` };
+    if (/Permission Error|external access|disabled by configuration/i.test(text)) {
+      return { kind: 'forbidden', message: `${firstLine(e)} in ${where}; only workspace tables (${this.tableList}) can be read` };
+    }
     if (/Out of Memory/i.test(text)) return { kind: 'memory', message: firstLine(e) };
     const hint = /Catalog Error/.test(text) ? ` Tables: ${this.tableList}.` : '';
     return { kind: 'exception', message: `${text.split('\n').filter((l) => l.trim()).slice(0, 3).join(' ')} (${where}).${hint}` };
@@ -152,7 +160,10 @@ export class StatementRunner {
     const call = /\bfit_predict\s*\(([^()]*)\)/i.exec(statement);
     if (!call) return statement;
     const args = call[1].split(',').map((a) => a.trim().replace(/^(['"])(.*)\1$/, '$2')).filter((a) => a !== '');
-    if (args.length < 3 || args.length > 4) throw new FitError(`takes 3 or 4 arguments: fit_predict('train_table', 'test_table', 'target_column'[, 'linear' | 'logistic' | 'mlp']), got ${args.length}`);
+    if (args.length < 3 || args.length > 4) {
+      throw new FitError(`takes 3 or 4 arguments: fit_predict('train_table', 'test_table', 'target_column'[, 'linear' | 'logistic' | 'mlp']), ` +
+        `got ${args.length}`);
+    }
     const [trainName, testName, target, model] = args;
     if (model !== undefined && !FIT_MODELS.includes(model as FitModel)) throw new FitError(`model '${model}' is unknown; use one of ${FIT_MODELS.join(', ')}`);
     const { exportRowLimit } = this.limits;
@@ -169,7 +180,8 @@ export class StatementRunner {
     const temp = `__fit_predict_${index + 1}`;
     const p = result.predictions;
     const rows = p.data[0].map((_, i) => `(${p.columns.map((_, j) => sqlLiteral(p.data[j][i])).join(', ')})`);
-    await this.timed(this.conn.query(`CREATE OR REPLACE TEMP TABLE ${temp} AS SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${p.columns.map(quoteIdent).join(', ')})`));
+    await this.timed(this.conn.query(
+      `CREATE OR REPLACE TEMP TABLE ${temp} AS SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${p.columns.map(quoteIdent).join(', ')})`));
     return statement.slice(0, call.index) + temp + statement.slice(call.index + call[0].length);
   }
 }

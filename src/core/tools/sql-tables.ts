@@ -55,7 +55,8 @@ export async function loadWorkspace(duck: AsyncDuckDB, conn: AsyncDuckDBConnecti
  * Writes new or changed tables and views back to the workspace (owned by `owner`; booleans as 1/0) and
  * deletes files whose table was dropped; a table over `exportRowLimit` rows is left out with a note.
  */
-export async function saveChanges(conn: AsyncDuckDBConnection, ws: Workspace, loaded: LoadedTables, owner: string, out: string[], exportRowLimit: number): Promise<void> {
+export async function saveChanges(conn: AsyncDuckDBConnection, ws: Workspace, loaded: LoadedTables, owner: string, out: string[],
+  exportRowLimit: number): Promise<void> {
   const names = (await conn.query(
     `SELECT table_name AS name FROM duckdb_tables() WHERE NOT temporary AND schema_name = 'main'
      UNION ALL SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main' ORDER BY 1`,
@@ -102,7 +103,8 @@ async function fingerprint(conn: AsyncDuckDBConnection, table: string): Promise<
 }
 
 /** An Arrow table (DuckDB result) by columns, nulls kept. */
-function arrowToTable(name: string, result: { schema: { fields: { name: string }[] }; numRows: number; getChildAt(i: number): { get(i: number): unknown } | null }): DataTable {
+function arrowToTable(name: string,
+  result: { schema: { fields: { name: string }[] }; numRows: number; getChildAt(i: number): { get(i: number): unknown } | null }): DataTable {
   const columns = result.schema.fields.map((f) => f.name);
   const data = columns.map((_, j) => {
     const vector = result.getChildAt(j)!;

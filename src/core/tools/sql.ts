@@ -33,7 +33,9 @@
 //   formatObservation(r) -> "```output\nn\n1\n(1 row)\nsaved table big -> big.csv (1 row, 2 columns)\n```";  ws.list() now has big.csv owned by data_engineer
 
 import type { AsyncDuckDB } from '@duckdb/duckdb-wasm';
-import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox } from './sandbox.ts';
+import {
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+} from './sandbox.ts';
 import { startDuckDb, type DuckDbUrls } from './sql-duckdb.ts';
 import { Killed, splitStatements, StatementRunner, withDeadline, type SqlLimits, type StatementFailure } from './sql-statements.ts';
 import { loadWorkspace, saveChanges } from './sql-tables.ts';
@@ -81,7 +83,8 @@ class SqlTool {
     const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
     const out: string[] = [];
     const fail = (kind: RunErrorKind, message: string): RunResult => ({
-      ok: false, stdout: clipOutput(out.join('\n')), stderr: '', error: { kind, message: describeError(kind, message, { timeoutMs, memoryMb }) }, durationMs: Date.now() - started,
+      ok: false, stdout: clipOutput(out.join('\n')), stderr: '',
+      error: { kind, message: describeError(kind, message, { timeoutMs, memoryMb }) }, durationMs: Date.now() - started,
     });
     this.db ??= startDuckDb(this.config.urls);
     let duck: AsyncDuckDB;
@@ -104,11 +107,14 @@ class SqlTool {
    * The script on a fresh in-memory database, printing into `out`: returns the statement failure that
    * stopped it, if any. The time limit starts once the workspace is loaded; past it, Killed is thrown.
    */
-  private async runScript(duck: AsyncDuckDB, code: string, opts: RunOptions, limits: { timeoutMs: number; memoryMb: number }, out: string[]): Promise<StatementFailure | undefined> {
+  private async runScript(duck: AsyncDuckDB, code: string, opts: RunOptions, limits: { timeoutMs: number; memoryMb: number },
+    out: string[]): Promise<StatementFailure | undefined> {
     await duck.open({ path: ':memory:', query: { castBigIntToDouble: true, castDecimalToDouble: true } });
     const conn = await duck.connect();
     const loaded = await loadWorkspace(duck, conn, opts.workspace, out);
-    for (const s of [`SET max_memory = '${limits.memoryMb}MB'`, 'SET threads = 1', 'SET enable_external_access = false', 'SET lock_configuration = true']) await conn.query(s);
+    for (const s of [`SET max_memory = '${limits.memoryMb}MB'`, 'SET threads = 1', 'SET enable_external_access = false', 'SET lock_configuration = true']) {
+      await conn.query(s);
+    }
 
     const timed = withDeadline(limits.timeoutMs);
     const statements = await splitStatements(duck, code);

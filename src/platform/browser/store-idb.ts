@@ -235,7 +235,9 @@ export class IdbStore implements RunStore {
   async clear(): Promise<void> {
     await this.write(['checkpoints', 'metrics', 'files'], `deleting ${this.runId}`, (t, rec) => {
       // The writer token outlives the run's data: a tab that lost the run stays fenced off.
-      if (rec?.writer) t.objectStore('runs').put({ runId: this.runId, label: '', config: null, iteration: 0, updatedAt: Date.now(), writer: rec.writer } satisfies RunRecord);
+      if (rec?.writer) t.objectStore('runs').put({
+        runId: this.runId, label: '', config: null, iteration: 0, updatedAt: Date.now(), writer: rec.writer,
+      } satisfies RunRecord);
       else t.objectStore('runs').delete(this.runId);
       t.objectStore('checkpoints').delete(this.runId);
       t.objectStore('metrics').delete(this.range());

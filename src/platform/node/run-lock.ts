@@ -76,7 +76,9 @@ export class RunLock {
 export function acquireRunLock(dir: string, opts: { command?: string; warn?: (message: string) => void } = {}): RunLock {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, LOCK_FILE);
-  const holder: LockHolder = { pid: process.pid, host: os.hostname(), command: opts.command ?? process.argv.slice(1).join(' '), started: new Date().toISOString() };
+  const holder: LockHolder = {
+    pid: process.pid, host: os.hostname(), command: opts.command ?? process.argv.slice(1).join(' '), started: new Date().toISOString(),
+  };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(file, 'wx');
@@ -96,7 +98,9 @@ export function acquireRunLock(dir: string, opts: { command?: string; warn?: (me
     try {
       renameSync(file, aside);
       rmSync(aside, { force: true });
-      const was = other ? `pid ${other.pid} (${other.command}, since ${other.started}), which is no longer running` : 'a process that died while taking it (the lock file is empty)';
+      const was = other
+        ? `pid ${other.pid} (${other.command}, since ${other.started}), which is no longer running`
+        : 'a process that died while taking it (the lock file is empty)';
       opts.warn?.(`${dir} was locked by ${was}; taking the run over`);
     } catch {
       // another process moved it first; the next attempt sees its lock

@@ -60,8 +60,10 @@ export const CAP_ROC_AUC = 0.55;
 export const CAP_RMSE_OVER_IQR = 0.7;
 export const CAP_SCORE = 3;
 
-const EXPECTED_MODEL = 'Expected hand-over: train_features.csv and test_features.csv by data_engineer, predictions.csv by modeler, submission.csv (id, prediction) by analyst.';
-const EXPECTED_QUESTION = 'Expected hand-over: answer_rows.csv by data_engineer, result.csv (the number) by modeler, \\boxed{<number>} by analyst.';
+const EXPECTED_MODEL = 'Expected hand-over: train_features.csv and test_features.csv by data_engineer, predictions.csv by modeler, ' +
+  'submission.csv (id, prediction) by analyst.';
+const EXPECTED_QUESTION = 'Expected hand-over: answer_rows.csv by data_engineer, result.csv (the number) by modeler, ' +
+  '\\boxed{<number>} by analyst.';
 
 /** What the coach is told about a data trajectory; metrics only for the final agent. */
 export function dataFacts(t: Trajectory, agentId: string, finalAgentId = 'analyst'): string {
@@ -106,7 +108,8 @@ export function resultNumber(text: string | undefined): string | null {
  *          selectsAsIs('SELECT id, 1 - probability AS prediction FROM predictions', 'probability') -> false
  */
 export function selectsAsIs(sql: string, column: string): boolean {
-  return /SELECT\s+\*\s+FROM\s+predictions\b/i.test(sql) || new RegExp(`(?:SELECT|,)\\s*(?:\\w+\\.)?${column}(?:\\s+AS\\s+prediction)?\\s*(?:,|FROM\\b)`, 'i').test(sql);
+  return /SELECT\s+\*\s+FROM\s+predictions\b/i.test(sql)
+    || new RegExp(`(?:SELECT|,)\\s*(?:\\w+\\.)?${column}(?:\\s+AS\\s+prediction)?\\s*(?:,|FROM\\b)`, 'i').test(sql);
 }
 
 const hasCode = (output: string) => /```(?:sql|duckdb|python|py|python3)?\s*\n/i.test(output);
@@ -147,11 +150,20 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
       const asReceived = !!testF && testF.rows !== testRows && preds.rows === testF.rows;
       if (preds.rows !== testRows && !asReceived) return { score: NEUTRAL_SCORE, reason: `predictions has ${preds.rows} rows, test has ${testRows}` };
       if (!/fit_predict:/.test(ctx.observation ?? '')) return { score: 3, reason: 'predictions without a fitted model' };
-      if (data.kind === 'classification' && !preds.columns.includes('probability')) return { score: 4, reason: `a fit without probabilities for the 0/1 target ${data.target} (use 'logistic')` };
-      return { score: 10, reason: asReceived ? `fitted a model and predicted every row of test_features (whose ${testF.rows} rows against ${testRows} test rows are the Data Engineer's)` : 'fitted a model and predicted every test row' };
+      if (data.kind === 'classification' && !preds.columns.includes('probability')) {
+        return { score: 4, reason: `a fit without probabilities for the 0/1 target ${data.target} (use 'logistic')` };
+      }
+      return {
+        score: 10,
+        reason: asReceived
+          ? `fitted a model and predicted every row of test_features (whose ${testF.rows} rows against ${testRows} test rows are the Data Engineer's)`
+          : 'fitted a model and predicted every test row',
+      };
     }
     if (!featuresOk) return { score: 7, reason: 'no predictions, but a feature table was missing upstream (Data Engineer)' };
-    if (fitBreakers.length) return { score: 7, reason: `no predictions, but the feature tables break the fit upstream (Data Engineer): ${fitBreakers.join('; ')}` };
+    if (fitBreakers.length) {
+      return { score: 7, reason: `no predictions, but the feature tables break the fit upstream (Data Engineer): ${fitBreakers.join('; ')}` };
+    }
     return hasCode(ctx.output) ? { score: 2, reason: 'feature tables were there but no predictions' } : { score: 0, reason: 'no code block' };
   }
   // The final agent (Analyst).
@@ -171,7 +183,12 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
   const column = data.kind === 'classification' && preds?.columns.includes('probability') ? 'probability' : 'prediction';
   const passesOn = !!preds && submission.rows === preds.rows && selectsAsIs(ctx.output, column);
   if ((metrics.coverage ?? 0) < 1) {
-    if (passesOn && preds.rows !== testRows) return { score: Math.max(0, 7 - boxed), correct: false, reason: `submission misses test ids, but so does predictions.csv (${preds.rows} rows for ${testRows} test rows) upstream` };
+    if (passesOn && preds.rows !== testRows) {
+      return {
+        score: Math.max(0, 7 - boxed), correct: false,
+        reason: `submission misses test ids, but so does predictions.csv (${preds.rows} rows for ${testRows} test rows) upstream`,
+      };
+    }
     return { score: Math.max(0, 3 - boxed), correct: false, reason: 'submission misses test ids' };
   }
   let score = (success ? 10 : 7) - boxed;
@@ -180,7 +197,9 @@ function scoreModelTask(task: DataRolloutTask, ctx: ActionContext, files: Map<st
   if (poor && passesOn) reason += '; the poor metric is that of the predictions it received (not capped)';
   else if (poor && score > CAP_SCORE) {
     score = CAP_SCORE;
-    reason += data.kind === 'classification' ? `; capped: ROC-AUC ${metrics.rocAuc?.toFixed(3)} < ${CAP_ROC_AUC}` : `; capped: RMSE/IQR ${metrics.rmseOverIqr?.toFixed(3)} > ${CAP_RMSE_OVER_IQR}`;
+    reason += data.kind === 'classification'
+      ? `; capped: ROC-AUC ${metrics.rocAuc?.toFixed(3)} < ${CAP_ROC_AUC}`
+      : `; capped: RMSE/IQR ${metrics.rmseOverIqr?.toFixed(3)} > ${CAP_RMSE_OVER_IQR}`;
   }
   return { score, correct: success, reason: boxed ? `${reason}; no \\boxed{} answer` : reason };
 }
@@ -201,7 +220,9 @@ function scoreQuestion(task: DataRolloutTask, ctx: ActionContext, files: Map<str
     if (by('result.csv', 'modeler')) {
       const shown = resultNumber(ctx.observation);
       if (shown !== null && answersEqual(shown, data.answer)) return { score: 10, reason: 'result holds the answer' };
-      return rows && rows.rows === 0 ? { score: 7, reason: 'result holds another number, computed from an empty answer_rows upstream (Data Engineer)' } : { score: 4, reason: 'result holds another number' };
+      return rows && rows.rows === 0
+        ? { score: 7, reason: 'result holds another number, computed from an empty answer_rows upstream (Data Engineer)' }
+        : { score: 4, reason: 'result holds another number' };
     }
     if (!rows || rows.rows === 0) return { score: 7, reason: `no result, but answer_rows was ${rows ? 'empty' : 'missing'} upstream` };
     return { score: 2, reason: 'answer_rows was there but no result' };
@@ -211,7 +232,9 @@ function scoreQuestion(task: DataRolloutTask, ctx: ActionContext, files: Map<str
   if (answersEqual(boxed, data.answer) || Math.abs(Number(boxed) - data.answerValue) <= 0.006) return { score: 10, correct: true, reason: 'right answer' };
   const upstream = resultNumber(ctx.input);
   if (upstream === null) return { score: 7, correct: false, reason: 'wrong, but the Modeler printed no number to go on' };
-  if (answersEqual(upstream, data.answer) || Math.abs(Number(upstream) - data.answerValue) <= 0.006) return { score: 1, correct: false, reason: 'wrong although the Modeler printed the answer' };
+  if (answersEqual(upstream, data.answer) || Math.abs(Number(upstream) - data.answerValue) <= 0.006) {
+    return { score: 1, correct: false, reason: 'wrong although the Modeler printed the answer' };
+  }
   if (answersEqual(boxed, upstream)) return { score: 7, correct: false, reason: 'wrong, but what the Modeler printed' };
   return { score: 1, correct: false, reason: 'wrong and matching nothing upstream' };
 }

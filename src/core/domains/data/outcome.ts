@@ -38,13 +38,15 @@ export function fileReport(ws: Workspace): string {
     }
     const [header = [], ...body] = rows;
     const missing = body.reduce((n, r) => n + header.filter((_, j) => (r[j] ?? '') === '').length, 0);
-    const text = header.filter((h, j) => h.toLowerCase() !== 'id' && body.some((r) => r[j] !== '' && r[j] !== undefined && !Number.isFinite(Number(r[j])))).length;
+    const text = header.filter((h, j) => h.toLowerCase() !== 'id'
+      && body.some((r) => r[j] !== '' && r[j] !== undefined && !Number.isFinite(Number(r[j])))).length;
     return `- ${f.path} by ${f.owner}: ${body.length} rows, ${header.length} columns (${header.join(', ')}), ${missing} missing, ${text} text columns`;
   }).join('\n');
 }
 
 /** Reads submission.csv against the test targets; metrics are NaN-free only when every id is predicted. */
-export function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classification' | 'regression' }>, csv: string | undefined): { metrics: Record<string, number>; problem?: string } {
+export function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classification' | 'regression' }>, csv: string | undefined):
+  { metrics: Record<string, number>; problem?: string } {
   if (csv === undefined) return { metrics: { coverage: 0, success: 0 }, problem: `no ${SUBMISSION_FILE}` };
   let header: string[];
   let body: string[][];
@@ -55,7 +57,9 @@ export function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classif
   }
   const col = (name: string) => header.findIndex((h) => h.trim().toLowerCase() === name);
   const [idCol, predCol, probCol] = [col('id'), col('prediction'), col('probability')];
-  if (idCol < 0 || predCol < 0) return { metrics: { coverage: 0, success: 0 }, problem: `${SUBMISSION_FILE} needs columns id and prediction (has ${header.join(', ')})` };
+  if (idCol < 0 || predCol < 0) {
+    return { metrics: { coverage: 0, success: 0 }, problem: `${SUBMISSION_FILE} needs columns id and prediction (has ${header.join(', ')})` };
+  }
   const byId = new Map(body.map((r) => [Number(r[idCol]), r]));
   const [testHeader, ...testRows] = parseCsv(task.testCsv);
   const testIds = testRows.map((r) => Number(r[testHeader.indexOf('id')]));

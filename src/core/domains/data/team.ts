@@ -30,7 +30,9 @@ export const DATA_TEAM: WorkflowSpec = {
     {
       id: 'data_engineer',
       role: 'Data Engineer',
-      system: `You are the Data Engineer, ${TEAM_LINE}. Every CSV file is a SQL table named after it (data.csv -> data). Write one \`\`\`sql block that creates the tables the plan asks of you: fill missing numbers with COALESCE(x, <mean>) and turn text columns into 0/1 columns with CASE WHEN. ${NEXT} Use at most {{budget}} tokens.`,
+      system: `You are the Data Engineer, ${TEAM_LINE}. Every CSV file is a SQL table named after it (data.csv -> data). ` +
+        `Write one \`\`\`sql block that creates the tables the plan asks of you: fill missing numbers with COALESCE(x, <mean>) ` +
+        `and turn text columns into 0/1 columns with CASE WHEN. ${NEXT} Use at most {{budget}} tokens.`,
       user: 'Task: {{problem}}',
       followUp: 'Output:\n{{observation}}',
       maxTokens: 384,
@@ -41,7 +43,9 @@ export const DATA_TEAM: WorkflowSpec = {
     {
       id: 'modeler',
       role: 'Modeler',
-      system: `You are the Modeler, ${TEAM_LINE}. Use the Data Engineer's tables. To fit a model write one \`\`\`sql block: CREATE TABLE predictions AS SELECT * FROM fit_predict('train_features', 'test_features', '<target>', 'logistic' or 'linear'); for a question, compute the number into a table named result. ${NEXT} Use at most {{budget}} tokens.`,
+      system: `You are the Modeler, ${TEAM_LINE}. Use the Data Engineer's tables. To fit a model write one \`\`\`sql block: ` +
+        `CREATE TABLE predictions AS SELECT * FROM fit_predict('train_features', 'test_features', '<target>', 'logistic' or 'linear'); ` +
+        `for a question, compute the number into a table named result. ${NEXT} Use at most {{budget}} tokens.`,
       user: 'Task: {{problem}}\n\nData Engineer:\n{{output:data_engineer}}\n\nLast output:\n{{tool:data_engineer}}',
       followUp: 'Output:\n{{observation}}',
       maxTokens: 160,
@@ -52,7 +56,10 @@ export const DATA_TEAM: WorkflowSpec = {
     {
       id: 'analyst',
       role: 'Analyst',
-      system: `You are the Analyst, ${TEAM_LINE}. Give the team's answer. For predictions write one \`\`\`sql block: CREATE TABLE submission AS SELECT id, <probability for 0/1 targets, else prediction> AS prediction FROM predictions; then end with \\boxed{submission.csv}. For a question, check the number in result and end with \\boxed{<number>}. Use at most {{budget}} tokens.`,
+      system: `You are the Analyst, ${TEAM_LINE}. Give the team's answer. For predictions write one \`\`\`sql block: ` +
+        'CREATE TABLE submission AS SELECT id, <probability for 0/1 targets, else prediction> AS prediction FROM predictions; ' +
+        'then end with \\boxed{submission.csv}. For a question, check the number in result and end with \\boxed{<number>}. ' +
+        'Use at most {{budget}} tokens.',
       user: 'Task: {{problem}}\n\nModeler:\n{{output:modeler}}\n\nLast output:\n{{tool:modeler}}',
       followUp: 'Output:\n{{observation}}',
       maxTokens: 128,
@@ -102,7 +109,8 @@ export function dataRolloutTask(task: TabularSuiteTask): DataRolloutTask {
     return {
       id: task.id, data: task, answer: task.answer, files: { 'table.csv': task.csv },
       problem: `${task.description}\nFiles: table.csv (${t.rows} rows; columns ${t.header.join(', ')}).\n` +
-        'Plan: the Data Engineer creates answer_rows (the rows the question is about); the Modeler computes the number into result; the Analyst ends with \\boxed{<number>}.',
+        'Plan: the Data Engineer creates answer_rows (the rows the question is about); the Modeler computes the number into result; ' +
+        'the Analyst ends with \\boxed{<number>}.',
     };
   }
   const train = describeColumns(task.csv);
@@ -111,7 +119,8 @@ export function dataRolloutTask(task: TabularSuiteTask): DataRolloutTask {
     id: task.id, data: task, answer: SUBMISSION_FILE, files: { 'data.csv': task.csv, 'test.csv': task.testCsv },
     problem: `${task.description}\nFiles: data.csv (${train.rows} rows), test.csv (${test.rows} rows; the same columns without ${task.target}).\n` +
       `Columns of data.csv: ${profileLine(columnProfile(task.csv, task.target), task.target)}.\n` +
-      `Plan: the Data Engineer builds train_features (id, numeric features without missing values, ${task.target}) and test_features (id, the same features); ` +
+      `Plan: the Data Engineer builds train_features (id, numeric features without missing values, ${task.target}) ` +
+      'and test_features (id, the same features); ' +
       `the Modeler writes predictions with fit_predict; the Analyst writes submission.csv (id, prediction) and ends with \\boxed{submission.csv}.`,
   };
 }
@@ -170,8 +179,10 @@ export function csvTask(csv: string, target: string, opts: { name?: string; test
   const features = cols.filter((c, j) => j !== ti && c.toLowerCase() !== 'id');
   const task: TabularTask = {
     kind, id: name, target, source: 'generated',
-    description: `Predict ${target}${labels.length === 2 && !numeric ? ` (1 = ${labels[1]}, 0 = ${labels[0]})` : ''} from ${features.join(', ')}. data.csv has ${train.length} rows with the target column "${target}"; ` +
-      `test.csv has ${test.length} rows without it. Write one prediction per test id; predictions are scored by ${kind === 'classification' ? 'ROC-AUC and accuracy' : 'RMSE relative to the target range'}.`,
+    description: `Predict ${target}${labels.length === 2 && !numeric ? ` (1 = ${labels[1]}, 0 = ${labels[0]})` : ''} from ${features.join(', ')}. ` +
+      `data.csv has ${train.length} rows with the target column "${target}"; ` +
+      `test.csv has ${test.length} rows without it. Write one prediction per test id; ` +
+      `predictions are scored by ${kind === 'classification' ? 'ROC-AUC and accuracy' : 'RMSE relative to the target range'}.`,
     csv: toCsv([cols, ...train]),
     testCsv: toCsv([cols.filter((_, j) => j !== ti), ...test.map((r) => r.filter((_, j) => j !== ti))]),
     testTargets: test.map((r) => encode(r[ti])),
@@ -250,7 +261,11 @@ export function dataReferenceReplies(task: TabularSuiteTask): Record<string, str
     const op = g.filter.op === '==' ? '=' : g.filter.op;
     const agg = g.aggregate === 'mean' ? 'avg' : g.aggregate;
     return {
-      data_engineer: [sql(`CREATE TABLE answer_rows AS SELECT * FROM "table" WHERE ${g.filter.column} ${op} ${value} AND ${g.column} IS NOT NULL;\nSELECT count(*) AS n FROM answer_rows;`), 'Done.'],
+      data_engineer: [
+        sql(`CREATE TABLE answer_rows AS SELECT * FROM "table" WHERE ${g.filter.column} ${op} ${value} AND ${g.column} IS NOT NULL;\n` +
+          'SELECT count(*) AS n FROM answer_rows;'),
+        'Done.',
+      ],
       modeler: [sql(`CREATE TABLE result AS SELECT round(${agg}(${g.column}), 2) AS answer FROM answer_rows;\nSELECT * FROM result;`), 'Done.'],
       analyst: [`The result table holds the answer.\n\\boxed{${task.answer}}`],
     };
@@ -259,8 +274,14 @@ export function dataReferenceReplies(task: TabularSuiteTask): Record<string, str
   const model = task.kind === 'classification' ? 'logistic' : 'linear';
   const column = task.kind === 'classification' ? 'probability' : 'prediction';
   return {
-    data_engineer: [sql(`CREATE TABLE train_features AS SELECT id, ${f.select}, ${task.target} FROM data;\nCREATE TABLE test_features AS SELECT id, ${f.select} FROM test;`), 'Done.'],
+    data_engineer: [
+      sql(`CREATE TABLE train_features AS SELECT id, ${f.select}, ${task.target} FROM data;\nCREATE TABLE test_features AS SELECT id, ${f.select} FROM test;`),
+      'Done.',
+    ],
     modeler: [sql(`CREATE TABLE predictions AS SELECT * FROM fit_predict('train_features', 'test_features', '${task.target}', '${model}');`), 'Done.'],
-    analyst: [sql(`CREATE TABLE submission AS SELECT id, ${column} AS prediction FROM predictions;\nSELECT count(*) AS n FROM submission;`), 'Submission written.\n\\boxed{submission.csv}'],
+    analyst: [
+      sql(`CREATE TABLE submission AS SELECT id, ${column} AS prediction FROM predictions;\nSELECT count(*) AS n FROM submission;`),
+      'Submission written.\n\\boxed{submission.csv}',
+    ],
   };
 }

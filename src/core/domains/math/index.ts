@@ -28,7 +28,8 @@ export const MATH_CHAIN: WorkflowSpec = {
     {
       id: 'solver',
       role: 'Problem Solver',
-      system: `You are the Problem Solver, ${TEAM_LINE}. Solve the problem step by step, one operation per line, and end with "Answer: <number>". Use at most {{budget}} tokens.`,
+      system: `You are the Problem Solver, ${TEAM_LINE}. Solve the problem step by step, one operation per line, and end with "Answer: <number>". ` +
+        'Use at most {{budget}} tokens.',
       user: 'Problem: {{problem}}',
       maxTokens: 96,
       turns: 1,
@@ -38,7 +39,8 @@ export const MATH_CHAIN: WorkflowSpec = {
     {
       id: 'executor',
       role: 'Code Executor',
-      system: `You are the Code Executor, ${TEAM_LINE}. Check the solution with Python: write one \`\`\`python block that prints the answer. After you see its output, reply "Result: <number>". Use at most {{budget}} tokens.`,
+      system: `You are the Code Executor, ${TEAM_LINE}. Check the solution with Python: write one \`\`\`python block that prints the answer. ` +
+        'After you see its output, reply "Result: <number>". Use at most {{budget}} tokens.',
       user: 'Problem: {{problem}}\n\nProblem Solver:\n{{output:solver}}',
       followUp: 'Output:\n{{observation}}',
       maxTokens: 96,
@@ -49,7 +51,8 @@ export const MATH_CHAIN: WorkflowSpec = {
     {
       id: 'verifier',
       role: 'Verifier',
-      system: `You are the Verifier, ${TEAM_LINE}. Decide the final answer from the work so far and give it as \\boxed{<number>}. Use at most {{budget}} tokens.`,
+      system: `You are the Verifier, ${TEAM_LINE}. Decide the final answer from the work so far and give it as \\boxed{<number>}. ` +
+        'Use at most {{budget}} tokens.',
       user: 'Problem: {{problem}}\n\nCode Executor:\n{{output:executor}}\n\nLast output:\n{{tool:executor}}',
       maxTokens: 48,
       turns: 1,

@@ -165,7 +165,9 @@ function scoreExecutor(task: RuleTask, ctx: ActionContext): RuleScore {
     const printed = printedNumber(ctx.observation);
     if (printed === null) return { score: 2, reason: 'the program printed no number' };
     const computes = /[-+*/]/.test(code[1].replace(/^\s*print\(\s*-?\d+(?:\.\d+)?\s*\)\s*$/m, ''));
-    if (same(printed, task.answer)) return computes ? { score: 10, reason: 'computes and prints the truth' } : { score: 8, reason: 'prints the truth as a bare literal' };
+    if (same(printed, task.answer)) {
+      return computes ? { score: 10, reason: 'computes and prints the truth' } : { score: 8, reason: 'prints the truth as a bare literal' };
+    }
     if (!computes) return { score: 1, reason: 'prints a wrong bare literal' };
     if (planValues(ctx.input).some((v) => same(printed, v))) return { score: 7, reason: 'computes the Solver\'s (wrong) plan faithfully' };
     return { score: 3, reason: 'computes a wrong number that is not the Solver\'s plan' };
@@ -187,7 +189,9 @@ function scoreFinal(task: RuleTask, ctx: ActionContext): RuleScore {
   // What the Verifier saw: the program's last output, the Executor's "Result:" and any "Answer:" line.
   const evidence = [printedNumber(ctx.input), labelledNumber(ctx.input, 'Result'), labelledNumber(ctx.input, 'Answer')];
   if (evidence.some((e) => same(e, task.answer))) return { score: 1, correct: false, reason: 'wrong although the upstream evidence showed the truth' };
-  if (evidence.some((e) => same(boxed, e))) return { score: 7, correct: false, reason: 'wrong, but what the upstream evidence said (none of it showed the truth)' };
+  if (evidence.some((e) => same(boxed, e))) {
+    return { score: 7, correct: false, reason: 'wrong, but what the upstream evidence said (none of it showed the truth)' };
+  }
   return { score: 1, correct: false, reason: 'wrong and matching no upstream evidence' };
 }
 

@@ -165,7 +165,10 @@ const PEOPLE: Person[] = [
 ];
 
 const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth'];
-const PARTS: Record<number, string> = { 2: 'half', 3: 'one third', 4: 'one quarter', 5: 'one fifth', 6: 'one sixth', 7: 'one seventh', 8: 'one eighth', 9: 'one ninth', 10: 'one tenth', 11: 'one eleventh', 12: 'one twelfth' };
+const PARTS: Record<number, string> = {
+  2: 'half', 3: 'one third', 4: 'one quarter', 5: 'one fifth', 6: 'one sixth', 7: 'one seventh',
+  8: 'one eighth', 9: 'one ninth', 10: 'one tenth', 11: 'one eleventh', 12: 'one twelfth',
+};
 
 const cap = (s: string) => s[0].toUpperCase() + s.slice(1);
 

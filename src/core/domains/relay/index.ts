@@ -33,7 +33,9 @@ function relayDomain(n: number): Domain {
 export const RELAY_TEAM: Team = {
   domain: 'relay',
   domainFor: (w) => relayDomain(w.agents.length),
-  presets: () => MENU_SIZES.map(relayWorkflow).map((w) => ({ name: w.name, label: `relay of ${w.agents.length} agents (credit is the bottleneck)`, workflow: w })),
+  presets: () => MENU_SIZES.map(relayWorkflow).map((w) => ({
+    name: w.name, label: `relay of ${w.agents.length} agents (credit is the bottleneck)`, workflow: w,
+  })),
   // A relay's settings do not depend on its size.
   settings: (w) => Object.fromEntries(Object.entries(relayConfig(w.agents.length)).filter(([k]) => k !== 'workflow')),
 };

@@ -50,7 +50,8 @@ function kindOf(ctx: ActionContext, score: number): RelayReplyKind {
  * on `tasks`, `samples` trajectories each at `temperature` (default 1, the rollouts' temperature), every
  * action as the coach sees it with the rater's verdict.
  */
-export async function relayRatedSteps(agents: AgentBackend, n: number, tasks: RolloutTask[], opts: { seed: number; samples?: number; temperature?: number }): Promise<RatedStep[]> {
+export async function relayRatedSteps(agents: AgentBackend, n: number, tasks: RolloutTask[],
+  opts: { seed: number; samples?: number; temperature?: number }): Promise<RatedStep[]> {
   const workflow = relayWorkflow(n);
   const trajs = await runRollouts(workflow, tasks, {
     agents, tools: {}, samplesPerTask: opts.samples ?? 1, temperature: opts.temperature ?? 1, seed: opts.seed, outcome: relayOutcome,
@@ -61,7 +62,10 @@ export async function relayRatedSteps(agents: AgentBackend, n: number, tasks: Ro
       const context = agentContext(workflow, t, a.id);
       if (!context) return;
       const r = relayRuleScore(context);
-      out.push({ context, rating: { score: r.score, correct: context.final ? r.correct : undefined }, kind: kindOf(context, r.score), group: `${n}:${a.id}`, n, position: i + 1 });
+      out.push({
+        context, rating: { score: r.score, correct: context.final ? r.correct : undefined },
+        kind: kindOf(context, r.score), group: `${n}:${a.id}`, n, position: i + 1,
+      });
     });
   }
   return out;

@@ -106,7 +106,9 @@ export class AttentionArena {
   /** out = attention of `rows` rows over slots [0, slots) of layer `layer`, scores scaled by `scale`. */
   attend(layer: number, rows: number, slots: number, scale: number): void {
     const { nh, nkv, hd, cap } = this.layout;
-    if (rows > this.layout.rows || slots > cap) throw new Error(`AttentionArena.attend: ${rows} rows x ${slots} slots exceed the layout ${this.layout.rows} x ${cap}`);
+    if (rows > this.layout.rows || slots > cap) {
+      throw new Error(`AttentionArena.attend: ${rows} rows x ${slots} slots exceed the layout ${this.layout.rows} x ${cap}`);
+    }
     const o = this.offsets;
     this.fn(o.q, o.k[layer], o.v[layer], o.mask, rows, nh, nkv, hd, cap, slots, scale, o.out, o.scores);
   }

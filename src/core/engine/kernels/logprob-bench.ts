@@ -63,7 +63,8 @@ async function timeMedian(body: () => tf.Tensor, warmup: number, iters: number):
   return median(ms);
 }
 
-async function timePath(fn: Fn, logits: tf.Tensor2D, targets: tf.Tensor1D, dy: tf.Tensor1D, warmup: number, iters: number, withGrad: boolean): Promise<LogProbTimings> {
+async function timePath(fn: Fn, logits: tf.Tensor2D, targets: tf.Tensor1D, dy: tf.Tensor1D, warmup: number, iters: number,
+  withGrad: boolean): Promise<LogProbTimings> {
   const forwardMs = await timeMedian(() => fn(logits, targets), warmup, iters);
   const gradOf = tf.grad((x: tf.Tensor) => fn(x as tf.Tensor2D, targets));
   const forwardBackwardMs = withGrad ? await timeMedian(() => gradOf(logits, dy), warmup, iters) : null;

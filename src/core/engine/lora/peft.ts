@@ -111,12 +111,14 @@ export async function importPeft(source: ModelSource, modelConfig: ModelConfig, 
     const layer = m ? Number(m[1]) : -1;
     const proj = m?.[3] as Projection;
     if (!m || layer >= modelConfig.numLayers || !settings.targetModules.includes(proj) || (m[2] === 'mlp') !== MLP.has(proj)) {
-      throw new AdapterFormatError(`${file}: unexpected key "${k}"; this adapter config targets ${settings.targetModules.join(' ')} over ${modelConfig.numLayers} layers (keys like ${peftKey(0, settings.targetModules[0], 'A')})`);
+      throw new AdapterFormatError(`${file}: unexpected key "${k}"; this adapter config targets ${settings.targetModules.join(' ')} ` +
+        `over ${modelConfig.numLayers} layers (keys like ${peftKey(0, settings.targetModules[0], 'A')})`);
     }
     const [out, inn] = projectionShape(modelConfig, proj);
     const want = m[4] === 'A' ? [settings.rank, inn] : [out, settings.rank];
     if (t.shape.join() !== want.join()) {
-      throw new AdapterFormatError(`${file}: "${k}" has shape [${t.shape}] but the base model and r=${settings.rank} need [${want}]; was the adapter trained on another base model?`);
+      throw new AdapterFormatError(`${file}: "${k}" has shape [${t.shape}] but the base model and r=${settings.rank} need [${want}]; ` +
+        'was the adapter trained on another base model?');
     }
     const slot = values.get(`${layer}.${proj}`) ?? { a: new Float32Array(0), b: new Float32Array(0) };
     if (m[4] === 'A') slot.a = t.data; else slot.b = t.data;

@@ -56,7 +56,10 @@ export function gpuDecodeRefusal(model: CausalLM, adapter: AdapterView | null = 
   if (model.tablesInBlocks()) return 'the embedding or output table is held in row blocks';
   const c = model.config;
   const limit = (tf.backend() as unknown as WebGPUBackendInternals).device.limits.maxStorageBufferBindingSize;
-  const names = ['model.embed_tokens.weight', ...Array.from({ length: c.numLayers }, (_, l) => PROJECTIONS.map((p) => `${projectionPrefix(l, p)}.weight`)).flat()];
+  const names = [
+    'model.embed_tokens.weight',
+    ...Array.from({ length: c.numLayers }, (_, l) => PROJECTIONS.map((p) => `${projectionPrefix(l, p)}.weight`)).flat(),
+  ];
   const largest = Math.max(model.outputWeight().w.size, ...names.map((n) => model.w(n).size)) * 4;
   if (largest > limit) return `a weight of ${largest} bytes is over the device's storage binding limit (${limit})`;
   if (c.headDim > MAX_HEAD || c.headDim % 2) return `head size ${c.headDim} (the kernel takes even sizes up to ${MAX_HEAD})`;
@@ -452,7 +455,8 @@ export class GpuDecoder {
    * room for `extra` more tokens per row (it grows if asked for more); null when
    * `gpuDecodeRefusal` names a reason.
    */
-  static async open(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number, opts: { rows?: number[] } = {}): Promise<GpuDecoder | null> {
+  static async open(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number,
+    opts: { rows?: number[] } = {}): Promise<GpuDecoder | null> {
     if (gpuDecodeRefusal(model, adapter ?? null)) return null;
     const be = tf.backend() as unknown as WebGPUBackendInternals;
     const params: Float32Array[] = [];
@@ -540,7 +544,9 @@ export class GpuDecoder {
     const c = this.model.config;
     const B = this.rows;
     if (tokens.length !== B) throw new Error(`GpuDecoder.step: ${tokens.length} tokens for ${B} rows`);
-    for (const t of tokens) if (!Number.isInteger(t) || t < 0 || t >= c.vocabSize) throw new Error(`GpuDecoder.step: token id ${t} is outside the vocabulary [0, ${c.vocabSize})`);
+    for (const t of tokens) {
+      if (!Number.isInteger(t) || t < 0 || t >= c.vocabSize) throw new Error(`GpuDecoder.step: token id ${t} is outside the vocabulary [0, ${c.vocabSize})`);
+    }
     if (this.length === this.cap) this.grow();
     for (let b = 0; b < B; b++) this.mask[b * this.cap + this.length] = 1;
     this.length++;

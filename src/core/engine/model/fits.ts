@@ -42,10 +42,12 @@ export async function checkFits(source: ModelSource, limits: FitLimits): Promise
   const bytes = parameters * 4; // weights are held as float32
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   if (largest * 4 > limits.maxBufferSize) {
-    throw new Error(`${source.name} is too big for this GPU: its tensor ${largestName} needs ${mib(largest * 4)} but the adapter allows ${mib(limits.maxBufferSize)} per buffer; pick a smaller model`);
+    throw new Error(`${source.name} is too big for this GPU: its tensor ${largestName} needs ${mib(largest * 4)} ` +
+      `but the adapter allows ${mib(limits.maxBufferSize)} per buffer; pick a smaller model`);
   }
   if (limits.deviceMemoryGiB && bytes > (limits.deviceMemoryGiB * 2 ** 30) / 2) {
-    throw new Error(`${source.name} needs about ${mib(bytes)} of memory as float32, more than half of this device's ${limits.deviceMemoryGiB} GiB; pick a smaller model`);
+    throw new Error(`${source.name} needs about ${mib(bytes)} of memory as float32, ` +
+      `more than half of this device's ${limits.deviceMemoryGiB} GiB; pick a smaller model`);
   }
   return { parameters, bytes };
 }

@@ -263,7 +263,8 @@ export function fitsLimits(plan: MemoryPlan, limits: DeviceLimits): FitVerdict {
     const over = plan.updatePeak >= plan.rolloutPeak ? 'the update' : 'the rollout';
     problems.push(`peak ${mib(plan.peak)} (${over}) exceeds the ${mib(limits.memory)} available: ` +
       (over === 'the update'
-        ? `lower the micro-batch (now ${plan.settings.microBatch}) or the prompt + action tokens (now ${plan.settings.promptTokens} + ${plan.settings.actionTokens})`
+        ? `lower the micro-batch (now ${plan.settings.microBatch}) ` +
+          `or the prompt + action tokens (now ${plan.settings.promptTokens} + ${plan.settings.actionTokens})`
         : `lower the rows decoded at once (now ${plan.settings.rows}) or the tokens per row`));
   }
   const binding = limits.maxStorageBufferBindingSize;

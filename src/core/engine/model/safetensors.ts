@@ -240,7 +240,8 @@ export function parseSafetensorsHeader(json: Uint8Array, file: string): Safetens
     const want = numel * BYTES_PER_ELEMENT[dtype as SafetensorsDtype];
     if (offs[1] - offs[0] !== want) {
       throw new SafetensorsError(
-        `${where}: data_offsets ${JSON.stringify(offs)} span ${offs[1] - offs[0]} bytes but shape ${fmt(shape)} of ${dtype} needs ${want}; the header is damaged.`,
+        `${where}: data_offsets ${JSON.stringify(offs)} span ${offs[1] - offs[0]} bytes ` +
+          `but shape ${fmt(shape)} of ${dtype} needs ${want}; the header is damaged.`,
       );
     }
     tensors.push({ name, dtype: dtype as SafetensorsDtype, shape: shape as number[], begin: offs[0], end: offs[1] });
@@ -324,7 +325,9 @@ export async function* readSafetensors(
     if (n < 2 || n > MAX_HEADER_BYTES) {
       throw (
         notSafetensors(prefix, fileName) ??
-        new SafetensorsError(`${fileName}: header length ${n} is not plausible (expected 2..${MAX_HEADER_BYTES} bytes); this is not a safetensors file or it is damaged.`)
+        new SafetensorsError(
+          `${fileName}: header length ${n} is not plausible (expected 2..${MAX_HEADER_BYTES} bytes); this is not a safetensors file or it is damaged.`,
+        )
       );
     }
     const json = new Uint8Array(n);
@@ -377,7 +380,8 @@ export async function* readSafetensors(
  * Whole-buffer convenience: every tensor of an in-memory file, by name (e.g. an uploaded adapter).
  *   const { tensors } = await decodeSafetensors(bytes); tensors.get('w')!.data // Float32Array
  */
-export async function decodeSafetensors(bytes: Uint8Array, fileName = 'model.safetensors'): Promise<{ header: SafetensorsHeader; tensors: Map<string, SafetensorsTensor> }> {
+export async function decodeSafetensors(bytes: Uint8Array, fileName = 'model.safetensors'):
+  Promise<{ header: SafetensorsHeader; tensors: Map<string, SafetensorsTensor> }> {
   let header: SafetensorsHeader | null = null;
   const tensors = new Map<string, SafetensorsTensor>();
   async function* once() {

@@ -27,7 +27,8 @@ export interface ScoreOptions {
  * log p of the next token at the given flat positions: [N], plus the full-distribution entropy at
  * those positions when asked (kept out of nothing: callers use it for metrics only).
  */
-export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], opts: ScoreOptions & { withEntropy?: boolean } = {}): { logp: tf.Tensor1D; entropy?: tf.Tensor1D } {
+export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], opts: ScoreOptions & { withEntropy?: boolean } = {}):
+  { logp: tf.Tensor1D; entropy?: tf.Tensor1D } {
   const batch = ids.length;
   const steps = ids[0].length;
   if (steps < 2) throw new Error('rowLogProbs: sequences need at least 2 tokens');

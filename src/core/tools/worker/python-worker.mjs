@@ -205,7 +205,8 @@ def _sandbox_run(code, _V=SandboxViolation, _tb=traceback, _sys=sys, _builtins=b
         _sys.stderr.write(''.join(report.format()))
         violation = e
         while violation is not None and not isinstance(violation, _V):
-            violation = getattr(violation, 'reason', None) if isinstance(getattr(violation, 'reason', None), BaseException) else (violation.__cause__ or violation.__context__)
+            violation = (getattr(violation, 'reason', None) if isinstance(getattr(violation, 'reason', None), BaseException)
+                         else (violation.__cause__ or violation.__context__))
         if violation is not None:
             return 'forbidden\n%s' % (violation,)
         if isinstance(e, MemoryError) or (isinstance(e, OverflowError) and 'index-sized' in str(e)):
@@ -356,7 +357,10 @@ async function handle(message) {
     if (message.type === 'init') await init(message);
     else if (message.type === 'run') run(message);
   } catch (e) {
-    post({ type: message.type === 'init' ? 'init-error' : 'done', id: message.id, message: String(e?.stack ?? e), error: { kind: 'crash', message: String(e), fatal: true } });
+    post({
+      type: message.type === 'init' ? 'init-error' : 'done', id: message.id, message: String(e?.stack ?? e),
+      error: { kind: 'crash', message: String(e), fatal: true },
+    });
   }
 }
 
