@@ -143,9 +143,11 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *                             (a [rows, 896] x [896, 151936] matmul takes 17-25 s there); the vocabulary
  *                             split under 128 MiB bindings stays in `npm test` (vocab-table, webgpu parity)
  *   test/unit/cli/run-safety.test.ts   again with five kill moments instead of two (MAPPA_SLOW=1)
+ *   test/e2e/coach.test.ts    a relay run coached by a weak judge, stated in words, and its "⇄" twin (about 50 s
+ *                             with its own server; test/e2e/truth.test.ts keeps the citations and Pause in `npm test`)
  */
 const SLOW = process.env.MAPPA_SLOW === '1';
-const SLOW_ONLY = ['test/e2e/shapes.test.ts'];
+const SLOW_ONLY = ['test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts'];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts'];
 
 export default defineConfig({

@@ -73,16 +73,26 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
     expect((await readState(a)).state).toBe('running'); // the first tab goes on
 
     const before = await stored(b, runId);
+    // The iteration B opens the run at (its 'run' event), heard as it happens: B trains on at once.
+    await b.evaluate(() => {
+      const m = (window as unknown as { __mappa: { opened?: number | null; client: { on(f: (e: { kind: string; iteration?: number }) => void): void } } }).__mappa;
+      m.opened = null;
+      m.client.on((e) => {
+        if (e.kind === 'run' && m.opened === null) m.opened = e.iteration ?? null;
+      });
+    });
     await b.getByTestId('btn-take-over').click();
-    await waitFor(a, (s) => s.state === 'readonly', 60_000, 'tab A let go');
-    const took = await waitFor(b, (s) => s.state === 'ready', 60_000, 'tab B took over');
+    const letGo = await waitFor(a, (s) => s.state === 'readonly', 60_000, 'tab A let go'); // A stopped at a checkpoint
+    // "Take over" trains the run here (its tooltip says so): B goes on at once, from A's last checkpoint.
+    await waitFor(b, (s) => s.state === 'running' || s.iteration > letGo.iteration, 60_000, 'tab B took over and trains');
     await expect.poll(() => a.getByTestId('read-only').textContent()).toMatch(/another tab took this run over/);
+    const openedAt = await b.evaluate(() => (window as unknown as { __mappa: { opened: number | null } }).__mappa.opened);
+    expect(letGo.iteration).toBeGreaterThanOrEqual(before.checkpoint ?? 0);
+    expect(openedAt).toBe(letGo.iteration); // B resumed at A's last checkpoint
     const handed = await stored(b, runId);
-    expect(handed.checkpoint!).toBeGreaterThanOrEqual(before.checkpoint ?? 0);
-    expect(took.iteration).toBe(handed.checkpoint); // B resumed at A's last checkpoint
+    expect(handed.checkpoint!).toBeGreaterThanOrEqual(letGo.iteration);
 
-    await b.getByTestId('btn-start').click();
-    await waitFor(b, (s) => s.iteration >= took.iteration + 2, 120_000, 'tab B trains');
+    await waitFor(b, (s) => s.iteration >= letGo.iteration + 2, 120_000, 'tab B trains');
     await b.getByTestId('btn-pause').click();
     await waitFor(b, (s) => s.state === 'ready', 60_000, 'tab B paused');
     const after = await stored(b, runId);
