@@ -21,9 +21,12 @@ function fmtSeconds(s: number): string {
 }
 
 /** The run's end in a few lines: accuracies with 95 % intervals, the change paired by problem, where the files are. */
-export function summaryLines(s: { out: string; iterations: number; reward: string; coach: string; seconds: number; rollouts: number; baseline: EvalResult | null; final: EvalResult | null },
-  config: TrainConfig, paused: boolean): string {
-  const lines = [`${paused ? 'paused after' : 'trained'} ${s.iterations} of ${config.iterations} iterations (${s.reward} reward, coach ${s.coach}): ${s.rollouts} rollouts in ${fmtSeconds(s.seconds)}`];
+export function summaryLines(s: {
+  out: string; iterations: number; reward: string; coach: string; seconds: number; rollouts: number;
+  baseline: EvalResult | null; final: EvalResult | null;
+}, config: TrainConfig, paused: boolean): string {
+  const lines = [`${paused ? 'paused after' : 'trained'} ${s.iterations} of ${config.iterations} iterations (${s.reward} reward, coach ${s.coach}): ` +
+    `${s.rollouts} rollouts in ${fmtSeconds(s.seconds)}`];
   // The same figures the page's verdict on a run shows (core/loop/held-out-change.ts).
   for (const change of heldOutChanges(s.baseline, s.final, config.evalTemperature)) {
     const line = changeLine(change);
@@ -52,7 +55,8 @@ export function printer(config: TrainConfig, startIteration: number): (e: TrainE
       const m = e.metrics;
       const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)} T=${config.evalTemperature} ${pct(m.eval.sampled)}` : '';
       const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
-      process.stderr.write(`${tty ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
+      process.stderr.write(`${tty ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} ` +
+        `kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures} level ${m.filters.level}${ev}\n`);
     }
     if (e.type === 'warning') process.stderr.write(`${tty ? '\n' : ''}warning (iteration ${e.iteration}): ${e.message}\n`);
   };

@@ -35,7 +35,10 @@ export function heldOutChanges(baseline: EvalResult | null, final: EvalResult | 
     const d = same ? pairedDifference(final!.perTask![pass], baseline!.perTask![pass]) : null;
     const paired = d ? { p: d.p, low: d.low, high: d.high, n: d.n } : null;
     const verdict = paired ? (paired.low > 0 ? 'gain' : paired.high < 0 ? 'loss' : 'none') : null;
-    return { pass, name: pass === 'greedy' ? 'greedy' : `T=${evalTemperature}`, tasks: (final ?? baseline)?.tasks ?? 0, untrained: acc(baseline), trained: acc(final), paired, verdict };
+    return {
+      pass, name: pass === 'greedy' ? 'greedy' : `T=${evalTemperature}`, tasks: (final ?? baseline)?.tasks ?? 0,
+      untrained: acc(baseline), trained: acc(final), paired, verdict,
+    };
   });
 }
 
@@ -50,6 +53,10 @@ export function changeLine(c: HeldOutChange): string {
 export function changeWords(c: HeldOutChange): string {
   const line = changeLine(c);
   if (!line || !c.verdict) return line;
-  const verdict = { gain: 'a gain beyond the noise', loss: 'a loss beyond the noise: the trained team is worse than the untrained one', none: 'no change beyond the noise' }[c.verdict];
+  const verdict = {
+    gain: 'a gain beyond the noise',
+    loss: 'a loss beyond the noise: the trained team is worse than the untrained one',
+    none: 'no change beyond the noise',
+  }[c.verdict];
   return `${line}: ${verdict}`;
 }
