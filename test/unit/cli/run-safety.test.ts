@@ -82,11 +82,12 @@ describe('one writer per run', () => {
     expect(existsSync(lock)).toBe(false); // released at the end
     expectCleanLogs(out);
     reference = adapters(out);
+    // The relay team's config names no coach flag: its own AI judge (models/relay-judge) coaches, through its own template.
     // The readable end of a run (the whole JSON lives in summary.json, or on stdout with --json).
-    expect(done.stdout).toMatch(/^trained 6 of 6 iterations \(process reward, coach rule:relay\): 48 rollouts in/);
+    expect(done.stdout).toMatch(/^trained 6 of 6 iterations \(process reward, coach model:models\/relay-judge\): 48 rollouts in/);
     expect(done.stdout).toMatch(/held-out greedy on 8 problems: untrained [\d.]+ % \[[\d.]+, [\d.]+\] -> trained [\d.]+ % \[[\d.]+, [\d.]+\], [+-]?[\d.]+ pts \[/);
     expect(done.stdout.length).toBeLessThan(1000);
-    expect(JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'))).toMatchObject({ iterations: 6, coach: 'rule:relay' });
+    expect(JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'))).toMatchObject({ iterations: 6, coach: 'model:models/relay-judge', coachTemplate: 'team' });
   }, 120_000);
 
   it('a stale lock (its process is gone) is taken over with a warning', async () => {
