@@ -65,6 +65,10 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   num('curriculum.lowerAt', 'lower the level below (accuracy)', 0, 1),
   int('curriculum.poolSize', 'training problems per level', 1, 100_000),
   { path: 'coach.kind', label: 'coach', kind: 'enum', values: ['model', 'rule'], hint: 'model: the team\'s judge model; rule: the rubric' },
+  {
+    path: 'coach.truth', label: 'ground truth shown to the judge', kind: 'enum', values: ['final', 'every'],
+    hint: 'final: with the final agent\'s action only (MAPPA); every: with every agent\'s',
+  },
   num('coach.miscalibration.noise', 'coach noise (σ of score)', 0, 10),
   num('coach.miscalibration.lengthBias', 'coach length bias (/100 chars)', -10, 10),
   num('coach.miscalibration.seed', 'coach noise seed', 0, 2 ** 31 - 1),
