@@ -91,7 +91,10 @@ export class RunState {
       case 'partner': {
         const was = this.partner?.runId === e.runId ? this.partner : null;
         let evals = was?.evals ?? [];
-        if (e.eval) evals = [...evals.filter((x) => x.iteration !== e.eval!.iteration), { iteration: e.eval.iteration, result: e.eval.result }].sort((a, b) => a.iteration - b.iteration);
+        if (e.eval) {
+          const ev = { iteration: e.eval.iteration, result: e.eval.result };
+          evals = [...evals.filter((x) => x.iteration !== ev.iteration), ev].sort((a, b) => a.iteration - b.iteration);
+        }
         this.partner = { runId: e.runId, mode: e.mode, iteration: e.iteration, iterations: e.iterations, evals };
         this.version++;
         break;

@@ -80,6 +80,8 @@ describe.skipIf(!have.ok)('the coach says what it is, and a run ends in words (n
       expect(before).toMatch(/not timed on this machine yet/);
       expect(after).toMatch(/about [\d.]+ s an iteration here/);
       await page.screenshot({ path: `${resultsDir}/truth-weak-judge.png`, fullPage: true });
+      await page.getByTestId('verdict').screenshot({ path: `${resultsDir}/truth-weak-judge-verdict.png` });
+      await card.screenshot({ path: `${resultsDir}/truth-weak-judge-card.png` });
       expect(problems).toEqual([]);
     }, 500_000);
 

@@ -76,7 +76,8 @@ export function reportRanking(report: unknown): Interval | null {
  * "webllm:…", with "+miscalibrated" when noise is added), its team's domain, its miscalibration, and the
  * ranking its folder's report gives (`reported`, from `reportFile`) when there is one.
  */
-export function coachQuality(coachName: string, domain: string, miscalibration: Miscalibration | null, reported: Interval | null = null, reportFile = ''): CoachQuality {
+export function coachQuality(coachName: string, domain: string, miscalibration: Miscalibration | null, reported: Interval | null = null,
+  reportFile = ''): CoachQuality {
   const kind = coachName.startsWith('model:') ? 'model' : coachName.startsWith('webllm') ? 'webllm' : 'rule';
   const noise = miscalibration?.noise ?? 0;
   const other = Boolean(miscalibration && (miscalibration.lengthBias || miscalibration.favourAgent));

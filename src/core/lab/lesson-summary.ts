@@ -230,7 +230,8 @@ export function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: 
   const head = ceiling ? 'No gap: both reach the ceiling' : 'No gap shown at this budget: both end within the noise of this many problems';
   if (at('process') !== at('outcome')) return `${head}; the difference is how fast: process ${reach('process')}, outcome ${reach('outcome')}`;
   const step = row.untrainedStep;
-  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} of process reward's (docs/credit.md), too close to tell apart at this budget`;
+  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} `
+    + 'of process reward\'s (docs/credit.md), too close to tell apart at this budget';
   return `${head}, and neither was faster (both ${reach('process')})${signal}`;
 }
 
@@ -248,7 +249,11 @@ export function gapWords(rows: readonly Omit<LessonRow, 'words'>[]): string {
   if (!rows.some((r) => r.gap)) return '';
   if (!above.length) return 'The measured gaps are within reach of the prediction.';
   const sizes = (rs: typeof rows) => rs.map((r) => r.n).join(' and ');
-  return `At ${sizes(above)} agents the gap is above the prediction${unlearnt.length ? `: under outcome reward the agents' step accuracy fell at ${sizes(unlearnt)} agents, so outcome reward did not only learn slower, it unlearned (docs/credit.md, "Its limits")` : ''}.`;
+  const why = unlearnt.length
+    ? `: under outcome reward the agents' step accuracy fell at ${sizes(unlearnt)} agents, so outcome reward did not only learn slower, `
+      + 'it unlearned (docs/credit.md, "Its limits")'
+    : '';
+  return `At ${sizes(above)} agents the gap is above the prediction${why}.`;
 }
 
 /** The mean of the agents' step accuracies in an evaluation (relay's metrics.stepAccuracy), or null. */

@@ -21,7 +21,10 @@ import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
-import { agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime, type LessonMode, type LessonPlan, type LessonRunData, type LessonView } from './lesson-summary.ts';
+import {
+  agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
+  type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
+} from './lesson-summary.ts';
 
 export * from './lesson-summary.ts';
 
@@ -92,7 +95,8 @@ export class Lesson {
         const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
         if (!records.length) continue;
         const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
-        const evals = [...records.filter((r) => r.eval && !r.perAgent), ...metrics.filter((m) => m.eval)].map((r) => ({ iteration: r.iteration, result: r.eval! }));
+        const evals = [...records.filter((r) => r.eval && !r.perAgent), ...metrics.filter((m) => m.eval)]
+          .map((r) => ({ iteration: r.iteration, result: r.eval! }));
         const data = this.record(n, mode, runId);
         data.evals = evals;
         data.iteration = metrics.at(-1)?.iteration ?? 0;

@@ -104,8 +104,9 @@ export function iterationEstimate(pace: Pace, rollouts: number): number {
 export function sizeWords(c: { promptsPerIteration: number; samplesPerPrompt: number; iterations: number }, pace: Pace | undefined, pool = Infinity): string {
   const prompts = Math.min(c.promptsPerIteration, pool);
   const rollouts = prompts * c.samplesPerPrompt;
-  const asked = prompts < c.promptsPerIteration ? `, of the ${c.promptsPerIteration.toLocaleString('en-US')} asked: the training pool holds ${prompts.toLocaleString('en-US')}` : '';
-  const head = `${rollouts.toLocaleString('en-US')} rollouts an iteration (${prompts.toLocaleString('en-US')} prompts × ${c.samplesPerPrompt} samples${asked})`;
+  const n = (x: number) => x.toLocaleString('en-US');
+  const asked = prompts < c.promptsPerIteration ? `, of the ${n(c.promptsPerIteration)} asked: the training pool holds ${n(prompts)}` : '';
+  const head = `${n(rollouts)} rollouts an iteration (${n(prompts)} prompts × ${c.samplesPerPrompt} samples${asked})`;
   if (!pace) return `${head}; not timed on this machine yet (Step times one iteration)`;
   const one = iterationEstimate(pace, rollouts);
   return `${head}; about ${measuredDuration(one)} an iteration here, ${roughDuration(one * c.iterations)} for ${c.iterations}`;
@@ -120,15 +121,17 @@ export function largeRun(c: TrainConfig, pace: Pace | undefined, pool = Infinity
   const prompts = Math.min(c.promptsPerIteration, pool);
   if (!pace) {
     const size = runSize({ ...c, promptsPerIteration: prompts });
-    return { large: size.large, message: size.message.replace('on a 2-core CPU', 'at the pace the project measured on a 2-core CPU (this team is not timed on this machine yet)') };
+    const said = 'at the pace the project measured on a 2-core CPU (this team is not timed on this machine yet)';
+    return { large: size.large, message: size.message.replace('on a 2-core CPU', said) };
   }
   const rollouts = prompts * c.samplesPerPrompt;
   const one = iterationEstimate(pace, rollouts);
   const large = one > LARGE_ITERATION_SECONDS;
   const message = large
-    ? `this run makes ${rollouts.toLocaleString('en-US')} rollouts an iteration, about ${roughDuration(one)} an iteration and ${roughDuration(one * c.iterations)} in all `
-      + `at this machine's measured pace (${measuredDuration(pace.secondsPerIteration)} for ${pace.rolloutsPerIteration} rollouts of this team); lower the prompts per iteration `
-      + 'or the samples per prompt, or confirm that it is meant'
+    ? `this run makes ${rollouts.toLocaleString('en-US')} rollouts an iteration, about ${roughDuration(one)} an iteration `
+      + `and ${roughDuration(one * c.iterations)} in all at this machine's measured pace `
+      + `(${measuredDuration(pace.secondsPerIteration)} for ${pace.rolloutsPerIteration} rollouts of this team); `
+      + 'lower the prompts per iteration or the samples per prompt, or confirm that it is meant'
     : '';
   return { large, message };
 }

@@ -9,7 +9,7 @@
  *
  * Example: runVerdict(evals, config, quality)
  *   -> { head: 'After iteration 15 (the end of the run), on 100 held-out problems:',
- *        lines: ['held-out greedy on 100 problems: untrained 55.0 % [...] -> trained 31.0 % [...], -24.0 pts [-35.5, -11.4] paired: a loss beyond the noise: ...', ...],
+ *        lines: ['held-out greedy on 100 problems: untrained 55.0 % [...] -> trained 31.0 % [...], -24.0 pts [-35.5, -11.4] paired — a loss ...', ...],
  *        below: true, warning: 'The trained team is worse than the untrained one ... Likely cause: the coach ...' }
  */
 import { changeWords, heldOutChanges, type HeldOutChange } from '../loop/held-out-change.ts';
@@ -38,8 +38,8 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
  * The verdict on a run from its evaluations (the untrained team's at iteration 0 and the latest finished
  * one after it); null until both exist. `reward`: the run's reward mode (outcome reward uses no coach).
  */
-export function runVerdict(evals: readonly { iteration: number; result: EvalResult }[], c: { iterations: number; evalTemperature: number; rewards: { mode: string } },
-  coach: CoachQuality | null): RunVerdict | null {
+export function runVerdict(evals: readonly { iteration: number; result: EvalResult }[],
+  c: { iterations: number; evalTemperature: number; rewards: { mode: string } }, coach: CoachQuality | null): RunVerdict | null {
   const finished = evals.filter((e) => e.result.of === undefined && e.result.tasks > 0);
   const base = finished.find((e) => e.iteration === 0);
   const last = finished.filter((e) => e.iteration > 0).sort((a, b) => a.iteration - b.iteration).at(-1);
@@ -61,9 +61,13 @@ export function runVerdict(evals: readonly { iteration: number; result: EvalResu
 export function causeWords(mode: string, coach: CoachQuality | null): string {
   if (mode === 'outcome') return 'Outcome reward uses no coach; the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
   if (coach?.weak && coach.ranking) {
-    return `Likely cause: the coach, ${coach.who}, ranks only ${pct(coach.ranking.p)} of an agent's actions as the rater does; below about ${Math.round(HELPFUL_RANKING * 100)} % `
-      + 'a coach made the relay team worse than untrained (docs/judges.md). Coach with the rubric (Settings → Coach: rule) to compare.';
+    return `Likely cause: the coach, ${coach.who}, ranks only ${pct(coach.ranking.p)} of an agent's actions as the rater does; `
+      + `below about ${Math.round(HELPFUL_RANKING * 100)} % a coach made the relay team worse than untrained (docs/judges.md). `
+      + 'Coach with the rubric (Settings → Coach: rule) to compare.';
   }
-  if (coach && !coach.ranking) return `The coach, ${coach.who}, has no measured ranking against the rater, so it may be the cause (a coach below about ${Math.round(HELPFUL_RANKING * 100)} % made the relay team worse: docs/judges.md).`;
+  if (coach && !coach.ranking) {
+    return `The coach, ${coach.who}, has no measured ranking against the rater, so it may be the cause `
+      + `(a coach below about ${Math.round(HELPFUL_RANKING * 100)} % made the relay team worse: docs/judges.md).`;
+  }
   return 'The coach agrees with the rater, so the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
 }

@@ -175,7 +175,8 @@ export class Shelf {
     } catch {
       report = null; // no report: the table's figure, or "not measured"
     }
-    return coachQuality(coachName, domain, c.coach.miscalibration, reportRanking(report), `${spec.replace(/^https?:\/\/[^/]+\//, '').replace(/^\.\//, '')}/report.json`);
+    const folder = spec.replace(/^https?:\/\/[^/]+\//, '').replace(/^\.\//, '');
+    return coachQuality(coachName, domain, c.coach.miscalibration, reportRanking(report), `${folder}/report.json`);
   }
 
   /** The agents' code sandbox, started on first use. */

@@ -49,14 +49,14 @@ export function changeLine(c: HeldOutChange): string {
   return `held-out ${c.name} on ${c.tasks} problems: ${parts.join(' -> ')}${c.paired ? `, ${formatPoints(c.paired)} paired` : ''}`;
 }
 
-/** The same change as a sentence that says whether it is a gain: "... +1.0 pts [-5.0, +7.0] paired: no change beyond the noise". */
+/** The same change as a sentence that says whether it is a gain: "... +1.0 pts [-5.0, +7.0] paired — no change beyond the noise". */
 export function changeWords(c: HeldOutChange): string {
   const line = changeLine(c);
   if (!line || !c.verdict) return line;
   const verdict = {
     gain: 'a gain beyond the noise',
-    loss: 'a loss beyond the noise: the trained team is worse than the untrained one',
+    loss: 'a loss beyond the noise, so the trained team is worse than the untrained one',
     none: 'no change beyond the noise',
   }[c.verdict];
-  return `${line}: ${verdict}`;
+  return `${line} — ${verdict}`;
 }

@@ -190,7 +190,10 @@ async function runAgent(stage: Stage, rows: Row[], seed: number): Promise<number
   for (const row of rows) {
     await pausePoint(opts.signal);
     const vars = promptVars(stage, row);
-    all.push({ row, messages: [{ role: 'system', content: renderTemplate(agent.system, vars) }, { role: 'user', content: renderTemplate(agent.user, vars) }], texts: [] });
+    const messages: ChatMessage[] = [
+      { role: 'system', content: renderTemplate(agent.system, vars) }, { role: 'user', content: renderTemplate(agent.user, vars) },
+    ];
+    all.push({ row, messages, texts: [] });
   }
   let active = all;
   for (let turn = 1; turn <= agent.turns && active.length > 0; turn++) {

@@ -56,8 +56,8 @@ describe('the end of a run, in words', () => {
     expect(changeLine(g)).toBe(`held-out greedy on 100 problems: untrained ${formatPercent(accuracyInterval(0.25, 100, ev(25).perTask!.greedy))} -> trained ${formatPercent(accuracyInterval(0.26, 100, ev(26).perTask!.greedy))}, ${formatPoints(pairedDifference(ev(26).perTask!.greedy, ev(25).perTask!.greedy))} paired`);
     expect(s.name).toBe('T=0.6');
     expect([g.verdict, s.verdict]).toEqual(['none', 'gain']);
-    expect(changeWords(g)).toMatch(/paired: no change beyond the noise$/);
-    expect(changeWords(s)).toMatch(/paired: a gain beyond the noise$/);
+    expect(changeWords(g)).toMatch(/paired — no change beyond the noise$/);
+    expect(changeWords(s)).toMatch(/paired — a gain beyond the noise$/);
     expect(heldOutChanges(null, ev(30), 0.6)[0].paired).toBeNull();
   });
 
@@ -67,7 +67,7 @@ describe('the end of a run, in words', () => {
     expect(v.ended).toBe(true);
     expect(v.head).toBe('After iteration 15 (the end of the run), on 100 held-out problems:');
     expect(v.below).toBe(true);
-    expect(v.lines[0]).toMatch(/untrained 55\.0 % .* -> trained 31\.0 % .*, -24\.0 pts \[-\d+\.\d, -\d+\.\d\] paired: a loss beyond the noise/);
+    expect(v.lines[0]).toMatch(/untrained 55\.0 % .* -> trained 31\.0 % .*, -24\.0 pts \[-\d+\.\d, -\d+\.\d\] paired — a loss beyond the noise/);
     expect(v.warning).toMatch(/^The trained team is worse than the untrained one, beyond the interval \(greedy -24\.0 pts .*\)\. Likely cause: the coach, judge fixtures\/relay-judge-weak \(AI\), ranks only 61\.7 % .*below about 79 %/);
     // The same fall under the rubric names no coach; a running estimate is not a verdict yet.
     expect(runVerdict([{ iteration: 0, result: ev(55) }, { iteration: 15, result: ev(31) }], relay, coachQuality('rule:relay', 'relay', null))!.warning).toMatch(/agrees with the rater, so the cause is elsewhere/);
