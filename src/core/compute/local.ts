@@ -12,6 +12,7 @@
  */
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
+import { pausePoint } from '../engine/pause-point.ts';
 import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
 import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
 import type { TrainConfig } from '../loop/config.ts';
@@ -27,15 +28,23 @@ export class LocalCompute implements Compute {
     return new LocalCompute(parts.agentModel.model, async () => parts);
   }
 
+  // Between two jobs the event loop gets a turn now and then (pausePoint, no signal: an update, once
+  // begun, completes), so that a Pause sent meanwhile is received and shown at once.
   async logProbs(jobs: LogProbJob[]): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
-    for (const j of jobs) out.push(await positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter));
+    for (const j of jobs) {
+      await pausePoint();
+      out.push(await positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter));
+    }
     return out;
   }
 
   async gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]> {
     const out: Gradient[] = [];
-    for (const j of jobs) out.push(await ppoGradient(this.model, adapter, j));
+    for (const j of jobs) {
+      await pausePoint();
+      out.push(await ppoGradient(this.model, adapter, j));
+    }
     return out;
   }
 
