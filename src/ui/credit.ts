@@ -26,13 +26,16 @@ export function scoreColour(score: number | undefined): string {
  * Readable tab labels for a batch: "problem 2 · sample 1 · ✓ right", or "✗ wrong (Verifier)" where
  * the coach blames one agent (its culprit); problems numbered in batch
  * order (1-based), samples 1-based; `title` keeps the raw task id and sample for the tooltip.
- * Example: ids [a, a, b] samples [0, 1, 0] -> problem 1 · sample 1, problem 1 · sample 2, problem 2 · sample 1.
+ * Example: ids [a, a, b] samples [0, 1, 0] -> problem 1 · sample 1, problem 1 · sample 2, problem 2 · sample 1; a leaf of a
+ * tree of replays (reward counterfactual) adds its branch: "problem 1 · sample 1 · branch 1.2.1.1 · ✗ wrong".
  */
 export function trajectoryLabels(trajs: TrajectoryView[]): { label: string; title: string }[] {
   const problems = new Map<string, number>();
   for (const t of trajs) if (!problems.has(t.task.id)) problems.set(t.task.id, problems.size + 1);
   return trajs.map((t) => ({
-    label: `problem ${problems.get(t.task.id)} · sample ${t.sample + 1} · ${t.correct ? '✓ right' : `✗ wrong${culprits(t).length === 1 ? ` (${culprits(t)[0]})` : ''}`}`,
-    title: `${t.task.id} #${t.sample}`,
+    label: `problem ${problems.get(t.task.id)} · sample ${t.sample + 1}${t.branch ? ` · branch ${t.branch.map((b) => b + 1).join('.')}` : ''} · `
+      + `${t.correct ? '✓ right' : `✗ wrong${culprits(t).length === 1 ? ` (${culprits(t)[0]})` : ''}`}`,
+    title: `${t.task.id} #${t.sample}`
+      + (t.branch ? `; in the tree of replays, the reply of each agent this leaf continues: ${t.branch.map((b) => b + 1).join(', ')}` : ''),
   }));
 }

@@ -51,6 +51,7 @@ export function trajectoryView(t: Trajectory): TrajectoryView {
   return {
     task: { id: t.task.id, problem: t.task.problem, answer: t.task.answer },
     sample: t.sample,
+    ...(t.branch ? { branch: [...t.branch] } : {}),
     finalAnswer: t.finalAnswer,
     correct: t.correct,
     actions: t.actions.map((a) => ({

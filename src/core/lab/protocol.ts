@@ -56,6 +56,8 @@ export interface ActionView {
 export interface TrajectoryView {
   task: { id: string; problem: string; answer: string };
   sample: number;
+  /** In a tree of replays (reward counterfactual), which of each agent's replies this leaf continues (Trajectory.branch). */
+  branch?: number[];
   actions: ActionView[];
   finalAnswer: string | null;
   correct: boolean;

@@ -58,6 +58,11 @@ describe('credit: where process and outcome disagree', () => {
       { label: 'problem 1 · sample 2 · ✓ right', title: 'math-L3:0:L0-388 #1' },
       { label: 'problem 2 · sample 1 · ✗ wrong (solver)', title: 'x/7 #0' },
     ]);
+    // A leaf of a tree of replays (reward counterfactual) names the reply of each agent it continues.
+    expect(trajectoryLabels([{ ...traj('a', 0, true, [10]), branch: [0, 1, 0] }])[0]).toEqual({
+      label: 'problem 1 · sample 1 · branch 1.2.1 · ✓ right',
+      title: 'a #0; in the tree of replays, the reply of each agent this leaf continues: 1, 2, 1',
+    });
   });
   it('shows a failure with a single culprit, not a right trajectory with wrong agents', () => {
     // The right trajectory's 0 / 0 / 10 disagrees most between the modes, but a lesson about blame needs a failure.
