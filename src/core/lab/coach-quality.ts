@@ -45,6 +45,8 @@ export interface CoachQuality {
   kind: 'rule' | 'model' | 'webllm';
   /** The coach in words: "the rubric (the rater)", "judge models/relay-judge (AI)". */
   who: string;
+  /** A judge model's folder as the page names it ("models/relay-judge"). */
+  folder?: string;
   /** Its within-agent ranking accuracy against the rater, where measured. */
   ranking: Interval | null;
   /** Where the ranking comes from ("by definition", a report file, a bench command). */
@@ -55,6 +57,36 @@ export interface CoachQuality {
   isRater: boolean;
   /** The one line the page shows. */
   line: string;
+  /** A judge's build, where its folder's report.json says it (judgeBuild): what it is and what it learnt from. */
+  build?: JudgeBuild | null;
+}
+
+/**
+ * What a judge's report.json says of its build (scripts/pretrain-relay-judge.ts writes it): its size, the
+ * model it started from, the rated steps it was trained on, the coach template it reads ("team": the team's
+ * own), and how many held-out steps its ranking (`check.ranking`) was measured on.
+ */
+export interface JudgeBuild {
+  parameters: number | null;
+  /** The model it was warm-started from ("models/relay"), if any. */
+  from: string | null;
+  /** Training examples: the team's steps, each rated by the rubric. */
+  examples: number | null;
+  template: string | null;
+  /** Held-out steps of the ranking check. */
+  checkSteps: number | null;
+}
+
+/** The build a judge's report.json records, or null when it records none of it. */
+export function judgeBuild(report: unknown): JudgeBuild | null {
+  const r = report as { parameters?: unknown; examples?: unknown; flags?: { init?: unknown; template?: unknown }; check?: { steps?: unknown } } | null;
+  if (!r || typeof r !== 'object') return null;
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+  const str = (x: unknown) => (typeof x === 'string' && x ? x : null);
+  const build = {
+    parameters: num(r.parameters), from: str(r.flags?.init), examples: num(r.examples), template: str(r.flags?.template), checkSteps: num(r.check?.steps),
+  };
+  return Object.values(build).some((v) => v !== null) ? build : null;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -121,5 +153,8 @@ export function coachQuality(coachName: string, domain: string, miscalibration: 
     : 'how often it agrees with the rater (the team\'s rubric) has not been measured';
   const caution = weak ? `; below about ${Math.round(HELPFUL_RANKING * 100)} %, a coach made the relay team worse than untrained (docs/judges.md)` : '';
   const isRater = kind === 'rule' && !noise && !other;
-  return { kind, who, ranking, source, weak, isRater, line: `Coach: ${who}, ${reads}; ${agrees}${caution}.` };
+  return {
+    kind, who, ...(kind === 'model' ? { folder: judgeFolder(coachName) } : {}), ranking, source, weak, isRater,
+    line: `Coach: ${who}, ${reads}; ${agrees}${caution}.`,
+  };
 }

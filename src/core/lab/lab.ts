@@ -339,11 +339,14 @@ export class Lab implements LabApi {
     return info;
   }
 
-  /** A lesson this browser finished (or began) before: drawn from storage at once, with no model loaded and no click. */
+  /**
+   * A lesson this browser finished (or began) before: drawn from storage at once, with no model loaded and
+   * no click; the idle lesson names the coach of its process runs (read from the judge's report).
+   */
   private async showStoredLesson(): Promise<void> {
     try {
       const view = await new Lesson(this.lessonHost()).readBack();
-      if (view.status !== 'idle' && !this.lessonRunning) this.post({ kind: 'lesson', view });
+      if (!this.lessonRunning) this.post({ kind: 'lesson', view });
     } catch (e) {
       this.reportError(e);
     }
@@ -358,6 +361,7 @@ export class Lab implements LabApi {
       runId: (c) => this.runIdOf(c, false),
       claim: claimRun ? (runId) => claimRun(runId, 'if-free') : undefined,
       post: (view) => this.post({ kind: 'lesson', view }),
+      coachQuality: (c, coachName) => this.shelf.coachQuality(c, coachName ?? this.shelf.coachNameOf(c)),
     };
   }
 

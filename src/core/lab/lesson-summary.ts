@@ -9,10 +9,14 @@
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
  *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
-import { relayConfig } from '../domains/relay/team.ts';
+import { coachPrompt } from '../coach/coach-format.ts';
+import { RELAY_COACH_TEMPLATE, relayConfig, relayWorkflow } from '../domains/relay/team.ts';
 import { resolveTrainConfig } from '../loop/config.ts';
+import { placeVars, renderTemplate } from '../loop/workflow.ts';
 import type { EvalResult } from '../loop/records.ts';
+import { usesCoach, type RewardMode } from '../loop/rewards.ts';
 import { accuracyInterval, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
+import type { CoachQuality } from './coach-quality.ts';
 
 export type LessonMode = 'process' | 'outcome';
 export const LESSON_MODES: readonly LessonMode[] = ['process', 'outcome'];
@@ -34,12 +38,52 @@ export const LESSON_PLAN = {
 } as const;
 export type LessonPlan = { sizes: readonly number[]; iterations: number; evalEvery: number; evalTasks: number; seed: number; target: number };
 
-/** The config patch of one lesson run: the relay team of `n` with the lesson's budget and `mode`. */
-export function lessonPatch(n: number, mode: LessonMode, plan: LessonPlan = LESSON_PLAN): Record<string, unknown> {
+/**
+ * The config patch of one lesson run: the relay team of `n` with the lesson's budget and `mode`. Process
+ * reward is coached by the team's own AI judge (relayConfig's coach: models/relay-judge); a reward that reads
+ * no coach (outcome, and the comparison's counterfactual and groups) loads no judge: the rubric fills its
+ * records (the per-agent scores), and nothing it trains on comes from it.
+ */
+export function lessonPatch(n: number, mode: LessonMode | RewardMode, plan: LessonPlan = LESSON_PLAN): Record<string, unknown> {
   return {
     ...relayConfig(n), iterations: plan.iterations, evalEvery: plan.evalEvery, evalTasks: plan.evalTasks,
-    checkpointEvery: plan.evalEvery, seed: plan.seed, rewards: { mode },
+    checkpointEvery: plan.evalEvery, seed: plan.seed, rewards: { mode }, ...(usesCoach(mode) ? {} : { coach: { kind: 'rule' } }),
   };
+}
+
+/**
+ * What the relay team's judge reads for one step, built as its coach builds it (coachPrompt over the relay
+ * team's own template, the one the lesson's process runs read): the agent's reply, then its input, which
+ * ends with the step. Example (agent 2 of 4, given "7 + 5", replied "2"):
+ *   'Relay agent 2 replied "2".\nRelay agent 2 of 4: reply with the last digit of the sum.\n\n7 + 5'
+ */
+export function judgePromptExample(n = 4, given = '7 + 5', reply = '2'): string {
+  const w = relayWorkflow(n);
+  const agent = w.agents[1];
+  const input = `${renderTemplate(agent.system, placeVars(w, 1))}\n\n${given}`;
+  return coachPrompt({ problem: '', agentId: agent.id, role: agent.role, input, output: reply, final: false }, RELAY_COACH_TEMPLATE);
+}
+
+const pctOf = (i: Interval) => `${(i.p * 100).toFixed(1)} % [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`;
+
+/**
+ * Who scored the process runs, in words, with the coach's measured ranking (read from its report, never
+ * written in), and that outcome reward needs no coach. `done`: the runs are trained (past tense).
+ * Example (the relay judge): 'An AI judge, models/relay-judge, scored every step of the process runs: it ranks
+ *   100.0 % [100.0, 100.0] of an agent's differently-rated steps as the rubric does (480 held-out steps,
+ *   models/relay-judge/report.json). Outcome reward needs no coach: every agent gets the team's 1 or 0.'
+ */
+export function lessonCoachWords(q: CoachQuality | null, done: boolean): string {
+  const scored = done ? 'scored' : 'scores';
+  const outcome = 'Outcome reward needs no coach: every agent gets the team\'s 1 or 0.';
+  if (!q) return `A coach ${scored} every step of the process runs. ${outcome}`;
+  if (q.isRater) return `The rubric (the rater itself) ${scored} every step of the process runs. ${outcome}`;
+  const who = q.kind === 'model' ? `An AI judge, ${q.folder ?? q.who}` : q.who[0].toUpperCase() + q.who.slice(1);
+  const steps = q.build?.checkSteps ? `${q.build.checkSteps} held-out steps, ` : '';
+  const ranking = q.ranking
+    ? `: it ranks ${pctOf(q.ranking)} of an agent's differently-rated steps as the rubric does (${steps}${q.source})`
+    : ': how often it agrees with the rubric has not been measured';
+  return `${who}, ${scored} every step of the process runs${ranking}. ${outcome}`;
 }
 
 /** Steps right / steps judged, per agent (index 0 = agent 1), over held-out greedy trajectories. */
@@ -112,6 +156,9 @@ export interface LessonView {
   rows: LessonRow[];
   /** A sentence on the measured gaps against the prediction (gapWords). */
   gapWords: string;
+  /** The coach of the process runs (what it is, its measured ranking), and the sentence that says so (lessonCoachWords). */
+  coach: CoachQuality | null;
+  coachWords: string;
   /** Seconds since this lesson began here, and the estimate of those left (null until the first run's pace is known). */
   elapsed: number;
   remaining: number | null;
@@ -278,11 +325,13 @@ export function lessonRow(n: number, process: LessonRunData | undefined, outcome
 
 /** Everything the page draws, from the runs so far. */
 export function lessonView(runs: readonly LessonRunData[], plan: LessonPlan, rolloutsPerIteration: number,
-  now: { status: LessonView['status']; current: number | null; elapsed: number; remaining: number | null; message?: string }): LessonView {
+  now: { status: LessonView['status']; current: number | null; elapsed: number; remaining: number | null; message?: string;
+    coach?: CoachQuality | null }): LessonView {
   const find = (n: number, mode: LessonMode) => runs.find((r) => r.n === n && r.mode === mode);
   const rows = plan.sizes.map((n) => lessonRow(n, find(n, 'process'), find(n, 'outcome'), plan, rolloutsPerIteration));
+  const { coach = null, ...state } = now;
   return {
-    ...now, plan, rolloutsPerIteration,
+    ...state, plan, rolloutsPerIteration, coach, coachWords: lessonCoachWords(coach, runs.some((r) => r.mode === 'process' && r.iteration > 0)),
     runs: runs.map(({ n, mode, runId, iteration, done, seconds, finishedAt }) => ({
       n, mode, runId, iteration, done, ...(seconds === undefined ? {} : { seconds }), ...(finishedAt === undefined ? {} : { finishedAt }),
     })),
@@ -323,9 +372,9 @@ export function remainingSeconds(elapsed: number, unitsDone: number, unitsLeft: 
 }
 
 /** The view before anything of the lesson is stored: the plan and empty charts; `remaining` a measured length when one is known. */
-export function idleLessonView(plan: LessonPlan = LESSON_PLAN, remaining: number | null = null): LessonView {
+export function idleLessonView(plan: LessonPlan = LESSON_PLAN, remaining: number | null = null, coach: CoachQuality | null = null): LessonView {
   const c = resolveTrainConfig(lessonPatch(plan.sizes[0], 'process', plan));
-  return lessonView([], plan, c.promptsPerIteration * c.samplesPerPrompt, { status: 'idle', current: null, elapsed: 0, remaining });
+  return lessonView([], plan, c.promptsPerIteration * c.samplesPerPrompt, { status: 'idle', current: null, elapsed: 0, remaining, coach });
 }
 
 // ---- the runner --------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import type { RunStore } from '../loop/checkpoint.ts';
 import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
+import type { CoachQuality } from './coach-quality.ts';
 import {
   agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
   type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
@@ -43,6 +44,77 @@ export interface LessonHost {
   /** The right to write a run (platforms with tabs); null: another tab trains it. */
   claim?(runId: string): Promise<{ release(): void } | null>;
   post(view: LessonView): void;
+  /** What the coach of a run of `c` is (coach-quality.ts): `coachName` the one that scores it, else the one its config names (no model loaded). */
+  coachQuality?(c: TrainConfig, coachName?: string): Promise<CoachQuality>;
+}
+
+/** What trainStoredRun reports as a run trains: its finished evaluations and its iterations. */
+export interface RunListener {
+  /** The session is open, with what the store held of the run. */
+  opened(session: RunSession): void;
+  evaluated(iteration: number, result: EvalResult): void;
+  iterated(metrics: IterationMetrics): void;
+}
+
+/** A stored run's training time (LESSON_TIME), or nothing for runs trained before it was recorded. */
+export async function storedTime(store: RunStore): Promise<{ seconds?: number; finishedAt?: number }> {
+  const text = await store.readFile(LESSON_TIME);
+  if (typeof text !== 'string') return {};
+  try {
+    const t = JSON.parse(text) as LessonTime;
+    return { seconds: t.seconds, ...(t.finishedAt === undefined ? {} : { finishedAt: t.finishedAt }) };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Opens one stored run (resumed when stored, claimed while it trains) and trains it to its end: the
+ * lesson's runs and the credit comparison's. The seconds it trained here are added to its stored time
+ * (LESSON_TIME), with the moment it finished. 'paused' when `signal` aborts.
+ */
+export async function trainStoredRun(host: Omit<LessonHost, 'post'>, patch: Record<string, unknown>, label: string, signal: AbortSignal,
+  listen: RunListener, opts: { baseline?: boolean } = {}): Promise<{ how: 'done' | 'paused'; seconds?: number; finishedAt?: number; coach: string }> {
+  const c = resolveTrainConfig(patch);
+  const runId = host.runId(c);
+  const lock = host.claim ? await host.claim(runId) : null;
+  if (host.claim && !lock) throw new Error(`the run "${runId}" (${label}) is training in another tab; close that tab or pause it there`);
+  try {
+    const store = host.store(runId);
+    await store.claim?.();
+    const parts = await host.parts(c);
+    const session = await RunSession.open(c, parts, {
+      store, baseline: opts.baseline ?? true,
+      emit: (e) => (e.type === 'eval' && e.result.of === undefined ? listen.evaluated(e.iteration, e.result) : undefined),
+    });
+    const stored = await storedTime(store);
+    const { metrics, evals } = session.history;
+    const finished = session.trainer.iteration >= c.iterations
+      && [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration }))].some((e) => e.iteration === c.iterations);
+    listen.opened(session);
+    session.trainer.on((e) => {
+      if (e.type === 'eval' && e.result.of === undefined) listen.evaluated(e.iteration, e.result);
+      if (e.type === 'iteration') listen.iterated(e.metrics);
+    });
+    const began = performance.now();
+    let how: 'done' | 'paused' | 'stepped' = 'paused';
+    let time: LessonTime | null = null;
+    try {
+      await store.describe(label, patch, session.trainer.iteration);
+      how = await session.run({ signal });
+      await session.saveIfBehind();
+    } finally {
+      // The time it trained here is stored with it (a finished run read back adds none).
+      if (!finished) {
+        time = { seconds: (stored.seconds ?? 0) + (performance.now() - began) / 1000, ...(how === 'done' ? { finishedAt: Date.now() } : {}) };
+        await store.writeFile(LESSON_TIME, JSON.stringify(time)).catch(() => undefined);
+      }
+      session.dispose();
+    }
+    return { how: how === 'done' ? 'done' : 'paused', ...(time ?? stored), coach: parts.coach.name };
+  } finally {
+    lock?.release();
+  }
 }
 
 export class Lesson {
@@ -55,6 +127,8 @@ export class Lesson {
   private readonly rolloutsPerIteration: number;
   /** A measured length for the estimate before the first run's pace is known: the last whole lesson's training time. */
   private previous: number | null = null;
+  /** What scores the process runs (coach-quality.ts), once known. */
+  private coach: CoachQuality | null = null;
 
   constructor(private readonly host: LessonHost, private readonly plan: LessonPlan = LESSON_PLAN) {
     const c = resolveTrainConfig(lessonPatch(plan.sizes[0], 'process', plan));
@@ -77,7 +151,7 @@ export class Lesson {
     if (!this.paceFrom && this.unitsDone > 0) this.paceFrom = { at: now, units: this.unitsDone };
     const pace = this.paceFrom ? remainingSeconds((now - this.paceFrom.at) / 1000, this.unitsDone - this.paceFrom.units, this.unitsLeft()) : null;
     this.host.post(lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
-      status, current: this.current, elapsed, remaining: status === 'running' ? pace ?? this.previous : 0, message,
+      status, current: this.current, elapsed, remaining: status === 'running' ? pace ?? this.previous : 0, message, coach: this.coach,
     }));
   }
 
@@ -102,29 +176,24 @@ export class Lesson {
         data.iteration = metrics.at(-1)?.iteration ?? 0;
         data.done = data.iteration >= c.iterations && evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
         this.agentsOf(data, c.iterations);
-        Object.assign(data, await this.timeOf(store));
+        Object.assign(data, await storedTime(store));
       }
     }
+    await this.coachOf();
     const done = this.runs.filter((r) => r.done).length;
     const all = this.plan.sizes.length * LESSON_MODES.length;
     const status = done === all ? 'done' : this.runs.length ? 'paused' : 'idle';
     const view = lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
-      status, current: null, elapsed: 0, remaining: status === 'done' ? 0 : null,
+      status, current: null, elapsed: 0, remaining: status === 'done' ? 0 : null, coach: this.coach,
       message: status === 'paused' ? `stopped after ${done} of ${all} runs: press "Go on with the lesson" to train the rest` : undefined,
     });
     return { ...view, readBack: true };
   }
 
-  /** A run's stored training time (none for runs trained before it was recorded). */
-  private async timeOf(store: RunStore): Promise<{ seconds?: number; finishedAt?: number }> {
-    const text = await store.readFile(LESSON_TIME);
-    if (typeof text !== 'string') return {};
-    try {
-      const t = JSON.parse(text) as LessonTime;
-      return { seconds: t.seconds, ...(t.finishedAt === undefined ? {} : { finishedAt: t.finishedAt }) };
-    } catch {
-      return {};
-    }
+  /** The process runs' coach (what it is and its measured ranking): the one that scored them, else the one their config names. */
+  private async coachOf(coachName?: string): Promise<void> {
+    if (!this.host.coachQuality || (this.coach && !coachName)) return;
+    this.coach = await this.host.coachQuality(resolveTrainConfig(lessonPatch(this.plan.sizes[0], 'process', this.plan)), coachName).catch(() => this.coach);
   }
 
   /**
@@ -135,6 +204,7 @@ export class Lesson {
   async run(signal: AbortSignal, opts: { fresh?: boolean } = {}): Promise<'done' | 'paused'> {
     try {
       if (opts.fresh) await this.clearAll();
+      await this.coachOf();
       for (const n of this.plan.sizes) {
         for (const mode of LESSON_MODES) {
           if (signal.aborted || (await this.one(n, mode, signal)) === 'paused') {
@@ -180,41 +250,35 @@ export class Lesson {
   private async one(n: number, mode: LessonMode, signal: AbortSignal): Promise<'done' | 'paused'> {
     const patch = lessonPatch(n, mode, this.plan);
     const c = resolveTrainConfig(patch);
-    const runId = this.host.runId(c);
-    const lock = this.host.claim ? await this.host.claim(runId) : null;
-    if (this.host.claim && !lock) throw new Error(`the lesson's run "${runId}" is training in another tab; close that tab or pause it there`);
-    try {
-      const store = this.host.store(runId);
-      await store.claim?.();
-      const parts = await this.host.parts(c);
-      const data = this.record(n, mode, runId);
-      this.current = this.runs.indexOf(data);
-      const session = await this.open(c, parts, store, data);
-      Object.assign(data, await this.timeOf(store));
-      const finished = data.iteration >= c.iterations && data.evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
-      const began = performance.now();
-      let how: 'done' | 'paused' | 'stepped' = 'paused';
-      try {
-        await store.describe(`lesson: relay of ${n}, ${mode}, seed ${c.seed}`, patch, session.trainer.iteration);
+    const data = this.record(n, mode, this.host.runId(c));
+    this.current = this.runs.indexOf(data);
+    const agentsOf = () => this.agentsOf(data, c.iterations);
+    const ran = await trainStoredRun(this.host, patch, `lesson: relay of ${n}, ${mode}, seed ${c.seed}`, signal, {
+      opened: (session) => {
+        const { metrics, evals } = session.history;
+        data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
+        agentsOf();
+        data.iteration = session.trainer.iteration;
         this.show('running');
-        how = await session.run({ signal });
-        await session.saveIfBehind();
-      } finally {
-        // The time it trained here is stored with it (a finished run read back adds none).
-        if (!finished) {
-          const time: LessonTime = { seconds: (data.seconds ?? 0) + (performance.now() - began) / 1000, ...(how === 'done' ? { finishedAt: Date.now() } : {}) };
-          Object.assign(data, time);
-          await store.writeFile(LESSON_TIME, JSON.stringify(time)).catch(() => undefined);
-        }
-        session.dispose();
-      }
-      if (how !== 'done') return 'paused';
-      data.done = true;
-      this.show('running');
-      return 'done';
-    } finally {
-      lock?.release();
-    }
+      },
+      evaluated: (iteration, result) => {
+        data.evals = [...data.evals.filter((e) => e.iteration !== iteration), { iteration, result }];
+        agentsOf();
+        this.unitsDone += evaluationUnits(c.workflow.agents.length, this.plan);
+        this.show('running');
+      },
+      iterated: (m) => {
+        data.iteration = m.iteration;
+        this.unitsDone += iterationUnits(c.workflow.agents.length);
+        this.show('running');
+      },
+    });
+    Object.assign(data, { seconds: ran.seconds, finishedAt: ran.finishedAt });
+    if (mode === 'process') await this.coachOf(ran.coach);
+    if (ran.how !== 'done') return 'paused';
+    data.done = true;
+    this.show('running');
+    return 'done';
   }
 
   private record(n: number, mode: LessonMode, runId: string): LessonRunData {
@@ -226,36 +290,11 @@ export class Lesson {
     return data;
   }
 
-  /** The run's session, with its history read back and its evaluations and iterations fed into `data`. */
   /** Each agent's step accuracy before and after: the greedy pass of the untrained team's evaluation and of the last one. */
   private agentsOf(data: LessonRunData, iterations: number): void {
     const at = (it: number) => data.evals.find((e) => e.iteration === it)?.result;
     const base = at(0);
     const final = at(iterations);
     data.agents = { base: base && agentStepsOfEval(base), final: final && agentStepsOfEval(final) };
-  }
-
-  private async open(c: TrainConfig, parts: RunParts, store: RunStore, data: LessonRunData): Promise<RunSession> {
-    const agentsOf = () => this.agentsOf(data, c.iterations);
-    const addEval = (iteration: number, result: EvalResult) => {
-      if (result.of !== undefined) return;
-      data.evals = [...data.evals.filter((e) => e.iteration !== iteration), { iteration, result }];
-      agentsOf();
-      this.unitsDone += evaluationUnits(c.workflow.agents.length, this.plan);
-      this.show('running');
-    };
-    const session = await RunSession.open(c, parts, { store, baseline: true, emit: (e) => (e.type === 'eval' ? addEval(e.iteration, e.result) : undefined) });
-    const { metrics, evals } = session.history;
-    data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
-    agentsOf();
-    data.iteration = session.trainer.iteration;
-    session.trainer.on((e) => {
-      if (e.type === 'eval') addEval(e.iteration, e.result);
-      if (e.type !== 'iteration') return;
-      data.iteration = e.metrics.iteration;
-      this.unitsDone += iterationUnits(c.workflow.agents.length);
-      this.show('running');
-    });
-    return session;
   }
 }

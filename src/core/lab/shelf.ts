@@ -16,7 +16,7 @@ import type { ModelSource } from '../engine/model/source.ts';
 import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
 import type { Coach } from '../coach/coach.ts';
 import { buildCoach, judgeSpec, wrapCoach } from '../coach/coaches.ts';
-import { coachQuality, reportRanking, type CoachQuality } from './coach-quality.ts';
+import { coachQuality, judgeBuild, reportRanking, type CoachQuality } from './coach-quality.ts';
 import { LocalCompute } from '../compute/local.ts';
 import { domainOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
@@ -176,7 +176,13 @@ export class Shelf {
       report = null; // no report: the table's figure, or "not measured"
     }
     const folder = spec.replace(/^https?:\/\/[^/]+\//, '').replace(/^\.\//, '');
-    return coachQuality(coachName, domain, c.coach.miscalibration, reportRanking(report), `${folder}/report.json`);
+    return { ...coachQuality(coachName, domain, c.coach.miscalibration, reportRanking(report), `${folder}/report.json`), build: judgeBuild(report) };
+  }
+
+  /** The name of the coach a config builds, without building it (no model loaded): "model:<judge>", "webllm:<id>" or "rule:<domain>". */
+  coachNameOf(c: TrainConfig): string {
+    if (this.webllm) return `webllm:${this.webllm.modelId}`;
+    return c.coach.kind === 'model' ? `model:${judgeSpec(c.coach, domainOf(c.workflow))}` : `rule:${c.workflow.domain}`;
   }
 
   /** The agents' code sandbox, started on first use. */

@@ -15,6 +15,9 @@ import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
+import { coachQuality, judgeBuild, reportRanking } from '../../../src/core/lab/coach-quality.ts';
+import { judgePromptExample, lessonCoachWords } from '../../../src/core/lab/lesson.ts';
+import { readFileSync } from 'node:fs';
 
 const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);
 /** An evaluation with the first `k` of 100 problems right (greedy), and a step accuracy. */
@@ -193,5 +196,28 @@ describe('per-agent step counts (the relay domain, read from an evaluation)', ()
     expect(agentStepsOf(relayWorkflow(2), trajs)).toEqual({ ids: ['agent1', 'agent2'], right: [1, 2], judged: [3, 2] });
     expect(agentStepsOfEval({ greedy: 0, sampled: 0, tasks: 3, agentSteps: agentStepsOf(relayWorkflow(2), trajs) })).toEqual({ right: [1, 2], judged: [3, 2] });
     expect(agentStepsOf(MATH_CHAIN, trajs)).toBeUndefined(); // a domain that judges no steps
+  });
+});
+
+describe('the lesson\'s coach, in words', () => {
+  it('coaches the process runs with the relay team\'s own AI judge, and loads no judge for outcome reward', () => {
+    expect(resolveTrainConfig(lessonPatch(4, 'process')).coach).toMatchObject({ kind: 'model', model: 'team' });
+    expect(resolveTrainConfig(lessonPatch(4, 'outcome')).coach.kind).toBe('rule');
+  });
+
+  it('names the AI judge with its ranking and build, read from its own report, and says outcome reward needs no coach', () => {
+    const report = JSON.parse(readFileSync('models/relay-judge/report.json', 'utf8'));
+    const q = { ...coachQuality('model:models/relay-judge', 'relay', null, reportRanking(report), 'models/relay-judge/report.json'), build: judgeBuild(report) };
+    const r = reportRanking(report)!;
+    const span = `${(r.p * 100).toFixed(1)} % [${(r.low * 100).toFixed(1)}, ${(r.high * 100).toFixed(1)}]`;
+    expect(lessonCoachWords(q, true)).toBe(`An AI judge, models/relay-judge, scored every step of the process runs: it ranks ${span} of an agent's `
+      + `differently-rated steps as the rubric does (${report.check.steps} held-out steps, models/relay-judge/report.json). `
+      + 'Outcome reward needs no coach: every agent gets the team\'s 1 or 0.');
+    expect(q.build).toEqual({ parameters: report.parameters, from: 'models/relay', examples: report.examples, template: 'team', checkSteps: report.check.steps });
+    expect(lessonCoachWords(coachQuality('rule:relay', 'relay', null), false)).toMatch(/^The rubric \(the rater itself\) scores every step/);
+  });
+
+  it('shows what the judge reads, built as its coach builds it: the reply, then the input ending with the step', () => {
+    expect(judgePromptExample()).toBe('Relay agent 2 replied "2".\nRelay agent 2 of 4: reply with the last digit of the sum.\n\n7 + 5');
   });
 });
