@@ -4,7 +4,7 @@
  * For: any component that draws a run. Not for: deciding what to draw.
  * Example: MODE_COLOUR[config.rewards.mode] -> '#1d4ed8' for a process-reward run.
  */
-export const MODE_COLOUR = { process: '#1d4ed8', outcome: '#ea580c', mixed: '#7c3aed' } as const;
+export const MODE_COLOUR = { process: '#1d4ed8', outcome: '#ea580c', mixed: '#7c3aed', counterfactual: '#0f766e', groups: '#a16207' } as const;
 export type RewardModeName = keyof typeof MODE_COLOUR;
 
 /** The untrained team (iteration 0) where it is drawn apart from both runs. */

@@ -12,6 +12,7 @@ import type { RunPlanSummary } from '../core/loop/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/lesson.ts';
+import type { CreditMethodsView } from '../core/lab/credit-methods.ts';
 import type { CoachQuality } from '../core/lab/coach-quality.ts';
 import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 
@@ -44,6 +45,8 @@ export class RunState {
   deviceLost: { reason: string; message: string; checkpointIteration: number } | null = $state(null);
   /** The lesson on the first screen (six relay runs, process vs outcome), as the lab last sent it; null before its first press. */
   lesson: LessonView | null = $state(null);
+  /** "Compare credit methods" at 4 agents, as the lab last sent it; null before its first press (or a stored one read back). */
+  creditMethods: CreditMethodsView | null = $state(null);
   /** The "process vs outcome" twin while it is open: its mode, its iterations so far, and its evaluations (running estimates too). */
   partner: { runId: string; mode: string; iteration: number; iterations: number; evals: RunEval[] } | null = $state(null);
   /** What the open run's coach is (what it reads, its measured ranking against the rater), from the lab. */
@@ -147,6 +150,9 @@ export class RunState {
         break;
       case 'lesson':
         this.lesson = e.view;
+        break;
+      case 'creditMethods':
+        this.creditMethods = e.view;
         break;
       case 'error':
         this.errors = [...this.errors.slice(-4), e.message];

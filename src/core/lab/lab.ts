@@ -28,6 +28,7 @@ import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
 import { idleLessonView, Lesson, type LessonHost } from './lesson.ts';
+import { CreditComparison } from './comparison.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, LabState, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
@@ -341,12 +342,15 @@ export class Lab implements LabApi {
 
   /**
    * A lesson this browser finished (or began) before: drawn from storage at once, with no model loaded and
-   * no click; the idle lesson names the coach of its process runs (read from the judge's report).
+   * no click; the idle lesson names the coach of its process runs (read from the judge's report). Then the
+   * credit comparison, likewise.
    */
   private async showStoredLesson(): Promise<void> {
     try {
       const view = await new Lesson(this.lessonHost()).readBack();
       if (!this.lessonRunning) this.post({ kind: 'lesson', view });
+      const methods = await new CreditComparison(this.comparisonHost()).readBack();
+      if (methods.status !== 'idle' && !this.lessonRunning) this.post({ kind: 'creditMethods', view: methods });
     } catch (e) {
       this.reportError(e);
     }
@@ -363,6 +367,11 @@ export class Lab implements LabApi {
       post: (view) => this.post({ kind: 'lesson', view }),
       coachQuality: (c, coachName) => this.shelf.coachQuality(c, coachName ?? this.shelf.coachNameOf(c)),
     };
+  }
+
+  /** What the credit comparison needs of the lab: the lesson's host, posting its own view. */
+  private comparisonHost(): ConstructorParameters<typeof CreditComparison>[0] {
+    return { ...this.lessonHost(), post: (view) => this.post({ kind: 'creditMethods', view }) };
   }
 
   configure({ config }: Args<'configure'>): Value<'configure'> {
@@ -394,6 +403,29 @@ export class Lab implements LabApi {
       this.pauseController = null;
       this.bars.clear();
       if (this.run) this.shelf.announce(this.run.config.agentModel); // the panel shows the open run's model again
+      if (!this.readOnly) this.setState('ready');
+    });
+    this.looping = done;
+    return null;
+  }
+
+  /** "Compare credit methods": trains what is missing of the comparison (comparison.ts); answered at once, its views come as events. */
+  async creditMethods({ fresh }: Args<'creditMethods'> = {}): Value<'creditMethods'> {
+    if (this.busy || this.state === 'loading' || this.state === 'booting') {
+      throw new Error('pause the run (and let the page finish loading) before comparing the credit methods');
+    }
+    const controller = (this.pauseController = new AbortController());
+    this.setState('running', 'comparing credit methods: process, outcome, counterfactual and groups at 4 agents');
+    this.lessonRunning = true;
+    const comparison = new CreditComparison(this.comparisonHost());
+    const done = comparison.run(controller.signal, { fresh }).then(() => undefined, (e) => this.reportError(e)).finally(async () => {
+      this.lessonRunning = false;
+      // The lesson's 4-agent runs may have been trained here: the lesson shows them.
+      await new Lesson(this.lessonHost()).readBack().then((view) => this.post({ kind: 'lesson', view }), (e) => this.reportError(e));
+      if (this.looping === done) this.looping = null;
+      this.pauseController = null;
+      this.bars.clear();
+      if (this.run) this.shelf.announce(this.run.config.agentModel);
       if (!this.readOnly) this.setState('ready');
     });
     this.looping = done;

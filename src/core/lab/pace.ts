@@ -16,6 +16,8 @@
  *          iterationEstimate(paces['math-chain'], 200_000)   // -> 102,500 s: the measured pace, scaled by the rollouts
  */
 import type { Phase } from '../loop/records.ts';
+import { fanOutOf, type RewardSettings } from '../loop/rewards.ts';
+import { treeCost } from '../rl/counterfactual.ts';
 import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../loop/run-size.ts';
 import type { TrainConfig } from '../loop/config.ts';
 
@@ -101,12 +103,19 @@ export function iterationEstimate(pace: Pace, rollouts: number): number {
  * prompts there are to pick from (an iteration asking for more picks each once: the math team's pool
  * holds 400 a level).
  */
-export function sizeWords(c: { promptsPerIteration: number; samplesPerPrompt: number; iterations: number }, pace: Pace | undefined, pool = Infinity): string {
+export function sizeWords(
+  c: { promptsPerIteration: number; samplesPerPrompt: number; iterations: number; rewards?: RewardSettings; workflow?: { agents: readonly unknown[] } },
+  pace: Pace | undefined, pool = Infinity,
+): string {
   const prompts = Math.min(c.promptsPerIteration, pool);
-  const rollouts = prompts * c.samplesPerPrompt;
+  // Under counterfactual credit each prompt is played as a tree of replays: its leaves are the rollouts.
+  const fan = c.rewards && c.workflow ? fanOutOf(c.rewards, c.workflow.agents.length) : undefined;
+  const tree = fan ? treeCost(fan) : null;
+  const rollouts = prompts * c.samplesPerPrompt * (tree?.leaves ?? 1);
   const n = (x: number) => x.toLocaleString('en-US');
   const asked = prompts < c.promptsPerIteration ? `, of the ${n(c.promptsPerIteration)} asked: the training pool holds ${n(prompts)}` : '';
-  const head = `${n(rollouts)} rollouts an iteration (${n(prompts)} prompts × ${c.samplesPerPrompt} samples${asked})`;
+  const replays = tree ? `, each a tree of replays: ${n(tree.leaves)} leaves, ${n(tree.generations)} agent generations` : '';
+  const head = `${n(rollouts)} rollouts an iteration (${n(prompts)} prompts × ${c.samplesPerPrompt} samples${replays}${asked})`;
   if (!pace) return `${head}; not timed on this machine yet (Step times one iteration)`;
   const one = iterationEstimate(pace, rollouts);
   return `${head}; about ${measuredDuration(one)} an iteration here, ${roughDuration(one * c.iterations)} for ${c.iterations}`;

@@ -16,6 +16,7 @@ import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.t
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { LessonView } from './lesson.ts';
+import type { CreditMethodsView } from './credit-methods.ts';
 import type { CoachQuality } from './coach-quality.ts';
 
 export interface RunRecord {
@@ -80,6 +81,12 @@ export interface Requests {
    * `fresh`: delete the stored lesson and train all six runs again ("Run the lesson again").
    */
   lesson: { args: { fresh?: boolean }; value: null };
+  /**
+   * "Compare credit methods": at the lesson's 4 agents, seed and budget of generations, the counterfactual and
+   * state-group runs beside the lesson's own process and outcome runs (read back when stored, else trained);
+   * answered at once, its progress comes as 'creditMethods' events. `fresh`: train its two new runs again.
+   */
+  creditMethods: { args: { fresh?: boolean }; value: null };
   step: { args: Record<string, never>; value: null };
   /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
   takeOver: { args: Record<string, never>; value: { iteration: number } };
@@ -110,8 +117,9 @@ export type RequestType = keyof Requests;
 export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
-export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'step', 'takeOver', 'reset', 'export', 'importAdapter', 'importDataset',
-  'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice'] as const satisfies readonly RequestType[];
+export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'step', 'takeOver', 'reset', 'export',
+  'importAdapter', 'importDataset', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
+] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
 type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
 export const REQUEST_TYPES_COMPLETE: Missing extends never ? true : Missing = true;
@@ -164,6 +172,8 @@ export type WorkerEvent =
   | { kind: 'partner'; runId: string; mode: string; iteration: number; iterations: number; eval?: { iteration: number; result: EvalResult } }
   /** The lesson's state after each of its steps: every curve, interval and sentence the page draws (lesson.ts). */
   | { kind: 'lesson'; view: LessonView }
+  /** "Compare credit methods": its table as it stands (credit-methods.ts). */
+  | { kind: 'creditMethods'; view: CreditMethodsView }
   | { kind: 'error'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
 

@@ -2,6 +2,7 @@
 // time per iteration is the median of the iterations this browser trained, and a different measurement
 // gives a different figure; with none, the page says the team is not timed here, never a fixed string.
 import { describe, expect, it } from 'vitest';
+import { relayConfig } from '../../../src/core/domains/relay/team.ts';
 import { iterationEstimate, iterationSeconds, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/core/lab/pace.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 
@@ -50,5 +51,10 @@ describe('a team\'s pace, measured', () => {
     // The math team's pool holds 400 prompts a level: an iteration asking for 100,000 picks 400, and the page says so.
     expect(sizeWords(big, pace, 400)).toMatch(/^800 rollouts an iteration \(400 prompts × 2 samples, of the 100,000 asked: the training pool holds 400\); about 7 minutes an iteration here/);
     expect(largeRun(big, pace, 400).large).toBe(false);
+  });
+
+  it('counts a tree of replays (reward counterfactual): its leaves are the rollouts, and says the generations a prompt costs', () => {
+    const relay = resolveTrainConfig({ ...relayConfig(4), rewards: { mode: 'counterfactual' }, promptsPerIteration: 2, samplesPerPrompt: 1 });
+    expect(sizeWords(relay, undefined)).toMatch(/^32 rollouts an iteration \(2 prompts × 1 samples, each a tree of replays: 16 leaves, 30 agent generations\); not timed/);
   });
 });
