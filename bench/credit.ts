@@ -54,6 +54,8 @@ export interface CreditBenchOptions {
   iterations?: number;
   /** Counterfactual prompts per iteration (default: nearest the others' generations an iteration). */
   cfPrompts?: number;
+  /** State groups' samples per prompt (default 2, as outcome and process); prompts shrink to keep 16 N generations an iteration. */
+  groupSamples?: number;
 }
 
 export function parseCreditArgs(argv: string[]): CreditBenchOptions {
@@ -78,12 +80,13 @@ export function parseCreditArgs(argv: string[]): CreditBenchOptions {
     else if (flag === '--seeds') o.seeds = ints(value(), flag, 0, 1e6);
     else if (flag === '--iterations') o.iterations = ints(value(), flag, 1, 1e4)[0];
     else if (flag === '--cf-prompts') o.cfPrompts = ints(value(), flag, 1, 64)[0];
+    else if (flag === '--group-samples') o.groupSamples = ints(value(), flag, 1, 16)[0];
     else if (flag === '--target') {
       o.target = Number(value());
       if (!(o.target > 0 && o.target <= 1)) throw new Error(`bench credit: --target is a step accuracy in (0, 1], e.g. 0.65, got "${argv[i]}"`);
     } else if (flag === '--out') o.out = value();
     else if (flag === '--results') o.results = value();
-    else throw new Error(`bench credit: unknown option "${flag}". Options: --methods ${METHODS.join(',')} --agents 2,4,6 --seeds 0,1,2 --target 0.65 --iterations N --cf-prompts N --out DIR --results DIR`);
+    else throw new Error(`bench credit: unknown option "${flag}". Options: --methods ${METHODS.join(',')} --agents 2,4,6 --seeds 0,1,2 --target 0.65 --iterations N --cf-prompts N --group-samples N --out DIR --results DIR`);
   }
   return o;
 }
@@ -91,7 +94,7 @@ export function parseCreditArgs(argv: string[]): CreditBenchOptions {
 const log = (msg: string) => process.stderr.write(`[bench credit ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 /** The config of one method's run on the relay of n: the same budget of generations for every method. */
-export function creditConfig(n: number, method: Method, seed: number, o: Pick<CreditBenchOptions, 'iterations' | 'cfPrompts'>): TrainConfig {
+export function creditConfig(n: number, method: Method, seed: number, o: Pick<CreditBenchOptions, 'iterations' | 'cfPrompts' | 'groupSamples'>): TrainConfig {
   const base = resolveTrainConfig(relayConfig(n));
   const perIteration = base.promptsPerIteration * base.samplesPerPrompt * n; // 16 N
   const budget = base.iterations * perIteration; // 640 N
@@ -100,7 +103,9 @@ export function creditConfig(n: number, method: Method, seed: number, o: Pick<Cr
   // Process reward comes from the rubric here (the rater itself), whatever the team's default coach.
   const coach = { kind: 'rule' };
   if (method !== 'counterfactual') {
-    return resolveTrainConfig({ ...relayConfig(n), seed, coach, rewards: { mode }, ...(o.iterations ? { iterations: o.iterations } : {}) });
+    const samples = method === 'groups' && o.groupSamples ? o.groupSamples : base.samplesPerPrompt;
+    const shape = samples === base.samplesPerPrompt ? {} : { samplesPerPrompt: samples, promptsPerIteration: Math.max(1, Math.round(perIteration / (n * samples))) };
+    return resolveTrainConfig({ ...relayConfig(n), seed, coach, rewards: { mode }, ...shape, ...(o.iterations ? { iterations: o.iterations } : {}) });
   }
   const fanOut = new Array(n).fill(2);
   const perPrompt = treeCost(fanOut).generations;
