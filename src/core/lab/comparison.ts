@@ -17,7 +17,7 @@ import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, LESSON_METHODS, methodsView, type CreditMethod, type CreditMethodsView, type MethodRecord,
   type MethodRunData,
 } from './credit-methods.ts';
-import { LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from './lesson.ts';
+import { inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from './lesson.ts';
 
 /** What the comparison needs of the lab: the lesson's host, posting its own view. */
 export type ComparisonHost = Omit<LessonHost, 'post'> & { post(view: CreditMethodsView): void };
@@ -87,26 +87,17 @@ export class CreditComparison {
    * lesson's are the lesson's). 'paused' when `signal` aborts.
    */
   async run(signal: AbortSignal, opts: { fresh?: boolean } = {}): Promise<'done' | 'paused'> {
-    try {
+    const prepare = async () => {
       if (opts.fresh) await this.clearOwn();
       await this.readBack();
       this.show('running');
-      for (const method of CREDIT_METHODS) {
-        if (this.runs.get(method)!.done) continue;
-        if (signal.aborted || (await this.train(method, signal)) === 'paused') {
-          this.current = null;
-          this.show('paused', 'paused: press "Compare credit methods" to go on where it stopped');
-          return 'paused';
-        }
-      }
+      return 'done' as const;
+    };
+    const runs = CREDIT_METHODS.map((method) => async () => (this.runs.get(method)!.done ? 'done' as const : this.train(method, signal)));
+    return inTurn([prepare, ...runs], signal, 'Compare credit methods', (status, message) => {
       this.current = null;
-      this.show('done');
-      return 'done';
-    } catch (e) {
-      this.current = null;
-      this.show('failed', (e as Error).message);
-      throw e;
-    }
+      this.show(status, message);
+    });
   }
 
   private async clearOwn(): Promise<void> {

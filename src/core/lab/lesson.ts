@@ -202,26 +202,16 @@ export class Lesson {
    * time is the estimate until the first run's pace is known).
    */
   async run(signal: AbortSignal, opts: { fresh?: boolean } = {}): Promise<'done' | 'paused'> {
-    try {
+    const prepare = async () => {
       if (opts.fresh) await this.clearAll();
       await this.coachOf();
-      for (const n of this.plan.sizes) {
-        for (const mode of LESSON_MODES) {
-          if (signal.aborted || (await this.one(n, mode, signal)) === 'paused') {
-            this.current = null;
-            this.show('paused', 'paused: press "Run the lesson" to go on where it stopped');
-            return 'paused';
-          }
-        }
-      }
+      return 'done' as const;
+    };
+    const runs = this.plan.sizes.flatMap((n) => LESSON_MODES.map((mode) => () => this.one(n, mode, signal)));
+    return inTurn([prepare, ...runs], signal, 'Run the lesson', (status, message) => {
       this.current = null;
-      this.show('done');
-      return 'done';
-    } catch (e) {
-      this.current = null;
-      this.show('failed', (e as Error).message);
-      throw e;
-    }
+      this.show(status, message);
+    });
   }
 
   /** Deletes the six stored runs (each claimed while it is deleted), keeping the last whole lesson's training time as the first estimate. */
@@ -296,5 +286,28 @@ export class Lesson {
     const base = at(0);
     const final = at(iterations);
     data.agents = { base: base && agentStepsOfEval(base), final: final && agentStepsOfEval(final) };
+  }
+}
+
+/**
+ * Runs `steps` in turn (each 'paused' when the signal aborted it), and ends the view once: 'done', 'paused'
+ * with the button that goes on, or 'failed' with the error (rethrown). The lesson and the credit comparison
+ * both train their runs this way.
+ * Example: await inTurn([() => train(a), () => train(b)], signal, 'Run the lesson', (status, m) => show(status, m))
+ */
+export async function inTurn(steps: (() => Promise<'done' | 'paused'>)[], signal: AbortSignal, button: string,
+  end: (status: 'done' | 'paused' | 'failed', message?: string) => void): Promise<'done' | 'paused'> {
+  try {
+    for (const step of steps) {
+      if (signal.aborted || (await step()) === 'paused') {
+        end('paused', `paused: press "${button}" to go on where it stopped`);
+        return 'paused';
+      }
+    }
+    end('done');
+    return 'done';
+  } catch (e) {
+    end('failed', (e as Error).message);
+    throw e;
   }
 }
