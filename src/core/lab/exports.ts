@@ -35,7 +35,8 @@ export function adapterFiles(upload: Record<string, Uint8Array>): Record<string,
     try {
       files = unzipSync(upload[zipName]);
     } catch (e) {
-      throw new Error(`adapter upload: "${zipName}" is not a readable zip (${(e as Error).message}); it may be cut short or not a zip: export the adapters again, or upload the PEFT folder's files (adapter_config.json, adapter_model.safetensors)`);
+      throw new Error(`adapter upload: "${zipName}" is not a readable zip (${(e as Error).message}); it may be cut short or not a zip: ` +
+        'export the adapters again, or upload the PEFT folder\'s files (adapter_config.json, adapter_model.safetensors)');
     }
   }
   const config = Object.keys(files).find((n) => n.endsWith('adapter_config.json'));

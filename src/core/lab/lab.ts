@@ -58,7 +58,9 @@ export class Lab implements LabApi {
   /** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
   private baselineEval = true;
   /** The open run: its config, the patch it came from, what it trains with, its store, session and memory plan. */
-  private run: { config: TrainConfig; partial: unknown; runId: string; parts: RunParts; store: LabStore; session: RunSession; plan: RunPlanSummary } | null = null;
+  private run: {
+    config: TrainConfig; partial: unknown; runId: string; parts: RunParts; store: LabStore; session: RunSession; plan: RunPlanSummary;
+  } | null = null;
   private partialConfig: unknown = {};
   /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
   private partner: { runId: string; session: RunSession; writer?: RunWriter } | null = null;
@@ -207,7 +209,8 @@ export class Lab implements LabApi {
   }
 
   /** Shows a run another tab trains: its records so far, no session, nothing written. */
-  private async openReadOnly(c: TrainConfig, partial: unknown, runId: string, store: LabStore, parts: Omit<RunParts, 'dataset'>): Promise<Requests['configure']['value']> {
+  private async openReadOnly(c: TrainConfig, partial: unknown, runId: string, store: LabStore,
+    parts: Omit<RunParts, 'dataset'>): Promise<Requests['configure']['value']> {
     this.run?.session.dispose();
     this.run = null;
     this.writer?.lock.release();
@@ -392,7 +395,9 @@ export class Lab implements LabApi {
   }
 
   async lesson({ fresh }: Args<'lesson'> = {}): Value<'lesson'> {
-    if (this.busy || this.state === 'loading' || this.state === 'booting') throw new Error('pause the run (and let the page finish loading) before starting the lesson');
+    if (this.busy || this.state === 'loading' || this.state === 'booting') {
+      throw new Error('pause the run (and let the page finish loading) before starting the lesson');
+    }
     const controller = (this.pauseController = new AbortController());
     this.setState('running', 'the lesson: relay teams of 2, 4 and 6 agents, process vs outcome reward');
     const lesson = new Lesson(this.lessonHost());

@@ -309,7 +309,8 @@ function stepAccuracyOf(r: EvalResult | null): number | null {
 }
 
 /** One size's row from its two runs. */
-export function lessonRow(n: number, process: LessonRunData | undefined, outcome: LessonRunData | undefined, plan: LessonPlan, rolloutsPerIteration: number): LessonRow {
+export function lessonRow(n: number, process: LessonRunData | undefined, outcome: LessonRunData | undefined, plan: LessonPlan,
+  rolloutsPerIteration: number): LessonRow {
   const curves = { process: curveOf(process?.evals ?? []), outcome: curveOf(outcome?.evals ?? []) };
   const lastP = process?.done ? lastFinished(process) : null;
   const lastO = outcome?.done ? lastFinished(outcome) : null;
@@ -318,7 +319,9 @@ export function lessonRow(n: number, process: LessonRunData | undefined, outcome
   const untrained = base ? accuracyInterval(base.greedy, base.tasks, base.perTask?.greedy) : null;
   const p = stepAccuracyOf(base);
   const predictedGap = p !== null && untrained && final.process ? (1 - p ** (n - 1)) * (final.process.p - untrained.p) : null;
-  const reached = { process: rolloutsTo(curves.process, plan.target, rolloutsPerIteration), outcome: rolloutsTo(curves.outcome, plan.target, rolloutsPerIteration) };
+  const reached = {
+    process: rolloutsTo(curves.process, plan.target, rolloutsPerIteration), outcome: rolloutsTo(curves.outcome, plan.target, rolloutsPerIteration),
+  };
   const row = { n, curves, final, gap: pairedGap(lastP, lastO), untrainedStep: p, untrained, predictedGap, reached, agents: agentRows(n, process, outcome) };
   return { ...row, words: rowWords(row, rolloutsPerIteration, plan) };
 }

@@ -152,7 +152,8 @@ export type WorkerEvent =
   /** `summary` is describeBackend(info), one line for logs and the page. */
   | { kind: 'backend'; info: BackendInfo; summary: string }
   /** A run was opened (configure, reset, model or coach change): its config and the patch it came from. */
-  | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean; /** Lane workers helping this one (0: it works alone). */ lanes: number;
+  | { kind: 'run'; config: TrainConfig; partial: unknown; runId: string; iteration: number; resumed: boolean;
+      /** Lane workers helping this one (0: it works alone). */ lanes: number;
       /** The coach that scores this run, by name ("rule:relay", "model:models/relay-judge", "webllm:..."). */ coach: string;
       /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
       /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
@@ -163,7 +164,10 @@ export type WorkerEvent =
   | { kind: 'train'; event: Exclude<TrainEvent, { type: 'trajectories' }> }
   | { kind: 'trajectories'; iteration: number; trajectories: TrajectoryView[] }
   /** Everything saved for a run, sent after configure (resume) so charts are whole after a reload. */
-  | { kind: 'history'; runId: string; metrics: IterationMetrics[]; evals: { iteration: number; result: EvalResult }[]; trajectories: { iteration: number; trajectories: TrajectoryView[] } | null }
+  | {
+      kind: 'history'; runId: string; metrics: IterationMetrics[]; evals: { iteration: number; result: EvalResult }[];
+      trajectories: { iteration: number; trajectories: TrajectoryView[] } | null;
+    }
   | { kind: 'model'; name: string; parameters: number; bytes: number }
   /**
    * The comparison's other run moved on: an iteration (`iteration` of `iterations`), or an evaluation

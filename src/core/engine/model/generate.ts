@@ -134,7 +134,9 @@ export async function generate(model: CausalLM, prompts: number[][], opts: Gener
         out.logits.dispose();
       }
       if (step === 0 && cache) {
-        fused = opts.fused !== false && opts.maxNewTokens > 1 ? await openDecoder(model, cache, opts.adapter, opts.maxNewTokens - 1, { rows: order ?? undefined }) : null;
+        fused = opts.fused !== false && opts.maxNewTokens > 1
+          ? await openDecoder(model, cache, opts.adapter, opts.maxNewTokens - 1, { rows: order ?? undefined })
+          : null;
         if (fused) {
           disposeCache(cache);
           cache = null;
@@ -198,7 +200,8 @@ interface Decoder {
 }
 
 /** The fused step that serves this backend and model (each declines elsewhere, saying why), or null: the plain step. */
-async function openDecoder(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number, opts: FusedOptions): Promise<Decoder | null> {
+async function openDecoder(model: CausalLM, cache: KVCache, adapter: AdapterView | null | undefined, extra: number,
+  opts: FusedOptions): Promise<Decoder | null> {
   return FusedDecoder.open(model, cache, adapter, extra, opts) ?? (await GpuDecoder.open(model, cache, adapter, extra, opts));
 }
 
