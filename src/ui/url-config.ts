@@ -51,7 +51,10 @@ export function readUrl(href: string): UrlState {
       if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
       out.config = parsed as Patch;
     } catch (e) {
-      problems.push(`the link's ?config= is not a JSON object (${(e as Error).message}); using the default configuration — fix the link, or change a setting to replace it`);
+      problems.push(
+        `the link's ?config= is not a JSON object (${(e as Error).message}); ` +
+          'using the default configuration — fix the link, or change a setting to replace it',
+      );
     }
   }
   if (problems.length) out.error = problems.join(' · ');

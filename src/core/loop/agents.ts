@@ -84,7 +84,9 @@ export class EngineAgents implements AgentBackend {
         groups.set(k, [...(groups.get(k) ?? []), start + i]);
       });
       // ...split where the pre-fill's attention would grow too large (rows x longest prompt^2).
-      const batches = [...groups.values()].flatMap((g) => promptBatches(g.map((i) => prompts[i].promptTokens.length), g.length, AGENT_PREFILL_CELLS).map((b) => b.map((k) => g[k])));
+      const batches = [...groups.values()].flatMap((g) =>
+        promptBatches(g.map((i) => prompts[i].promptTokens.length), g.length, AGENT_PREFILL_CELLS).map((b) => b.map((k) => g[k])),
+      );
       for (const idx of batches) {
         const first = requests[idx[0]];
         const gens = await generate(this.loaded.model, idx.map((i) => prompts[i].promptTokens), {

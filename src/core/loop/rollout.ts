@@ -246,13 +246,21 @@ async function runCode(stage: Stage, row: Row, text: string): Promise<{ observat
   if (!blocks.length) return undefined;
   const observations: string[] = [];
   for (const b of blocks) {
-    const run = await opts.tools[b.language]!.run(b.code, { language: b.language === 'sql' ? undefined : b.language, timeoutMs: opts.toolTimeoutMs ?? 2000, workspace: row.workspace, owner: agent.id });
+    const run = await opts.tools[b.language]!.run(b.code, {
+      language: b.language === 'sql' ? undefined : b.language,
+      timeoutMs: opts.toolTimeoutMs ?? 2000,
+      workspace: row.workspace,
+      owner: agent.id,
+    });
     observations.push(formatObservation(run));
   }
   return { observation: observations.join('\n'), blocks: blocks.length };
 }
 
-/** The template variables of the stage's prompts on a row: its place in the team, the task, and every agent's output and last tool observation so far ('(none)' where there is none). */
+/**
+ * The template variables of the stage's prompts on a row: its place in the team, the task, and every agent's output
+ * and last tool observation so far ('(none)' where there is none).
+ */
 function promptVars(stage: Stage, row: Row): Record<string, string | number> {
   const { task } = row.trajectory;
   const v: Record<string, string | number> = { ...stage.place, problem: task.problem, part: task.parts?.[stage.index] ?? '(none)' };

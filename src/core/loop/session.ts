@@ -67,7 +67,12 @@ export interface RunHistory {
 export class RunSession {
   private lastCheckpoint: number;
 
-  constructor(readonly trainer: Trainer, readonly queue: EvalQueue, private readonly opts: SessionOptions, readonly history: RunHistory = { resumed: false, metrics: [], evals: [] }) {
+  constructor(
+    readonly trainer: Trainer,
+    readonly queue: EvalQueue,
+    private readonly opts: SessionOptions,
+    readonly history: RunHistory = { resumed: false, metrics: [], evals: [] },
+  ) {
     this.lastCheckpoint = trainer.iteration;
     trainer.on((e) => {
       if (e.type === 'checkpoint') this.lastCheckpoint = e.iteration;
