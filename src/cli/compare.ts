@@ -3,7 +3,7 @@
  * written by `mappa train` (metrics.jsonl, config.json, summary.json) it prints one table row and
  * draws held-out greedy accuracy against cumulative rollouts, one line per run, into an SVG.
  *
- * For: the process-vs-outcome experiment (MAPPA.md section 5) and any other set of runs.
+ * For: the process-vs-outcome experiment (MAPPA, arXiv 2601.23228, section 5) and any other set of runs.
  * Not for: training or evaluating (train.ts, eval.ts); it only reads what they wrote.
  *
  * How the columns are computed from metrics.jsonl (one JSON record per line):

@@ -17,7 +17,7 @@ import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, LESSON_METHODS, methodsView, type CreditMethod, type CreditMethodsView, type MethodRecord,
   type MethodRunData,
 } from './credit-methods.ts';
-import { inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from './lesson.ts';
+import { clearStoredRun, inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from './lesson.ts';
 
 /** What the comparison needs of the lab: the lesson's host, posting its own view. */
 export type ComparisonHost = Omit<LessonHost, 'post'> & { post(view: CreditMethodsView): void };
@@ -102,16 +102,7 @@ export class CreditComparison {
 
   private async clearOwn(): Promise<void> {
     for (const m of CREDIT_METHODS.filter((x) => !LESSON_METHODS.includes(x))) {
-      const runId = this.host.runId(this.configOf(m));
-      const lock = this.host.claim ? await this.host.claim(runId) : null;
-      if (this.host.claim && !lock) throw new Error(`the ${m} run "${runId}" is training in another tab; close that tab or pause it there`);
-      try {
-        const store = this.host.store(runId);
-        await store.claim?.();
-        await store.clear();
-      } finally {
-        lock?.release();
-      }
+      await clearStoredRun(this.host, this.host.runId(this.configOf(m)), `the ${m} run`);
     }
   }
 

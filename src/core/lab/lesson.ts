@@ -221,16 +221,7 @@ export class Lesson {
     this.runs.length = 0;
     for (const n of this.plan.sizes) {
       for (const mode of LESSON_MODES) {
-        const runId = this.host.runId(resolveTrainConfig(lessonPatch(n, mode, this.plan)));
-        const lock = this.host.claim ? await this.host.claim(runId) : null;
-        if (this.host.claim && !lock) throw new Error(`the lesson's run "${runId}" is training in another tab; close that tab or pause it there`);
-        try {
-          const store = this.host.store(runId);
-          await store.claim?.();
-          await store.clear();
-        } finally {
-          lock?.release();
-        }
+        await clearStoredRun(this.host, this.host.runId(resolveTrainConfig(lessonPatch(n, mode, this.plan))), 'the lesson\'s run');
       }
     }
     this.show('running');
@@ -309,5 +300,18 @@ export async function inTurn(steps: (() => Promise<'done' | 'paused'>)[], signal
   } catch (e) {
     end('failed', (e as Error).message);
     throw e;
+  }
+}
+
+/** Deletes a stored run, holding its writer's right meanwhile (another tab training it is an error naming `what`). */
+export async function clearStoredRun(host: Pick<LessonHost, 'claim' | 'store'>, runId: string, what: string): Promise<void> {
+  const lock = host.claim ? await host.claim(runId) : null;
+  if (host.claim && !lock) throw new Error(`${what} "${runId}" is training in another tab; close that tab or pause it there`);
+  try {
+    const store = host.store(runId);
+    await store.claim?.();
+    await store.clear();
+  } finally {
+    lock?.release();
   }
 }

@@ -18,7 +18,7 @@ export interface UpdateSettings {
   epochs: number;
   maxGradNorm: number;
   /**
-   * Mask actions that hit their token budget out of the loss (MAPPA.md: "truncated completions are
+   * Mask actions that hit their token budget out of the loss (MAPPA, arXiv 2601.23228: "truncated completions are
    * masked out"). Turn off where the budget cuts actions that still did their job: a data-team SQL
    * block cut right after its last statement runs, is scored on what it did, and masking it would
    * leave only the short replies of the successful trajectories to learn from.
