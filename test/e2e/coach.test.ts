@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
-import { readState, waitFor } from '../helpers/page-state.ts';
+import { readState, until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
 import { unserved } from './cited.ts';
@@ -94,14 +94,8 @@ describe.skipIf(!have.ok)('the coach says what it is, and a run ends in words (n
         return p && { iteration: p.iteration, done: p.evals.some((e) => e.iteration === 15 && e.result.of === undefined) };
       });
       await page.waitForFunction(() => /outcome twin · greedy/.test(document.querySelector('[data-testid=chart-accuracy]')?.textContent ?? ''), undefined, { timeout: 120_000 });
-      const deadline = Date.now() + 400_000;
-      for (;;) {
-        const t = await twin();
-        const s = await readState(page);
-        if (t?.done && s.state === 'ready') break;
-        if (Date.now() > deadline) throw new Error(`the twin did not finish: ${JSON.stringify(t)}, state ${s.state}`);
-        await page.waitForTimeout(1000);
-      }
+      await until(page, async () => ({ twin: await twin(), state: (await readState(page)).state }),
+        (v) => Boolean(v.twin?.done) && v.state === 'ready', 400_000, 'the twin finished and the run ready', 1000);
       console.log(`[e2e] ⇄ on a finished run: the outcome twin trained and evaluated in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       const legend = (await page.getByTestId('chart-accuracy').textContent()) ?? '';
       console.log(`[e2e] accuracy chart: ${legend.replace(/\s+/g, ' ').slice(0, 400)}`);

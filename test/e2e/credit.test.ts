@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
-import { waitFor } from '../helpers/page-state.ts';
+import { until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
 import type { CreditMethodsView } from '../../src/core/lab/credit-methods.ts';
@@ -34,16 +34,6 @@ function views(page: Page): Promise<{ lesson: LessonView | null; methods: Credit
     return { lesson: run.lesson, methods: run.creditMethods, mode: run.config?.rewards.mode, trajectories: run.trajectories?.trajectories.length ?? 0,
       iteration: run.trajectories?.iteration ?? 0 };
   });
-}
-
-async function until<T>(page: Page, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s; last ${JSON.stringify(v).slice(0, 600)}`);
-    await page.waitForTimeout(500);
-  }
 }
 
 describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)', () => {

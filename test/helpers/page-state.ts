@@ -21,6 +21,20 @@ export function readState(page: Page): Promise<PageState> {
   });
 }
 
+/**
+ * Reads `read()` every `stepMs` until `ok` holds, and returns that value; past `timeoutMs` it throws,
+ * naming `what` and the last value read. Example: await until(page, () => views(page), (v) => v.done, 60_000, 'done')
+ */
+export async function until<T>(page: Page, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number, what: string, stepMs = 500): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s; last ${JSON.stringify(v).slice(0, 600)}`);
+    await page.waitForTimeout(stepMs);
+  }
+}
+
 export async function waitFor(page: Page, ok: (s: PageState) => boolean, timeoutMs: number, what: string): Promise<PageState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
