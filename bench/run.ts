@@ -28,6 +28,9 @@ const BENCHMARKS: Record<string, string> = {
   'judge-axis': 'the relay of 4 coached by judges of measured ranking accuracy: step accuracy gained against the judge\'s quality, beside the rubric and outcome reward',
   'judge-loss': 'a judge build\'s loss against its steps (the plateau and the drop), beside its checkpoints\' ranking',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',
+  'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
+  scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',
+  corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 

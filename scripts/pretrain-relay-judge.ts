@@ -48,7 +48,7 @@ import { folderSource } from '../src/core/engine/model/sources.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
 import { coachPrompt, DEFAULT_COACH_TEMPLATE, formatCoachAnswer } from '../src/core/coach/coach-format.ts';
-import { RELAY_MAX_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
+import { RELAY_PRETRAINED_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   const relay = await loadModel(folderSource(flags.relay), { tokenizer: 'required' });
   const agents = new EngineAgents(relay, new Map(), 64);
   const rated: RatedStep[] = [];
-  for (let n = 1; n <= RELAY_MAX_AGENTS; n++) {
+  for (let n = 1; n <= RELAY_PRETRAINED_AGENTS; n++) {
     rated.push(...(await relayRatedSteps(agents, n, relayTasks(n, `judge-${flags.seed}`, flags.tasks), { seed: 1000 * flags.seed + n, samples: flags.samples })));
   }
   // --pairs 1: every step with a digit input also as its counterfactual twin (another reply, re-rated).

@@ -29,7 +29,7 @@ import { generate } from '../src/core/engine/model/generate.ts';
 import { CausalLM } from '../src/core/engine/model/llama.ts';
 import { placeVars, renderTemplate } from '../src/core/loop/workflow.ts';
 import { relayAgentId, relayDigit, relayWorkflow } from '../src/core/domains/relay/team.ts';
-import { RELAY_MAX_AGENTS, relayStep } from '../src/core/domains/relay/tasks.ts';
+import { RELAY_PRETRAINED_AGENTS, relayStep } from '../src/core/domains/relay/tasks.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
 import { tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
@@ -64,7 +64,7 @@ export function relayMessages(c: RelayStepCase): ChatMessage[] {
 }
 
 function drawCase(rng: Rng): RelayStepCase {
-  const n = rng.int(1, RELAY_MAX_AGENTS);
+  const n = rng.int(1, RELAY_PRETRAINED_AGENTS);
   return { n, position: rng.int(1, n), x: rng.int(0, 9), k: rng.int(1, 9) };
 }
 
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   const greedy = await measure(model, tok, [eos], checks, 0, 1);
   const sampled = await measure(model, tok, [eos], checks, 1, 2);
   const perSize: Record<number, StepStats> = {};
-  for (let n = 1; n <= RELAY_MAX_AGENTS; n++) {
+  for (let n = 1; n <= RELAY_PRETRAINED_AGENTS; n++) {
     const sizeRng = new Rng(`relay-check/${flags.seed}/${n}`);
     const cases = Array.from({ length: 200 }, () => ({ n, position: sizeRng.int(1, n), x: sizeRng.int(0, 9), k: sizeRng.int(1, 9) }));
     perSize[n] = await measure(model, tok, [eos], cases, 1, 100 + n);

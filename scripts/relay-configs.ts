@@ -1,12 +1,12 @@
 /**
- * `npx tsx scripts/relay-configs.ts`: writes configs/relay-<n>.json for n = 1..6 from relayConfig(n)
+ * `npx tsx scripts/relay-configs.ts`: writes configs/relay-<n>.json for every size of RELAY_CONFIG_SIZES (1..6, 8, 16, 32, 64, 128) from relayConfig(n)
  * (src/core/domains/relay/team.ts), so the files never drift from the code (a test compares them).
  */
 import { writeFileSync } from 'node:fs';
-import { RELAY_MAX_AGENTS, RELAY_MIN_AGENTS } from '../src/core/domains/relay/tasks.ts';
+import { RELAY_CONFIG_SIZES } from '../src/core/domains/relay/tasks.ts';
 import { relayConfig } from '../src/core/domains/relay/team.ts';
 
-for (let n = RELAY_MIN_AGENTS; n <= RELAY_MAX_AGENTS; n++) {
+for (const n of RELAY_CONFIG_SIZES) {
   writeFileSync(`configs/relay-${n}.json`, JSON.stringify(relayConfig(n), null, 2) + '\n');
 }
-console.log(`configs/relay-${RELAY_MIN_AGENTS}.json .. relay-${RELAY_MAX_AGENTS}.json written`);
+console.log(`configs/relay-{${RELAY_CONFIG_SIZES.join(',')}}.json written`);

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
+import { RELAY_CONFIG_SIZES, relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
 import { relayConfig, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { domainOf } from '../../../src/core/domains/index.ts';
@@ -39,7 +39,19 @@ describe('relay tasks', () => {
     // One agent has 90 tasks: a quarter held out, the rest to train on.
     expect(relayHeldOut(1)).toHaveLength(22);
     expect(relayTasks(1, 0, 1000)).toHaveLength(68);
-    expect(() => relayTasks(7, 0, 1)).toThrow(/1\.\.6/);
+    expect(() => relayTasks(129, 0, 1)).toThrow(/1\.\.128/);
+    expect(() => relayHeldOut(0)).toThrow(/1\.\.128/);
+  });
+
+  it('holds any size up to 128: 200 distinct held-out tasks, training tasks apart from them', () => {
+    const held = relayHeldOut(128);
+    expect(held).toHaveLength(200);
+    expect(held[0].adds).toHaveLength(128);
+    expect(held[0].parts).toHaveLength(128);
+    expect(new Set(held.map((t) => t.id)).size).toBe(200);
+    expect(held[0].answer).toBe(String(held[0].adds.reduce(relayStep, held[0].start)));
+    const heldIds = new Set(held.map((t) => `${t.start}:${t.adds}`));
+    expect(relayTasks(128, 0, 50).some((t) => heldIds.has(`${t.start}:${t.adds}`))).toBe(false);
   });
 });
 
@@ -107,12 +119,12 @@ describe('relay rubric, judged in context', () => {
 });
 
 describe('relay configs', () => {
-  it.each([2, 4, 6])('configs/relay-%i.json is relayConfig(n), valid, on the relay domain', (n) => {
+  it.each(RELAY_CONFIG_SIZES)('configs/relay-%i.json is relayConfig(n), valid, on the relay domain', (n) => {
     const file = JSON.parse(readFileSync(new URL(`../../../configs/relay-${n}.json`, import.meta.url), 'utf8'));
     expect(file).toEqual(JSON.parse(JSON.stringify(relayConfig(n))));
     const c = resolveTrainConfig(file);
     expect(c.workflow.agents).toHaveLength(n);
     expect(domainOf(c.workflow).name).toBe('relay');
-    expect(domainOf(c.workflow).heldOut(200)).toHaveLength(200);
+    expect(domainOf(c.workflow).heldOut(200)).toHaveLength(n === 1 ? 22 : 200); // one agent has 90 tasks in all
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The relay team, as one folder's entry: N agents (1..6) that each do one step of a sum (team.ts) on
+ * The relay team, as one folder's entry: N agents (1..128) that each do one step of a sum (team.ts) on
  * relay tasks (tasks.ts), judged step by step by its rubric, and coached by its own judge model
  * (models/relay-judge, built by scripts/pretrain-relay-judge.ts) through its own coach template.
  *

@@ -27,7 +27,16 @@ export interface RelayTask extends RolloutTask {
 }
 
 export const RELAY_MIN_AGENTS = 1;
-export const RELAY_MAX_AGENTS = 6;
+/** The largest relay team (issue: a hundred agents in one tab). Any size 1..128 has its 200 held-out tasks. */
+export const RELAY_MAX_AGENTS = 128;
+/**
+ * The team sizes the shipped relay models saw in pretraining (scripts/pretrain-relay.ts and
+ * scripts/pretrain-relay-judge.ts draw teams of 1..6); a larger team asks them for positions they
+ * never saw ("Relay agent 57 of 128"), measured by `npm run -s bench -- relay-positions`.
+ */
+export const RELAY_PRETRAINED_AGENTS = 6;
+/** The sizes with a shipped config (configs/relay-<n>.json): every pretrained size, then doublings to the largest. */
+export const RELAY_CONFIG_SIZES = [1, 2, 3, 4, 5, 6, 8, 16, 32, 64, 128];
 export const RELAY_HELD_OUT = 200;
 
 /** The digit after adding `k` to `x` on the 10-position dial. Example: relayStep(7, 5) -> 2. */

@@ -1,5 +1,5 @@
 /**
- * The relay team: N agents (1..6) in a chain, each doing one checkable step of a computation and
+ * The relay team: N agents (1..128; the shipped models saw 1..6) in a chain, each doing one checkable step of a computation and
  * passing its digit on (tasks.ts). It is the sandbox's experiment where credit assignment is the
  * bottleneck: the outcome is right only when every step is, so under outcome reward an agent's
  * learning signal shrinks with the chance that all the others are right, while a coach that checks
