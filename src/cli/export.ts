@@ -25,10 +25,12 @@ import { measureTrajectories, SHIPPED_DEFAULT_MEASURE, type TokenMeasure } from 
 import { CliError } from './common.ts';
 import { readConfig } from './run-setup.ts';
 
-const USAGE = `usage: mappa export --target marti [DIR] [--config FILE] [--bench DIR] [--out DIR]
+const USAGE = `usage: mappa export --target marti [DIR] [--config FILE] [--bench DIR] [--gpus-per-agent N] [--out DIR]
   DIR            a run folder written by "mappa train" (its config.json is exported, its adapters/ named)
   --config FILE  a config file instead (with neither: the embedded default)
   --bench DIR    a folder with aime24.jsonl / amc23.jsonl (e.g. ../shared/datasets): extra evaluation sets
+  --gpus-per-agent N  GPUs each agent's actor, reference and vLLM engines share (default 1; a power of two;
+                 refused where their sample filter would drop samples)
   --out DIR      output folder (default: DIR/marti, or marti-export)
 Targets: marti (the reference trainer of the MAPPA paper: MARTI on Ray + vLLM + DeepSpeed).\n`;
 
@@ -113,7 +115,9 @@ function parse(argv: string[]) {
   try {
     parsed = parseArgs({
       args: argv, allowPositionals: true, strict: true,
-      options: { target: { type: 'string' }, config: { type: 'string' }, out: { type: 'string' }, bench: { type: 'string' } },
+      options: {
+        target: { type: 'string' }, config: { type: 'string' }, out: { type: 'string' }, bench: { type: 'string' }, 'gpus-per-agent': { type: 'string' },
+      },
     });
   } catch (err) {
     throw new CliError(`${(err as Error).message}\n\n${USAGE}`);
@@ -129,7 +133,12 @@ function parse(argv: string[]) {
   if (dir && !existsSync(path.join(dir, 'config.json'))) {
     throw new CliError(`"${dir}" has no config.json, so it is not a run folder; pass one written by "mappa train", or --config FILE`);
   }
-  return { dir, configFile: dir ? path.join(dir, 'config.json') : o.config, out: o.out ?? (dir ? path.join(dir, 'marti') : 'marti-export'), bench: o.bench };
+  const g = o['gpus-per-agent'];
+  if (g !== undefined && !/^[1-9]\d*$/.test(g)) throw new CliError(`--gpus-per-agent must be a whole number of GPUs (1, 2, 4, ...), got "${g}"`);
+  return {
+    dir, configFile: dir ? path.join(dir, 'config.json') : o.config, out: o.out ?? (dir ? path.join(dir, 'marti') : 'marti-export'), bench: o.bench,
+    gpusPerAgent: g === undefined ? undefined : Number(g),
+  };
 }
 
 export async function exportCommand(argv: string[]): Promise<void> {
@@ -137,7 +146,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const { dir, configFile, out, bench } = parse(argv);
+  const { dir, configFile, out, bench, gpusPerAgent } = parse(argv);
   const config = await readConfig(configFile, {});
   let files: Record<string, string>;
   try {
@@ -148,6 +157,7 @@ export async function exportCommand(argv: string[]): Promise<void> {
       contextLength: baseContextLength(config.agentModel),
       measure: await runMeasure(dir, config),
       stops: await baseStops(config.agentModel),
+      gpusPerAgent,
     }));
   } catch (e) {
     if (e instanceof MartiExportError) throw new CliError(`${configFile ?? 'config'}: ${e.message}`);

@@ -7,10 +7,10 @@
  * For: the export README's "Cost" section (marti-readme.ts). Not for: scheduling or any run-time check.
  *
  * Example: martiCost(resolveTrainConfig({}), plan, {train: 2000, heldOut: 200, bench: []}, SHIPPED_DEFAULT_MEASURE)
- *          -> {gpus: 6, evaluations: 4, coachCalls: {training: 2160, evaluation: 0}, secondsPerIteration: ~69, ...}
+ *          -> {gpus: 3, evaluations: 4, coachCalls: {training: 2160, evaluation: 0}, secondsPerIteration: ~69, ...}
  */
 import type { TrainConfig } from '../core/loop/config.ts';
-import { ACTOR_GPUS, EVAL_SAMPLES, EVAL_WORKERS, VLLM_ENGINES, WORKFLOW_CONCURRENCY, type MartiPlan } from './marti-plan.ts';
+import { EVAL_SAMPLES, EVAL_WORKERS, WORKFLOW_CONCURRENCY, type MartiPlan } from './marti-plan.ts';
 import { WORKFLOW_LANGUAGES } from './marti-workflow.ts';
 import type { TokenMeasure } from './marti-measure.ts';
 
@@ -26,8 +26,8 @@ export const COST_ASSUMPTIONS = {
   toolSeconds: 1,
   /** One hosted coach call (gemini-2.5-flash class); an agent's calls of a trajectory run at once. */
   coachSeconds: 5,
-  /** Update tokens (prompt + action) per second on one agent's 2 GPUs (ZeRO-3, CPU Adam, checkpointing). */
-  updateTokensPerSecond: 10_000,
+  /** Update tokens (prompt + action) per second per GPU of an agent (ZeRO-3, CPU Adam, checkpointing). */
+  updateTokensPerSecondPerGpu: 5_000,
   /** Per step whatever the size: engines woken and put to sleep, reference log-probs, weight sync. */
   stepOverheadSeconds: 60,
 };
@@ -81,20 +81,22 @@ export function martiCost(config: TrainConfig, plan: MartiPlan, counts: { train:
   const steps = plan.batches.steps;
   const T = config.promptsPerIteration * config.samplesPerPrompt;
   const coached = config.rewards.mode !== 'outcome';
-  const gpus = config.workflow.agents.length * ACTOR_GPUS;
+  const engines = plan.batches.gpus; // one vLLM engine per GPU of an agent
+  const gpus = config.workflow.agents.length * engines;
+  const updateRate = A.updateTokensPerSecondPerGpu * engines;
   const evaluations = evaluationCount(steps, config.evalEvery);
   const trainShare = Math.max(1, Math.floor(counts.train * EVAL_TRAIN_SHARE));
   const evalProblems = trainShare + counts.heldOut + counts.bench.reduce((s, n) => s + n, 0);
-  const evalTrajectories = evalProblems * EVAL_SAMPLES * Math.min(EVAL_WORKERS, VLLM_ENGINES);
+  const evalTrajectories = evalProblems * EVAL_SAMPLES * Math.min(EVAL_WORKERS, engines);
   const coachCalls = { training: coached ? steps * T * agents.length : 0, evaluation: 0 };
 
   const chainTokens = agents.reduce((s, a) => s + a.actions * a.tokens, 0);
   const codeRuns = agents.filter((a) => a.runsCode).reduce((s, a) => s + a.actions, 0);
   const perTrajectory = chainTokens * A.decodeSecondsPerToken + codeRuns * A.toolSeconds;
-  const waves = Math.ceil(T / VLLM_ENGINES / WORKFLOW_CONCURRENCY);
+  const waves = Math.ceil(T / engines / WORKFLOW_CONCURRENCY);
   const rollout = waves * (perTrajectory + (coached ? A.coachSeconds : 0));
   const updateTokens = Math.max(...agents.map((a) => T * a.actions * (a.prompt + a.tokens)));
-  const update = A.stepOverheadSeconds + updateTokens / A.updateTokensPerSecond;
+  const update = A.stepOverheadSeconds + updateTokens / updateRate;
   const secondsPerIteration = rollout + update;
   const evalWaves = Math.ceil(evalTrajectories / WORKFLOW_CONCURRENCY);
   const secondsPerEvaluation = evalWaves * perTrajectory;
@@ -107,15 +109,15 @@ export function martiCost(config: TrainConfig, plan: MartiPlan, counts: { train:
   const lines = [
     `- **Assumed on ${A.gpu}** (assumptions, not measurements): ${A.decodeSecondsPerToken} s per decoding step of a sequence at a batch`
       + ` up to 16 (a model up to ~1.5B in bf16); ${A.toolSeconds} s per SandboxFusion run; ${A.coachSeconds} s per hosted coach call;`
-      + ` ${f0(A.updateTokensPerSecond)} update tokens/s per agent; ${A.stepOverheadSeconds} s of fixed work per step (engines woken and put`
+      + ` ${f0(A.updateTokensPerSecondPerGpu)} update tokens/s per GPU of an agent; ${A.stepOverheadSeconds} s of fixed work per step (engines woken and put`
       + ' to sleep, reference log-probs, weight sync).',
     `- **Tokens per action** (${measured}): ${agents.map((a) => `${a.id} ${f1(a.actions)} action(s) x ${f1(a.tokens)} tokens`
       + ` (prompt ${a.promptMeasured ? f1(a.prompt) : `at most ${a.prompt}`})`).join('; ')}.`
       + ` One trajectory generates ${f1(chainTokens)} tokens in sequence and runs code ${f1(codeRuns)} time(s).`,
-    `- **Rollout**: ${T} trajectories, ${T / VLLM_ENGINES} per engine, up to ${WORKFLOW_CONCURRENCY} at once (\`tools_config.num_workers\`): ${waves} wave(s) x`
+    `- **Rollout**: ${T} trajectories, ${T / engines} per engine, up to ${WORKFLOW_CONCURRENCY} at once (\`tools_config.num_workers\`): ${waves} wave(s) x`
       + ` (${f1(chainTokens)} tokens x ${A.decodeSecondsPerToken} s + ${f1(codeRuns)} code run(s) x ${A.toolSeconds} s`
       + `${coached ? ` + ${A.coachSeconds} s for the coach` : ''}) = ${f1(rollout)} s.`,
-    `- **Update**: ${A.stepOverheadSeconds} s per step + the largest agent's ${f0(updateTokens)} tokens (prompt + action) / ${f0(A.updateTokensPerSecond)}`
+    `- **Update**: ${A.stepOverheadSeconds} s per step + the largest agent's ${f0(updateTokens)} tokens (prompt + action) / ${f0(updateRate)}`
       + ` tokens/s = ${f1(update)} s (the agents update at once, each on its own GPUs).`,
     `- **Per iteration**: ${f1(rollout)} + ${f1(update)} = ${hours(secondsPerIteration)} on ${gpus} x ${A.gpu}.`,
     `- **Per evaluation**: ${f0(evalTrajectories)} trajectories, ${WORKFLOW_CONCURRENCY} at once: ${evalWaves} wave(s) x ${f1(perTrajectory)} s`

@@ -1,14 +1,16 @@
 /**
- * `mappa_train.py`, the export's entry to the authors' trainer with TensorBoard logs. Their
- * `save_logs` hands every value of a step's log dictionary to TensorBoard's `add_scalar`, and every
- * step's dictionary holds a nested one (`_rollout_metadata`, see the fixture's `saveLogs`), which
- * `add_scalar` refuses: with `use_tensorboard` set, their entry crashes after the first step.
+ * `mappa_train.py`, the export's entry to the authors' trainer with TensorBoard logs. Their own
+ * TensorBoard path cannot be used: with `use_tensorboard` set and no W&B key, `_init_logging`
+ * (marti/controllers/base_controller.py) raises UnboundLocalError at build, because an `import os`
+ * inside its `use_wandb` branch makes `os` local to the whole function; and later their `save_logs`
+ * would hand `add_scalar` the dictionary `_rollout_metadata`, which it refuses.
  *
- * So the exported config leaves `use_tensorboard` (and W&B) off, and their own entry runs with no
- * logger (metrics in `<save_path>/eval_results/*.json` and on the console). This launcher, our own
- * code, lets TensorBoard take the nested values (a dictionary becomes one scalar per number in it,
- * `train/_rollout_metadata/accuracy`; None and text are left out), turns `use_tensorboard` on, and
- * runs their unmodified `marti.cli.commands.train` as `python -m` would.
+ * So the config sets no logger, and this launcher, our own code, wraps their `save_logs`: after it
+ * runs (it logs nothing without a logger), the launcher writes the same dictionary to TensorBoard with
+ * torch's `SummaryWriter`, one scalar per number: a dictionary spreads into `tag/key`, a list into
+ * `tag/0`, `tag/1`, ...; None and text are left out. Tags follow their W&B naming (`eval/...` kept,
+ * everything else under `train/`, perf stats under `perf/experience_maker/`). Then it runs their
+ * unmodified `marti.cli.commands.train` as `python -m` would.
  *
  * For: src/interop/marti.ts. Not for: W&B (their `wandb.log` takes nested values as they are).
  *
@@ -26,10 +28,12 @@ The MAPPA authors' trainer with TensorBoard logs, written by "mappa export --tar
 
 Run from the repository root, with Hydra's arguments:
     python data/mappa/mappa_train.py --config-name mappa_mathchat [key=value ...]
-It lets TensorBoard's add_scalar take the nested values of their step logs (one scalar per number
-in a dictionary; None and text left out), turns use_tensorboard on (logs in LOG_DIR unless you pass
-use_tensorboard=...), then runs marti.cli.commands.train unmodified, as "python -m" does.
+Their use_tensorboard path stops at build (UnboundLocalError in _init_logging), so this launcher writes
+the logs itself: it wraps their save_logs and writes every number of the dictionary it receives
+(nested dictionaries and lists flattened; None and text left out) to LOG_DIR with torch's
+SummaryWriter, then runs marti.cli.commands.train unmodified, as "python -m" does.
 """
+import atexit
 import os
 import runpy
 import sys
@@ -39,42 +43,71 @@ TRAIN_MODULE = "marti.cli.commands.train"
 
 
 def scalars(tag, value):
-    """(tag, value) pairs add_scalar takes: a dictionary spreads into tag/key, None and text are left out.
-    Example: scalars("train/_rollout_metadata", {"accuracy": 0.5, "total": 24}) ->
-             [("train/_rollout_metadata/accuracy", 0.5), ("train/_rollout_metadata/total", 24)]
+    """(tag, number) pairs: a dictionary spreads into tag/key, a list into tag/0, tag/1, ...; None and text are left out.
+    Example: scalars("train/_rollout_metadata", {"accuracy": None, "total": 24, "k": [1, 2]}) ->
+             [("train/_rollout_metadata/total", 24), ("train/_rollout_metadata/k/0", 1), ("train/_rollout_metadata/k/1", 2)]
     """
     if isinstance(value, dict):
         return [pair for key, inner in value.items() for pair in scalars("%s/%s" % (tag, key), inner)]
+    if isinstance(value, (list, tuple)):
+        return [pair for i, inner in enumerate(value) for pair in scalars("%s/%d" % (tag, i), inner)]
     if value is None or isinstance(value, (str, bytes)):
         return []
-    return [(tag, value)]
+    if hasattr(value, "tolist"):  # a tensor or numpy value: its number(s)
+        return scalars(tag, value.tolist())
+    if isinstance(value, bool):
+        return [(tag, int(value))]
+    if isinstance(value, (int, float)):
+        return [(tag, value)]
+    return []
 
 
-def install(writer_class=None):
-    """Wraps SummaryWriter.add_scalar (torch.utils.tensorboard) so that it takes nested values."""
-    if writer_class is None:
-        from torch.utils.tensorboard import SummaryWriter as writer_class
-    original = writer_class.add_scalar
-    if getattr(original, "mappa_nested", False):
+def step_scalars(logs_dict, perf_stats):
+    """A save_logs call's pairs, named as their W&B logs: eval/ keys kept, the rest under train/, perf stats under perf/experience_maker/."""
+    pairs = [p for k, v in logs_dict.items() for p in scalars(k if "eval/" in k else "train/" + k, v)]
+    return pairs + [p for k, v in (perf_stats or {}).items() for p in scalars("perf/experience_maker/" + k, v)]
+
+
+def open_writer(log_dir):
+    from torch.utils.tensorboard import SummaryWriter
+    return SummaryWriter(log_dir)
+
+
+def install(controller_class=None, writer_factory=open_writer, log_dir=None):
+    """Wraps controller_class.save_logs (their BaseController's) so that each call also writes TensorBoard scalars."""
+    if controller_class is None:
+        from marti.controllers.base_controller import BaseController as controller_class
+    original = controller_class.save_logs
+    if getattr(original, "mappa_logs", False):
         return
-    def add_scalar(self, tag, scalar_value, *args, **kwargs):
-        for name, value in scalars(tag, scalar_value):
-            original(self, name, value, *args, **kwargs)
-    add_scalar.mappa_nested = True
-    writer_class.add_scalar = add_scalar
+    state = {"writer": None}
+
+    def save_logs(self, args, global_step, logs_dict, perf_stats):
+        original(self, args, global_step, logs_dict, perf_stats)
+        if global_step % args.logging_steps != 0:
+            return
+        if state["writer"] is None:
+            state["writer"] = writer_factory(os.path.abspath(log_dir or LOG_DIR))
+            atexit.register(state["writer"].close)
+        for name, value in step_scalars(logs_dict, perf_stats):
+            state["writer"].add_scalar(name, value, global_step)
+        state["writer"].flush()
+    save_logs.mappa_logs = True
+    controller_class.save_logs = save_logs
 
 
-def hydra_args(argv):
-    """argv with use_tensorboard=<absolute LOG_DIR> added unless it sets use_tensorboard itself."""
-    if any(a.split("=")[0].lstrip("+~") == "use_tensorboard" for a in argv):
-        return list(argv)
-    return list(argv) + ["use_tensorboard='%s'" % os.path.abspath(LOG_DIR)]
+def check_args(argv):
+    """Refuses use_tensorboard (their path stops at build); the logs go to LOG_DIR instead."""
+    for a in argv:
+        if a.split("=")[0].lstrip("+~") == "use_tensorboard":
+            sys.exit("mappa_train.py: remove %s: their use_tensorboard path stops at build (UnboundLocalError in _init_logging); "
+                     "this launcher writes TensorBoard logs to %s itself" % (a, LOG_DIR))
 
 
 def main():
-    install()
-    sys.argv = [sys.argv[0]] + hydra_args(sys.argv[1:])
+    check_args(sys.argv[1:])
     sys.path.insert(0, os.getcwd())  # the repository root, where marti/ is
+    install()
     runpy.run_module(TRAIN_MODULE, run_name="__main__", alter_sys=True)
 
 

@@ -1,17 +1,19 @@
 /**
  * The numbers and paths of a MARTI export worked out before anything is written, with the checks
- * their trainer would otherwise fail on at run time: the 3-agent math chain, a train batch the 2
- * actor GPUs divide, prompt + generation within the base model's positions, no absolute path.
+ * their trainer would otherwise fail on at run time: the 3-agent math chain, a train batch the actor
+ * GPUs divide and their sample filter keeps whole, prompt + generation within the base model's
+ * positions, no absolute path.
  *
  * For: src/interop/marti.ts (the config) and marti-readme.ts (which tells the same plan).
  * Not for: the YAML itself.
  *
  * Example: martiPlan(resolveTrainConfig({}), {source: 'runs/a'}, 2000).batches
- *          -> {trainBatch: 24, microTrain: 4, microRollout: 8, maxSamples: 360, episodes: 1, steps: 30}
+ *          -> {gpus: 1, filter: false, trainBatch: 24, microTrain: 4, microRollout: 8, maxSamples: 360, episodes: 1, steps: 30}
  */
 import type { TrainConfig } from '../core/loop/config.ts';
 import type { RewardMode } from '../core/loop/rewards.ts';
 import type { TokenMeasure } from './marti-measure.ts';
+import { WORKFLOW_LANGUAGES } from './marti-workflow.ts';
 
 export class MartiExportError extends Error {
   constructor(message: string) {
@@ -28,10 +30,14 @@ export const MARTI_CONFIG_NAME = 'mappa_mathchat';
 export const CODE_SCHEMA_FILE = 'code_interpreter.json';
 /** The models' stop settings, copied into each model folder (README step 1). */
 export const GENERATION_CONFIG_FILE = 'generation_config.json';
-/** GPUs of one agent's actor in the hardware block (actor_num_nodes x actor_num_gpus_per_node). */
-export const ACTOR_GPUS = 2;
-/** vLLM engines per agent: colocated on the actor's GPUs, one each (their colocation check). */
-export const VLLM_ENGINES = ACTOR_GPUS;
+/**
+ * GPUs per agent unless --gpus-per-agent says otherwise: its actor, reference and vLLM engine share
+ * them (actor_num_gpus_per_node; one vLLM engine per GPU, their colocation check). One GPU per agent
+ * lets filter_agents_data stay off and every sample train (martiBatches says why).
+ */
+export const DEFAULT_GPUS_PER_AGENT = 1;
+/** The most samples one of their Samples objects packs (micro_rollout_batch_size; the stock value). */
+const MAX_MICRO_ROLLOUT = 8;
 /** Samples per evaluation problem (the stock n_eval_samples_per_prompt; the sandbox plays each twice too). */
 export const EVAL_SAMPLES = 2;
 /** Engines each evaluation problem is played on (eval_workers; their default, -1, plays it on every engine). */
@@ -67,6 +73,8 @@ export interface MartiExportOptions {
   measure?: TokenMeasure;
   /** The base model's stop settings, when its files are here: the export's generation_config.json keeps only the mask's id. */
   stops?: MartiStops;
+  /** GPUs per agent (actor, reference and vLLM engines colocated): a power of two, DEFAULT_GPUS_PER_AGENT if unset. */
+  gpusPerAgent?: number;
   date?: Date;
 }
 
@@ -78,6 +86,10 @@ export interface MartiStops {
 }
 
 export interface MartiBatches {
+  /** GPUs per agent (actor_num_gpus_per_node = vllm_num_engines = ref_num_gpus_per_node). */
+  gpus: number;
+  /** filter_agents_data: on only with several GPUs per agent, where it never drops a sample (martiBatches). */
+  filter: boolean;
   trainBatch: number;
   microTrain: number;
   microRollout: number;
@@ -124,26 +136,73 @@ function checkChain(config: TrainConfig): void {
   }
 }
 
+/** Fewest and most actions an agent takes per trajectory (the workflow file: a follow-up turn only after code ran). */
+export function actionsPerTrajectory(a: TrainConfig['workflow']['agents'][number]): [number, number] {
+  return a.turns > 1 && a.followUp && a.tools.some((t) => WORKFLOW_LANGUAGES.includes(t)) ? [1, a.turns] : [1, 1];
+}
+
 /**
- * Batch sizes DeepSpeed accepts (train_batch_size = micro x accumulation x GPUs) and the step count.
- * Example: 12 prompts x 2 samples, microBatchSize 4, 1 mini-batch -> trainBatch 24, microTrain 4.
+ * Samples their filter keeps of `count` on every GPU (filter_agents_data, multi_agent_controller.py
+ * generate_shared_samples): whole micro-batches of `micro`, then whole train batches, the train batch
+ * compared with ONE GPU's count although DeepSpeed reads it as the batch over all GPUs.
+ * Example: filterKeeps(12, 8, 24) -> 0 (12 // 8 x 8 = 8 < 24); filterKeeps(32, 8, 16) -> 32.
  */
-export function martiBatches(config: TrainConfig, trainCount: number): MartiBatches {
+export function filterKeeps(count: number, micro: number, trainBatch: number): number {
+  const microBatches = Math.floor(count / micro);
+  const trainBatches = Math.floor((microBatches * micro) / trainBatch);
+  return Math.floor((trainBatches * trainBatch) / micro) * micro;
+}
+
+/**
+ * Batch sizes DeepSpeed accepts (train_batch_size = micro x accumulation x GPUs), their filter keeping
+ * every sample, and the step count; throws MartiExportError naming the setting otherwise.
+ * - One GPU per agent: filter_agents_data off. It only evens out sample counts between an agent's GPUs
+ *   (unequal counts would hang ZeRO-3); with one there is nothing to even out, and on it their filter would
+ *   round the Executor's varying count (1 or 2 actions per trajectory) down to whole train batches.
+ * - Several: the filter must be on, so every agent must take a fixed number of actions per trajectory and
+ *   each GPU's share must be whole micro-batches and whole train batches (filterKeeps).
+ * Example: 12 prompts x 2 samples, 1 GPU, microBatchSize 4, 1 mini-batch -> trainBatch 24, microTrain 4, filter off.
+ */
+export function martiBatches(config: TrainConfig, trainCount: number, gpus = DEFAULT_GPUS_PER_AGENT): MartiBatches {
   const prompts = config.promptsPerIteration;
-  const trainBatch = Math.floor((prompts * config.samplesPerPrompt) / config.update.miniBatches);
-  let microTrain = Math.min(config.update.microBatchSize, Math.floor(trainBatch / ACTOR_GPUS));
-  while (microTrain > 0 && trainBatch % (microTrain * ACTOR_GPUS) !== 0) microTrain--;
+  const where = `--gpus-per-agent ${gpus}`;
+  if (!Number.isInteger(gpus) || gpus < 1 || (gpus & (gpus - 1)) !== 0) {
+    throw new MartiExportError(`${where}: must be a power of two (their train.py asserts it of the actor's GPUs)`);
+  }
+  const total = prompts * config.samplesPerPrompt;
+  const trainBatch = Math.floor(total / config.update.miniBatches);
+  let microTrain = Math.min(config.update.microBatchSize, Math.floor(trainBatch / gpus));
+  while (microTrain > 0 && trainBatch % (microTrain * gpus) !== 0) microTrain--;
   if (microTrain === 0) {
     throw new MartiExportError(`a train batch of ${trainBatch} trajectories (promptsPerIteration x samplesPerPrompt / update.miniBatches) ` +
-      `cannot be split over ${ACTOR_GPUS} actor GPUs; make it even`);
+      `cannot be split over ${gpus} actor GPU(s); ${gpus > 1 ? `make it a multiple of ${gpus} or use --gpus-per-agent 1` : 'raise it'}`);
   }
   if (trainCount < prompts) {
     throw new MartiExportError(`train.jsonl would hold ${trainCount} problems, fewer than one rollout batch of ${prompts}; raise curriculum.poolSize`);
   }
+  let microRollout = Math.min(MAX_MICRO_ROLLOUT, prompts);
+  if (gpus > 1) {
+    const varying = config.workflow.agents.find((a) => actionsPerTrajectory(a)[0] !== actionsPerTrajectory(a)[1]);
+    if (varying) {
+      throw new MartiExportError(`${where}: agent "${varying.id}" takes 1 to ${varying.turns} actions per trajectory, so its samples differ ` +
+        `between GPUs and filter_agents_data (needed on ${gpus} GPUs) would drop the surplus; use --gpus-per-agent 1`);
+    }
+    if (prompts % gpus !== 0) {
+      throw new MartiExportError(`${where}: promptsPerIteration ${prompts} does not split evenly over ${gpus} GPUs; ` +
+        'filter_agents_data would drop the larger shares\' samples');
+    }
+    const perGpu = total / gpus;
+    microRollout = Math.max(...[...Array(Math.min(MAX_MICRO_ROLLOUT, perGpu)).keys()].map((i) => i + 1).filter((m) => perGpu % m === 0));
+    const kept = filterKeeps(perGpu, microRollout, trainBatch);
+    if (kept < perGpu) {
+      throw new MartiExportError(`${where}: filter_agents_data would keep ${kept} of each agent's ${perGpu} samples per GPU (it compares ` +
+        `train_batch_size ${trainBatch} with one GPU's samples); set update.miniBatches to a multiple of ${gpus}, or use --gpus-per-agent 1`);
+    }
+  }
   const needed = config.iterations * prompts;
   const maxSamples = Math.min(needed, trainCount);
   const episodes = Math.ceil(needed / maxSamples);
-  return { trainBatch, microTrain, microRollout: Math.min(8, prompts), maxSamples, episodes, steps: episodes * Math.floor(maxSamples / prompts) };
+  return { gpus, filter: gpus > 1, trainBatch, microTrain, microRollout, maxSamples, episodes, steps: episodes * Math.floor(maxSamples / prompts) };
 }
 
 /** A hub URL as its "org/name" id; anything else is a local folder, copied to MARTI_MODELS_DIR/base. */
@@ -185,7 +244,7 @@ export function martiPlan(config: TrainConfig, opts: MartiExportOptions, trainCo
     name: `mappa-${config.workflow.name}-${mode}-seed${config.seed}`,
     basePretrain: basePretrain(config.agentModel),
     merged: new Set((opts.adapters ?? []).filter((id) => ids.has(id))),
-    batches: martiBatches(config, trainCount),
+    batches: martiBatches(config, trainCount, opts.gpusPerAgent ?? DEFAULT_GPUS_PER_AGENT),
     trainCount,
     contextLength: opts.contextLength,
     promptMaxLen,

@@ -12,7 +12,7 @@ import type { TrainConfig } from '../core/loop/config.ts';
 import { martiCost, type MartiCost } from './marti-cost.ts';
 import { LAUNCHER_FILE } from './marti-launcher.ts';
 import {
-  ACTOR_GPUS, CODE_SCHEMA_FILE, EVAL_SAMPLES, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, type MartiExportOptions, type MartiPlan,
+  CODE_SCHEMA_FILE, EVAL_SAMPLES, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, type MartiExportOptions, type MartiPlan,
 } from './marti-plan.ts';
 import { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY, MARTI_SOURCES } from './marti-sources.ts';
 import { WORKFLOW_FILE, WORKFLOW_LANGUAGES } from './marti-workflow.ts';
@@ -98,7 +98,8 @@ function clusterSteps(plan: MartiPlan): string {
    \`\`\`
    Their own entry, \`python -m marti.cli.commands.train --config-name ${MARTI_CONFIG_NAME}\`, runs the same training
    with no logger: the metrics are then only on the console and in \`./outputs/${plan.name}/eval_results/*.json\`
-   (every evaluation, and each step's rollout accuracy). Add \`use_wandb=<key>\` to either for W&B instead.`;
+   (every evaluation, and each step's rollout accuracy). Add \`use_wandb=<key>\` to either for W&B instead; do not
+   add \`use_tensorboard\` (their entry then stops at build; the launcher refuses it).`;
 }
 
 /** What the trainer then does, in the order it does it. */
@@ -112,8 +113,8 @@ function whatRuns(config: TrainConfig, plan: MartiPlan, cost: MartiCost): string
   return `## What then runs on the cluster
 
 - Hydra composes their \`default.yaml\` with this file; \`train.py\` copies \`default_agent.*\` to the top level.
-- **${cost.gpus} GPUs in total**: per agent (${config.workflow.agents.length}), on ${ACTOR_GPUS} GPUs, the DeepSpeed actor (ZeRO-3, bf16, all weights
-  trained), its frozen reference (for the KL) and ${ACTOR_GPUS} vLLM engines (bf16), colocated and sleeping in turn.
+- **${cost.gpus} GPUs in total**: per agent (${config.workflow.agents.length}), on ${b.gpus} GPU(s), the DeepSpeed actor (ZeRO-3, bf16, all weights
+  trained), its frozen reference (for the KL) and ${b.gpus} vLLM engine(s) (bf16), colocated and sleeping in turn.
 - First an evaluation of the untrained team on ${cost.evalProblems} problems: ${plan.evalTasks.join(', ')}, and the first 3 % of train.jsonl
   (their trainer always evaluates those too), ${EVAL_SAMPLES} samples each at temperature ${config.evalTemperature}, graded by the answer alone (no coach).
 - ${b.steps} steps (${b.episodes} episode(s) of ${b.maxSamples} problems drawn from train.jsonl, ${config.promptsPerIteration} per step): each problem
@@ -136,7 +137,7 @@ function costSection(config: TrainConfig, plan: MartiPlan, cost: MartiCost): str
       + ' calls no coach when their trainer evaluates; their stock coach workflow would coach every action of these too)';
   return `## Cost
 
-- **GPUs**: ${cost.gpus} in total (${config.workflow.agents.length} agents x ${ACTOR_GPUS}), all held for the whole run.
+- **GPUs**: ${cost.gpus} in total (${config.workflow.agents.length} agents x ${plan.batches.gpus}), all held for the whole run.
 - **Coach calls**: ${calls}.
 - **Hours**, estimated (no GPU ran here); one iteration is one step:
 ${cost.lines.map((l) => `  ${l}`).join('\n')}
@@ -149,13 +150,14 @@ function choices(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan)
   const listed = stops ? [stops.generationConfig.eos_token_id].flat().filter((x) => x !== undefined) : [];
   return `## Choices made for a real run, and why
 
-- **No logger in the config; TensorBoard through \`${LAUNCHER_FILE}\`.** Their \`save_logs\` gives TensorBoard's
-  \`add_scalar\` every value of a step's log dictionary, and every step's dictionary (both modes) holds one that is a
-  dictionary itself (\`_rollout_metadata\`), which \`add_scalar\` refuses: with \`use_tensorboard\` set and no W&B key, their
-  run stops after step 1 (the authors' script passes a W&B key). So the config sets neither, and their own entry runs
-  with the metrics on the console and in \`eval_results/*.json\`, which their code writes with any logger. The launcher,
-  our own code, makes \`add_scalar\` take nested values (\`train/_rollout_metadata/accuracy\`; None and text left out),
-  turns TensorBoard on and runs their code unmodified. W&B (\`use_wandb=<key>\`) takes nested values as they are.
+- **No logger in the config; TensorBoard through \`${LAUNCHER_FILE}\`.** Their own TensorBoard path stops at build:
+  with \`use_tensorboard\` set and no W&B key, \`_init_logging\` (\`marti/controllers/base_controller.py\`) raises
+  \`UnboundLocalError\` before the first evaluation, because an \`import os\` inside its \`use_wandb\` branch makes \`os\` local
+  to the whole function. (Past that, at step 1, \`add_scalar\` would refuse \`_rollout_metadata\`, a dictionary.) So the
+  config sets no logger, and their entry runs with the metrics on the console and in \`eval_results/*.json\`. The launcher,
+  our own code, wraps their \`save_logs\` and writes every number of the dictionary it receives to TensorBoard with
+  torch's \`SummaryWriter\` (dictionaries and lists flattened: \`train/_rollout_metadata/accuracy\`; None and text left
+  out), then runs their code unmodified. W&B (\`use_wandb=<key>\`) takes nested values as they are.
 - **Workflow: ours, \`${WORKFLOW_FILE}\`**, in their workflow interface: each agent gets the sandbox's system and user
   prompts, turn limit, token budget and tools (TEAM at its top), and each action the sandbox's reward, in every mode
   (\`workflow_args.reward_process_weight\`: 1 process, 0 outcome, ours in between). The coach is called once per agent
@@ -165,8 +167,9 @@ function choices(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan)
   vLLM stops on every eos id of \`${GENERATION_CONFIG_FILE}\`. ${stops
     ? `The base model's lists ${JSON.stringify(listed)}; this folder's lists ${stops.eosTokenId} (${stops.eosToken}) only, so no reply
   ends on an id the mask drops.`
-    : 'The base model\'s files were not here (step 1 says what to check).'} The workflow also sets each agent's \`min_tokens\` to 0 (their
-  engines default to 16, longer than the sandbox's shortest replies).
+    : 'The base model\'s files were not here (step 1 says what to check).'} The workflow sets each agent's \`min_tokens\` to 1: their packing
+  asserts that every trained output is longer than one token (\`multi_agent_world_async.py\`, \`assert output_len > 1\`), and a
+  reply of only the stop token has one (their engines' default, 16, would forbid the sandbox's short replies).
 - **bf16 and FlashAttention on** (ours trains in float32): every vLLM engine starts in bfloat16 and the
   weight sync after each update asserts that actor and engine dtypes match; \`packing_samples\` forces
   FlashAttention, which does not take float32. The float32 base and merged models are cast to
@@ -179,11 +182,27 @@ function choices(config: TrainConfig, opts: MartiExportOptions, plan: MartiPlan)
 - **Context**: \`prompt_max_len\` ${plan.promptMaxLen} + \`generate_max_len\` ${plan.generateMaxLen} ${plan.contextLength
     ? `= the base model's ${plan.contextLength} positions`
     : '(the base model\'s context length was not known here; check it)'}; vLLM refuses a longer one.
-- **Batches**: \`train_batch_size\` ${plan.batches.trainBatch} must split over the ${ACTOR_GPUS} actor GPUs \
-in micro-batches of ${plan.batches.microTrain} (DeepSpeed checks it).
+${batchChoice(plan)}
 - **Evaluation**: \`n_eval_samples_per_prompt: ${EVAL_SAMPLES}\` (the sandbox plays each problem twice too), \`eval_workers: 1\` (their
   default plays every problem on every engine, doubling the trajectories).
 `;
+}
+
+/** Why the batch sizes and filter_agents_data are what they are (martiBatches worked them out). */
+function batchChoice(plan: MartiPlan): string {
+  const b = plan.batches;
+  const filter = b.filter
+    ? `\`filter_agents_data\` is on, as ${b.gpus} GPUs per agent need (unequal sample counts between an agent's GPUs hang ZeRO-3),
+  and keeps every sample: each agent takes one action per trajectory, so each GPU holds ${b.trainBatch} samples, whole
+  micro-batches of ${b.microRollout} and whole train batches of ${b.trainBatch} (their filter compares \`train_batch_size\` with one GPU's count).`
+    : `\`filter_agents_data\` is off. Their filter (\`multi_agent_controller.py\` \`generate_shared_samples\`) keeps, per agent, the
+  fewest samples any GPU has, rounded down to whole micro-batches and then to whole train batches, \`train_batch_size\`
+  compared with one GPU's count. It exists to give an agent's GPUs equal counts; with 1 GPU per agent there is nothing to
+  equalise, and on it would drop samples: the Executor takes 1 or 2 actions per trajectory, so its count is rarely a
+  multiple of the train batch (and 12 x 2 trajectories over 2 GPUs against a train batch of 24 kept none at all).
+  \`mappa export --gpus-per-agent N\` refuses any layout where the filter would drop a sample, naming the setting.`;
+  return `- **Batches**: \`train_batch_size\` ${b.trainBatch} splits over ${b.gpus} actor GPU(s) in micro-batches of ${b.microTrain} (DeepSpeed checks it).
+  ${filter}`;
 }
 
 /** Where the run differs from the sandbox's. */
@@ -203,8 +222,10 @@ function gaps(config: TrainConfig, plan: MartiPlan): string {
     : `MARTI's coach is a hosted model (\`coach_model\`); ` +
       `the sandbox's was ${config.coach.kind === 'rule' ? 'the rule-based verifier' : `a local judge (${config.coach.model})`}` +
       `${config.coach.miscalibration ? ', deliberately miscalibrated (no counterpart)' : ''}.`}
-- **Grading.** The team's answer is found as the sandbox finds it (the last \`\\boxed{}\`, else "Answer:" / "Result:") and
-  graded by their math grader, which accepts equivalent forms the sandbox's exact comparison does not.
+- **Grading.** None: the team's answer is found and graded as the sandbox does it (the last \`\\boxed{}\`, else "Answer:" /
+  "Result:"; the sandbox's normalisation and exact comparison, ported into \`${WORKFLOW_FILE}\`). Their grader is not used: it
+  needs \`func_timeout\`, \`latex2sympy2\` and \`word2number\`, and their requirements list only the last two.
+- **Empty replies.** \`min_tokens\` 1 (their packing's assert) forbids a reply that is only the stop token, which the sandbox allows.
 - **Evaluation.** Both samples at \`eval_temperature\` ${config.evalTemperature} (the sandbox: one greedy, one at that temperature), one
   accuracy per set (\`eval/acc_heldout\`); their trainer also evaluates the first 3 % of train.jsonl (\`eval/reward\`).
 - **Curriculum.** None there: \`train.jsonl\` holds the pools and \`random_sample_train\` draws from them.

@@ -8,8 +8,9 @@
  * - rollout.ts extractFinalAnswer: the team's answer (the last \boxed{}, else "Answer:" / "Result:");
  * - rewards.ts agentReward: w x coach score / 10 + (1 - w) x outcome, w = workflow_args.reward_process_weight,
  *   the coach called once per agent on its whole work (coach-format.ts: input text, observation limit).
- * The answer is graded by their math grader, the coach is theirs (create_coach), the code runs on their
- * SandboxFusion tool. Evaluation (is_eval) calls no coach: outcome_score is the answer's correctness.
+ * - answers.ts answersEqual: the team's answer graded as the sandbox grades it (ported: their grader needs
+ *   func_timeout, which neither their requirements nor MARTI's list).
+ * The coach is theirs (create_coach), the code runs on their SandboxFusion tool. Evaluation (is_eval) calls no coach: outcome_score is the answer's correctness.
  *
  * For: marti-workflow.ts. Not for: anything TypeScript runs. No backticks and no "${" in the Python, so
  * that it can sit in template literals (a fence is chr(96) * 3 there).
@@ -26,6 +27,7 @@ const imports = String.raw`
 import asyncio
 import copy
 import re
+from fractions import Fraction
 `;
 
 const body = String.raw`
@@ -149,11 +151,14 @@ async def run_code(tool_manager, spec, text, metadata):
 # ---- generation --------------------------------------------------------------------------------
 
 def sampling_params(agent, spec):
-    """The engine's sampling parameters with this agent's token budget and no minimum length."""
+    """The engine's sampling parameters with this agent's token budget and a minimum of 1 token."""
     params = agent["sampling_params"]
     params = params.clone() if hasattr(params, "clone") else copy.deepcopy(params)
     params.max_tokens = spec["max_tokens"]
-    params.min_tokens = 0
+    # At least 1 token before the stop token: their packing asserts that every trained output has more than
+    # one token (multi_agent_world_async.py prepare_samples, "assert output_len > 1"), and a reply that is only
+    # the stop token has one. Their engines' default, 16, would forbid the sandbox's short replies.
+    params.min_tokens = 1
     return params
 
 
@@ -218,12 +223,148 @@ def final_answer(text):
     return match.group(1) if match else None
 
 
-def is_correct(answer, label):
-    """Graded by the trainer's math grader (1.0 right, 0.0 wrong, -1.0 timed out)."""
-    if answer is None:
+# The sandbox's answersEqual (src/core/tasks/answers.ts): both answers normalised, numbers compared as
+# exact fractions ("\frac{1}{2}" == "0.5", "0.333" != "\frac{1}{3}"), no symbolic algebra.
+UNIT_WORDS = set((
+    "dollars dollar cents cent degrees degree units unit inches inch feet foot ft cm mm m km meters meter "
+    "miles mile mph hours hour minutes minute seconds second days day weeks week years year kg g grams "
+    "gram pounds pound lbs liters liter ml percent points point people students apples items sq square").split())
+
+
+def parse_decimal(text):
+    """"-12", "27.0", ".35625" as a Fraction; anything else None."""
+    m = re.fullmatch(r"([+-]?)([0-9]*)(?:\.([0-9]*))?", text)
+    if not m or (m.group(2) == "" and not m.group(3)):
+        return None
+    value = Fraction(int((m.group(2) or "0") + (m.group(3) or "")), 10 ** len(m.group(3) or ""))
+    return -value if m.group(1) == "-" else value
+
+
+def parse_rational(text):
+    r"""A plain number: decimal, "a/b" or the mixed "1+4/5" the clean-up makes of "1\frac{4}{5}"; else None."""
+    simple = parse_decimal(text)
+    if simple is not None:
+        return simple
+    frac = re.fullmatch(r"([+-]?)([0-9]+(?:\.[0-9]+)?)/([0-9]+(?:\.[0-9]+)?)", text)
+    if frac:
+        a, b = parse_decimal(frac.group(2)), parse_decimal(frac.group(3))
+        if a is None or b is None or b == 0:
+            return None
+        return -(a / b) if frac.group(1) == "-" else a / b
+    mixed = re.fullmatch(r"([+-]?)([0-9]+)\+([0-9]+)/([0-9]+)", text)
+    if mixed:
+        whole, num, den = int(mixed.group(2)), int(mixed.group(3)), int(mixed.group(4))
+        if den == 0 or num >= den:
+            return None
+        value = Fraction(whole * den + num, den)
+        return -value if mixed.group(1) == "-" else value
+    return None
+
+
+def rational_text(r):
+    return str(r.numerator) if r.denominator == 1 else "%d/%d" % (r.numerator, r.denominator)
+
+
+def rewrite_fractions(s):
+    r"""\frac{a}{b}, \frac ab: " a/b" for plain integers, else \frac{a}{b} with the braces normalised."""
+    arg = r"(\{(?:[^{}]|\{[^{}]*\})*\}|[0-9a-zA-Z])"
+    pattern = re.compile(r"\\frac\s*" + arg + r"\s*" + arg)
+
+    def fill(m):
+        na, nb = [(x[1:-1] if x.startswith("{") else x).strip() for x in (m.group(1), m.group(2))]
+        if re.fullmatch(r"[0-9]+", na) and re.fullmatch(r"[0-9]+", nb):
+            return " %s/%s" % (na, nb)
+        return "\\frac{%s}{%s}" % (na, nb)
+    previous = None
+    while previous != s:
+        previous, s = s, pattern.sub(fill, s)
+    return s
+
+
+def split_top_level(s):
+    """"(a,b,c)" or "a,b" split on commas outside brackets, the outer brackets kept on the first and last pieces."""
+    if not s:
+        return [s]
+    opening, closing = s[0], s[-1]
+    wrapped = opening in "([{" and closing in ")]}"
+    body = s[1:-1] if wrapped else s
+    parts, depth, current = [], 0, ""
+    for ch in body:
+        if ch in "([{":
+            depth += 1
+        if ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+        if depth < 0:
+            return [s]
+    parts.append(current)
+    if len(parts) == 1:
+        return [s]
+    if not wrapped:
+        return parts
+    out = []
+    for i, p in enumerate(parts):
+        r = parse_rational(p)
+        value = rational_text(r) if r is not None else p
+        out.append(opening + value if i == 0 else value + closing if i == len(parts) - 1 else value)
+    return out
+
+
+def normalize_answer(answer):
+    """The canonical string of an answer. Example: normalize_answer("\\left( \\frac{3}{2}, -13 \\right)") -> "(3/2,-13)"."""
+    s = answer.strip()
+    s = re.sub("[\u2212\u2013]", "-", s).replace("\u00b0", "^\\circ").replace("\u00a0", " ")
+    s = re.sub(r"^\\\(|\\\)\Z", "", s)
+    s = re.sub(r"^\\\[|\\\]\Z", "", s)
+    s = re.sub(r"^\$+|\$+\Z", "", s)
+    s = re.sub(r"\.\s*\Z", "", s)
+    s = s.replace("\\\\", ";")
+    s = re.sub(r"\\[!,;:]|\\ |~", " ", s)
+    s = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])", "", s)
+    s = s.replace("\\displaystyle", "")
+    s = re.sub(r"\\[dt]frac", lambda m: "\\frac", s)
+    s = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", "", s).replace("\\circ", "")
+    s = re.sub(r"\\%|%", "", s)
+    s = re.sub(r"\\\$|\$", "", s)
+    before = s
+    s = re.sub(r"\\(?:text|textbf|textrm|mathrm|mbox|operatorname)\s*\{([^{}]*)\}(?:\s*\^\s*\{?[23]\}?)?",
+               lambda m: " " if m.start() > 0 and re.search(r"[0-9}]\s*\Z", before[:m.start()]) else m.group(1), s)
+    s = re.sub(r"^(.*?[0-9}])\s+([a-zA-Z]+(?:\s+[a-zA-Z]+)?)\s*(?:\^\s*\{?[23]\}?)?\s*\Z",
+               lambda m: m.group(1) if all(w.lower() in UNIT_WORDS for w in m.group(2).split()) else m.group(0), s)
+    s = re.sub(r"^\s*[a-zA-Z]\s*=(?!=)\s*", "", s)
+    s = re.sub(r"\\sqrt\s*([0-9a-zA-Z])", lambda m: "\\sqrt{%s}" % m.group(1), s)
+    s = rewrite_fractions(s)
+    s = re.sub(r"^\s*([+-]?[0-9]+)\s+([0-9]+/[0-9]+)\s*\Z", lambda m: m.group(1) + "+" + m.group(2), s)
+    s = re.sub(r"\s+", "", s)
+    if re.fullmatch(r"[+-]?[0-9]{1,3}(,[0-9]{3})+(\.[0-9]+)?", s):
+        s = s.replace(",", "")
+    s = re.sub(r"^\(([A-E])\)\Z", lambda m: m.group(1), s)
+    number = parse_rational(s)
+    if number is not None:
+        return rational_text(number)
+    parts = split_top_level(s)
+    if len(parts) > 1:
+        return ",".join(rational_text(parse_rational(p)) if parse_rational(p) is not None else p for p in parts)
+    if re.fullmatch(r"[a-zA-Z]+", s):
+        return s.lower()
+    return s
+
+
+def answers_equal(a, b):
+    """The sandbox's answersEqual. Example: answers_equal("\\frac{1}{2}", "0.5") -> True; answers_equal("-3", "3") -> False."""
+    if a is None or b is None:
         return False
-    from marti.verifiers.qwen.qwen_eval_timeout import qwen_reward_fn_timeout
-    return qwen_reward_fn_timeout("\\boxed{" + answer + "}", str(label)) > 0
+    na, nb = normalize_answer(str(a)), normalize_answer(str(b))
+    return na != "" and na == nb
+
+
+def is_correct(answer, label):
+    """The team's answer right, as the sandbox grades it (src/core/loop/rollout.ts: finalAnswer !== null and answersEqual)."""
+    return answer is not None and answers_equal(answer, label)
 
 
 def action_reward(process_weight, score, correct):

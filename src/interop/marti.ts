@@ -14,8 +14,9 @@
  * - lora_rank 0: the sync sends PEFT's lora_A / lora_B parameters unmerged, so the export trains the
  *   whole model, each agent starting from the base with its sandbox adapter merged in;
  * - our workflow file (the sandbox's prompts, turns, budgets, tools and rewards) and their stock processor;
- * - no logger in the config: their save_logs gives TensorBoard a nested dictionary every step (the
- *   launcher, mappa_train.py, flattens it and turns TensorBoard on);
+ * - no logger in the config: their use_tensorboard path fails at build (UnboundLocalError in _init_logging)
+ *   and add_scalar would refuse a nested dictionary later; the launcher, mappa_train.py, writes the logs itself;
+ * - batch sizes from the GPUs per agent that their sample filter keeps whole, or the filter off on one GPU (marti-plan.ts);
  * - generation_config.json stopping only on the tokenizer's eos id, the one their truncation mask knows;
  * - only relative paths (./data/mappa, ./models/mappa); the README's one line makes them absolute.
  *
@@ -33,12 +34,12 @@ import { martiWorkflowFile, WORKFLOW_FILE } from './marti-workflow.ts';
 import { LAUNCHER_FILE, martiLauncherFile } from './marti-launcher.ts';
 import {
   CODE_SCHEMA_FILE, EVAL_SAMPLES, EVAL_WORKERS, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError, martiPlan,
-  VLLM_ENGINES, WORKFLOW_CONCURRENCY, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
+  WORKFLOW_CONCURRENCY, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
 } from './marti-plan.ts';
 
 export { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY, MARTI_SOURCES } from './marti-sources.ts';
 export {
-  ACTOR_GPUS, CODE_SCHEMA_FILE, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError,
+  DEFAULT_GPUS_PER_AGENT, CODE_SCHEMA_FILE, filterKeeps, martiBatches, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError,
   type MartiBench, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
 } from './marti-plan.ts';
 export { LAUNCHER_FILE } from './marti-launcher.ts';
@@ -168,10 +169,11 @@ function modelRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['enable_thinking', false],
     ['is_tuning', true],
     ['seed', config.seed],
-    'Hardware: the stock values (per agent 2 GPUs, actor, reference and 2 vLLM engines colocated); adjust to your machines',
-    ['vllm_num_engines', VLLM_ENGINES], ['vllm_tensor_parallel_size', 1], ['vllm_gpu_memory_utilization', yfloat(0.7)],
+    `Hardware: per agent ${plan.batches.gpus} GPU(s), actor, reference and ${plan.batches.gpus} vLLM engine(s) colocated ` +
+      '(mappa export --gpus-per-agent N sets it and the batch sizes with it)',
+    ['vllm_num_engines', plan.batches.gpus], ['vllm_tensor_parallel_size', 1], ['vllm_gpu_memory_utilization', yfloat(0.7)],
     ['vllm_enable_sleep', true], ['deepspeed_enable_sleep', true], ['vllm_sync_backend', 'nccl'], ['enable_prefix_caching', true],
-    ['ref_num_nodes', 1], ['ref_num_gpus_per_node', 2], ['actor_num_nodes', 1], ['actor_num_gpus_per_node', 2],
+    ['ref_num_nodes', 1], ['ref_num_gpus_per_node', plan.batches.gpus], ['actor_num_nodes', 1], ['actor_num_gpus_per_node', plan.batches.gpus],
     ['colocate_all_models', true],
     'Precision: vLLM always runs in bfloat16 and the weight sync asserts equal dtypes, so the actor must be bf16 too',
     ['bf16', true, 'ours trains in float32; needed here (README: "Choices")'],
@@ -214,11 +216,11 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['random_sample_train', true],
     ['rollout_batch_size', config.promptsPerIteration, 'ours: promptsPerIteration'],
     ['n_samples_per_prompt', config.samplesPerPrompt, 'ours: samplesPerPrompt'],
-    ['micro_rollout_batch_size', b.microRollout],
+    ['micro_rollout_batch_size', b.microRollout, b.filter ? 'divides each GPU\'s samples, so filter_agents_data keeps them all' : undefined],
     ['train_batch_size', b.trainBatch, `ours: ${config.update.miniBatches} optimizer step(s) per iteration`],
     ['micro_train_batch_size', b.microTrain,
       `ours: update.microBatchSize ${config.update.microBatchSize}` +
-      `${b.microTrain === config.update.microBatchSize ? '' : ', lowered so that 2 GPUs divide the batch'}`],
+      `${b.microTrain === config.update.microBatchSize ? '' : `, lowered so that ${b.gpus} GPU(s) divide the batch`}`],
     'Generation',
     ['prompt_max_len', plan.promptMaxLen, `prompt + generation fit the base model's ${plan.contextLength ?? 'assumed'} positions`],
     ['generate_max_len', plan.generateMaxLen, `the largest of ours (${agents.map((a) => `${a.id} ${a.maxTokens}`).join(', ')}); the workflow sets each's`],
@@ -234,6 +236,18 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['save_path', `./outputs/${plan.name}`],
     ['ckpt_path', `./checkpoints/${plan.name}`],
   ];
+}
+
+/** filter_agents_data and why (martiBatches checked that it keeps every sample where it is on). */
+function filterRows(plan: MartiPlan): Row[] {
+  const b = plan.batches;
+  return b.filter
+    ? [`filter_agents_data: needed on ${b.gpus} GPUs per agent (equal sample counts, or ZeRO-3 hangs); with these sizes it keeps all`,
+      `${b.trainBatch} samples per GPU and agent (whole micro-batches of ${b.microRollout}, whole train batches of ${b.trainBatch})`,
+      ['filter_agents_data', true]]
+    : ['filter_agents_data: off. It evens out sample counts between an agent\'s GPUs; with 1 GPU per agent there is nothing to even out,',
+      'and on it would round each agent\'s samples down to whole train batches (the Executor\'s count varies, 1 or 2 actions per trajectory)',
+      ['filter_agents_data', false]];
 }
 
 /** The top level around workflow_args, tools_config, agents and default_agent. */
@@ -252,7 +266,7 @@ function topRows(config: TrainConfig, plan: MartiPlan, opts: MartiExportOptions)
     ['verify_task_eval', 'math'],
     ['packing_samples', true],
     ['mask_truncated_completions', config.update.maskTruncated, 'ours: update.maskTruncated'],
-    ['filter_agents_data', true, 'equal sample counts across GPUs when an agent takes several turns'],
+    ...filterRows(plan),
     ['prompt_data', `${MARTI_DATA_DIR}/train.jsonl`],
     ['input_key', 'prompt'],
     ['label_key', 'answer'],
@@ -263,12 +277,13 @@ function topRows(config: TrainConfig, plan: MartiPlan, opts: MartiExportOptions)
     ['eval_workers', EVAL_WORKERS, 'each evaluation problem on one engine (the default, -1: on every engine)'],
     ['extra_eval_tasks', plan.evalTasks, 'files <task>.jsonl in extra_eval_dir'],
     ['extra_eval_dir', MARTI_DATA_DIR],
-    'Logging: their save_logs gives TensorBoard a nested dictionary every step, which add_scalar refuses. So no logger',
-    `here; ${LAUNCHER_FILE} flattens it and turns TensorBoard on (./logs/${plan.name}), or pass use_wandb=<key> (README)`,
+    'Logging: no logger here. Their use_tensorboard path fails at build (_init_logging: "import os" inside the use_wandb branch',
+    `makes os local, so os.path raises UnboundLocalError), and later add_scalar would refuse _rollout_metadata, a dictionary.`,
+    `${LAUNCHER_FILE} writes TensorBoard logs itself from what save_logs receives (./logs/${plan.name}); or pass use_wandb=<key> (README)`,
     ['use_wandb', null],
     ['wandb_project', 'MAPPA-sandbox-export'],
     ['wandb_run_name', plan.name],
-    ['use_tensorboard', null, `not with their own entry: it crashes after step 1; ${LAUNCHER_FILE} sets it`],
+    ['use_tensorboard', null, `leave it unset: their entry stops at build with it (UnboundLocalError); ${LAUNCHER_FILE} refuses it`],
     ['use_weave', false],
   ];
 }

@@ -21,6 +21,7 @@ import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { TextTokenizer } from '../../../src/core/engine/tokenizer/tokenizer.ts';
 import { exportMarti, LAUNCHER_FILE, WORKFLOW_FILE } from '../../../src/interop/marti.ts';
+import { answersEqual } from '../../../src/core/tasks/answers.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');
@@ -105,9 +106,9 @@ print(json.dumps(m.first_messages(1, sys.argv[2], {"solver": sys.argv[3]})))`;
       turns.forEach((x: any, i: number) => expect(x.metadata.messages).toEqual(t.actions[i].messages));
       expect(tools).toEqual([{ tool: 'code_interpreter', code: 'print(12 * 3)' }]);
       expect(turns.map((x: any) => x.metadata.observation ?? undefined)).toEqual(t.actions.map((a) => a.observation));
-      // Each agent's budget, no minimum length; the stop text kept in the trained output.
+      // Each agent's budget, at least 1 token (their packing asserts output_len > 1); the stop text kept in the trained output.
       expect(generations.map((g: any) => g.max_tokens)).toEqual(t.actions.map((a) => config.workflow.agents.find((s) => s.id === a.agentId)!.maxTokens));
-      expect(generations.every((g: any) => g.min_tokens === 0)).toBe(true);
+      expect(generations.every((g: any) => g.min_tokens === 1)).toBe(true);
       expect(turns.every((x: any) => x.agent_output.endsWith('<|im_end|>'))).toBe(true);
       // Rewards: the sandbox's, x 10 for mathchat_processor (fixture facts.mathchatProcessorScale).
       expect(t.correct).toBe(true);
@@ -144,22 +145,37 @@ print(json.dumps(m.first_messages(1, sys.argv[2], {"solver": sys.argv[3]})))`;
     expect(fixture.evaluation.accuracyFrom.value).toMatch(/^outcome_score/);
   });
 
-  it('the launcher lets TensorBoard take a step\'s nested logs; the plain writer fails on them as torch does', () => {
+  it('the launcher writes each number save_logs receives (dicts and lists flattened, None left out) and refuses use_tensorboard', () => {
     const dir = exportTo(resolveTrainConfig({}));
     const sample = (type: string): unknown => (type === 'int' ? 3 : type === 'float' ? 0.5 : null);
-    const logs = Object.fromEntries(fixture.saveLogs.stepKeys.map((k: any) => [k.key.replace(/<(\w+)>/g, '$1'),
+    const logs: Record<string, unknown> = Object.fromEntries(fixture.saveLogs.stepKeys.map((k: any) => [k.key.replace(/<(\w+)>/g, '$1'),
       k.type === 'map' ? Object.fromEntries(Object.entries(k.fields).map(([f, t]) => [f, sample((t as string).split('|').pop()!)])) : sample(k.type)]));
-    const job = { kind: 'launcher', launcher: path.join(dir, LAUNCHER_FILE), logs, argv: ['--config-name', 'mappa_mathchat'] };
-    const plain = python({ ...job, patched: false });
-    expect(plain.error).toMatch(/Got <class 'dict'>/);
-    const patched = python({ ...job, patched: true });
-    expect(patched.error).toBeNull();
-    const tags = patched.scalars.map((s: [string, number]) => s[0]);
+    logs.per_prompt = [1, { right: 0.25 }, null];
+    const job = { kind: 'launcher', launcher: path.join(dir, LAUNCHER_FILE), eval_logs: { 'eval/reward': 0.5, 'eval/acc_heldout': 0.25 }, logs,
+      perf: { generate_time: 2 }, argv: ['--config-name', 'mappa_mathchat'] };
+    const out = python(job);
+    expect(out.writers).toBe(1);
+    expect(out.log_dir).toBe(path.resolve('logs/mappa-math-chain-process-seed0'));
+    const tags = out.scalars.map((s: [string, number, number]) => s[0]);
+    expect(out.scalars.slice(0, 2)).toEqual([['eval/reward', 0.5, 0], ['eval/acc_heldout', 0.25, 0]]);
     expect(tags).toContain('train/_rollout_metadata/total');
     expect(tags).not.toContain('train/_rollout_metadata/accuracy'); // None is left out
-    expect(patched.scalars.every((s: [string, unknown]) => typeof s[1] === 'number')).toBe(true);
-    expect(patched.log_dir).toBe('logs/mappa-math-chain-process-seed0');
-    expect(patched.args).toEqual(['--config-name', 'mappa_mathchat', `use_tensorboard='${path.resolve('logs/mappa-math-chain-process-seed0')}'`]);
-    expect(python({ ...job, patched: true, argv: ['use_tensorboard=/x'] }).args).toEqual(['use_tensorboard=/x']);
+    expect(tags).toEqual(expect.arrayContaining(['train/per_prompt/0', 'train/per_prompt/1/right', 'perf/experience_maker/generate_time']));
+    expect(tags).not.toContain('train/per_prompt/2');
+    expect(out.refused).toBeNull();
+    expect(python({ ...job, argv: ['use_tensorboard=/x'] }).refused).toMatch(/^mappa_train.py: remove use_tensorboard=\/x: their use_tensorboard path stops at build/);
+  });
+
+  it('the workflow grades answers as the sandbox does (answersEqual, ported)', () => {
+    const dir = exportTo(resolveTrainConfig({}));
+    const pairs: [string, string][] = [
+      ['36', '36'], ['36.0', '36'], ['\\frac{1}{2}', '0.5'], ['0.333', '\\frac{1}{3}'], ['-3', '3'], ['1,000', '1000'], ['\\$42', '42'],
+      ['\\left( \\frac{3}{2}, -13 \\right)', '(1.5,-13)'], ['(1,2)', '[1,2]'], ['42 apples', '42'], ['x = 5', '5'], ['Navin', 'navin'],
+      ['1\\frac{4}{5}', '9/5'], ['\\text{(C)}', 'C'], ['90^\\circ', '90'], ['15\\%', '15'], ['\\sqrt2', '\\sqrt{2}'], ['', ''],
+      ['\\dfrac{6}{8}', '3/4'], ['2\\sqrt{2}', '\\sqrt{8}'], ['5 cm^2', '5'], ['\\text{east}', 'East'], ['1/0', '1/0'],
+    ];
+    const out = python({ kind: 'answers', workflow: path.join(dir, WORKFLOW_FILE), pairs });
+    expect(out.equal).toEqual(pairs.map(([a, b]) => answersEqual(a, b)));
+    expect(out.equal.filter(Boolean).length).toBeGreaterThan(10);
   });
 });

@@ -7,7 +7,7 @@ math grader, the coach, and torch's TensorBoard writer. Each follows the interfa
 For: test/unit/interop/marti-run.test.ts, which writes a job as JSON on stdin and reads JSON on stdout.
 Not for: anything else.
 
-Example: echo '{"kind": "launcher", "launcher": "mappa_train.py", "logs": {"a": 1}, "patched": true}' | python3 marti-standins.py
+Example: echo '{"kind": "launcher", "launcher": "mappa_train.py", "eval_logs": {"eval/reward": 0.5}, "logs": {"a": 1}}' | python3 marti-standins.py
          -> {"scalars": [["train/a", 1]], "error": null, ...}
 """
 import asyncio
@@ -80,18 +80,14 @@ class Coach:
 
 
 def install_marti(coach):
-    """marti.verifiers.coach.create_coach and marti.verifiers.qwen.qwen_eval_timeout, as modules."""
-    def grader(text, label):
-        found = re.findall(r"\\boxed\{([^{}]*)\}", text)
-        return 1.0 if found and found[-1].strip() == str(label).strip() else 0.0
+    """marti.verifiers.coach.create_coach, as a module (the workflow grades answers itself)."""
     made = {"created": []}
 
     def create_coach(model, coach_type="simple", **kwargs):
         made["created"].append({"model": model, "coach_type": coach_type, **{k: v for k, v in kwargs.items() if k != "prompt_template"}})
         return coach
-    for name in ["marti", "marti.verifiers", "marti.verifiers.qwen"]:
+    for name in ["marti", "marti.verifiers"]:
         sys.modules[name] = types.ModuleType(name)
-    sys.modules["marti.verifiers.qwen.qwen_eval_timeout"] = types.SimpleNamespace(qwen_reward_fn_timeout=grader)
     sys.modules["marti.verifiers.coach"] = types.SimpleNamespace(create_coach=create_coach)
     return made
 
@@ -112,35 +108,55 @@ def run_workflow(job):
 
 
 class TensorBoardWriter:
-    """torch's SummaryWriter.add_scalar: a number is logged; a dict or None raises, as torch's make_np does."""
-    def __init__(self):
-        self.logged = []
+    """torch's SummaryWriter: add_scalar takes a number (a dict, list or None raises, as torch's make_np does); flush, close."""
+    def __init__(self, log_dir=None):
+        self.log_dir, self.logged = log_dir, []
 
     def add_scalar(self, tag, scalar_value, global_step=None):
         if isinstance(scalar_value, bool) or not isinstance(scalar_value, (int, float)):
             raise NotImplementedError("Got %s, but numpy array or torch tensor are expected." % type(scalar_value))
-        self.logged.append([tag, scalar_value])
+        self.logged.append([tag, scalar_value, global_step])
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class Controller:
+    """Their BaseController.save_logs with no logger configured (the exported config): it writes nothing."""
+    def save_logs(self, args, global_step, logs_dict, perf_stats):
+        pass
 
 
 def run_launcher(job):
-    """Their save_logs' TensorBoard loop over a step's logs, through the launcher's writer or the plain one."""
-    torch = types.ModuleType("torch")
-    sys.modules.update({"torch": torch, "torch.utils": types.ModuleType("torch.utils"),
-                        "torch.utils.tensorboard": types.SimpleNamespace(SummaryWriter=TensorBoardWriter)})
+    """Two save_logs calls (step 0's evaluation, a step's logs) through the launcher's wrapper; what its writer got."""
     module = load(job["launcher"], "mappa_train")
-    if job["patched"]:
-        module.install()
-    writer, error = TensorBoardWriter(), None
+    writers = []
+
+    def factory(log_dir):
+        writers.append(TensorBoardWriter(log_dir))
+        return writers[-1]
+    module.install(Controller, factory)
+    args = types.SimpleNamespace(logging_steps=1)
+    Controller().save_logs(args, 0, job["eval_logs"], None)
+    Controller().save_logs(args, 1, job["logs"], job.get("perf"))
+    refused = None
     try:
-        for key, value in job["logs"].items():
-            tag = key if len(key.split("/")) == 2 else "train/" + key
-            writer.add_scalar(tag, value, 1)
-    except NotImplementedError as e:
-        error = str(e)
-    return {"scalars": writer.logged, "error": error, "args": module.hydra_args(job.get("argv", [])), "log_dir": module.LOG_DIR}
+        module.check_args(job.get("argv", []))
+    except SystemExit as e:
+        refused = str(e)
+    return {"writers": len(writers), "log_dir": writers[0].log_dir, "scalars": writers[0].logged, "refused": refused}
+
+
+def run_answers(job):
+    """The workflow's answers_equal on each pair."""
+    module = load(job["workflow"], "workflow")
+    return {"equal": [module.answers_equal(a, b) for a, b in job["pairs"]]}
 
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)
-    out = run_workflow(request) if request["kind"] == "workflow" else run_launcher(request)
+    out = {"workflow": run_workflow, "launcher": run_launcher, "answers": run_answers}[request["kind"]](request)
     json.dump(out, sys.stdout)

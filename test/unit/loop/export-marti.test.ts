@@ -146,7 +146,7 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
       expect(loggerOf(y)).toBe('none');
       // The bug put back: TensorBoard on with their own entry fails on the nested dictionary after step 1.
       expect(refusedScalars({ ...y, use_tensorboard: './logs/x' }, logs)).toEqual(['train/_rollout_metadata']);
-      // The launcher sets use_tensorboard and flattens (run with python3 in test/unit/interop/marti-run.test.ts).
+      // The launcher writes these logs itself, flattened (run with python3 in test/unit/interop/marti-run.test.ts).
       expect(files[LAUNCHER_FILE]).toContain(`LOG_DIR = "logs/mappa-math-chain-${mode}-seed0"`);
       expect(files[LAUNCHER_FILE]).toContain('runpy.run_module(TRAIN_MODULE, run_name="__main__", alter_sys=True)');
       expect(files['README.md']).toContain(`python data/mappa/${LAUNCHER_FILE} --config-name mappa_mathchat`);
@@ -177,7 +177,7 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
     const readme = files['README.md'];
     const da = y.default_agent;
     const gpus = 3 * Number(da.actor_num_nodes * da.actor_num_gpus_per_node);
-    expect(readme).toContain(`**GPUs**: ${gpus} in total (3 agents x 2)`);
+    expect(readme).toContain(`**GPUs**: ${gpus} in total (3 agents x ${gpus / 3})`);
     // Their schedule (fixture evaluation.schedule): step 0, every eval_steps, the last step again.
     const steps = Number(da.num_episodes) * Math.floor(Number(da.max_samples) / Number(da.rollout_batch_size));
     const schedule = [0, ...Array.from({ length: steps }, (_, i) => i + 1).filter((s) => s % Number(da.eval_steps) === 0)];
@@ -194,7 +194,7 @@ describe('export to MARTI, checked against the authors\' trainer at the fixture\
     // Hours from the measured tokens per action, with the arithmetic.
     expect(readme).toContain('measured: the embedded default on the shipped models');
     expect(readme).toContain('solver 1 action(s) x 36.2 tokens (prompt 136.3)');
-    expect(readme).toMatch(/\*\*Per iteration\*\*: [\d.]+ \+ [\d.]+ = 0\.\d+ h \(\d+ s\) on 6 x NVIDIA H100 80GB/);
+    expect(readme).toMatch(/\*\*Per iteration\*\*: [\d.]+ \+ [\d.]+ = 0\.\d+ h \(\d+ s\) on 3 x NVIDIA H100 80GB/);
     expect(readme).toMatch(/\*\*Whole run\*\*: 30 x \d+ s \+ 4 x \d+ s = [\d.]+ h/);
     // Outcome mode: no coach at all; an unmeasured team: its budgets as an upper bound.
     const outcome = exported(resolveTrainConfig({ rewards: { mode: 'outcome' } })).files['README.md'];
@@ -314,7 +314,7 @@ describe('export to MARTI: values, text and CLI', () => {
     const two = resolveTrainConfig({ workflow: { ...MATH_CHAIN, agents: [MATH_CHAIN.agents[0], { ...MATH_CHAIN.agents[2], user: '{{problem}}' }] } });
     expect(() => exportMarti(two, { source: 'x' })).toThrow(MartiExportError);
     expect(() => exportMarti(two, { source: 'x' })).toThrow(/fixed chain of 3 agents .* this one has 2/);
-    expect(() => exportMarti(resolveTrainConfig({ promptsPerIteration: 3, samplesPerPrompt: 1 }), { source: 'x' })).toThrow(/cannot be split over 2 actor GPUs/);
+    expect(() => exportMarti(resolveTrainConfig({}), { source: 'x', gpusPerAgent: 2 })).toThrow(/--gpus-per-agent 2: agent "executor" takes 1 to 2 actions/);
     const fits = exported(resolveTrainConfig({ promptsPerIteration: 6, samplesPerPrompt: 1 })).y.default_agent;
     expect([fits.train_batch_size, fits.micro_train_batch_size]).toEqual([6n, 3n]);
   });
