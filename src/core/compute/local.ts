@@ -15,6 +15,7 @@ import type { CausalLM } from '../engine/model/llama.ts';
 import { pausePoint } from '../engine/pause-point.ts';
 import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
 import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
+import { teamGradient, teamLogProbs, type TeamGradient, type TeamGradientJob, type TeamLogProbJob } from '../rl/team-passes.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import { playPass, type PlayOptions, type TeamParts, type TeamPass, type Trajectory } from '../loop/rollout.ts';
 import type { Compute } from '../loop/train.ts';
@@ -44,6 +45,25 @@ export class LocalCompute implements Compute {
     for (const j of jobs) {
       await pausePoint();
       out.push(await ppoGradient(this.model, adapter, j));
+    }
+    return out;
+  }
+
+  /** Rows of several agents in one pass (rl/team-passes.ts), for the batched update. */
+  async teamLogProbs(jobs: TeamLogProbJob[]): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (const j of jobs) {
+      await pausePoint();
+      out.push(await teamLogProbs(this.model, j));
+    }
+    return out;
+  }
+
+  async teamGradients(jobs: TeamGradientJob[]): Promise<TeamGradient[]> {
+    const out: TeamGradient[] = [];
+    for (const j of jobs) {
+      await pausePoint();
+      out.push(await teamGradient(this.model, j));
     }
     return out;
   }

@@ -48,6 +48,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('update.epochs', 'epochs per iteration', 1, 100),
   num('update.maxGradNorm', 'gradient clip (norm)', 0, 1e9, true),
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
+  bool('update.batched', 'one pass for every agent\'s adapter (batched update)'),
   {
     path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed', 'counterfactual', 'groups'],
     hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +

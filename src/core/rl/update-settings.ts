@@ -24,9 +24,17 @@ export interface UpdateSettings {
    * leave only the short replies of the successful trajectories to learn from.
    */
   maskTruncated: boolean;
+  /**
+   * One pass for the whole team: rows of every agent in one micro-batch, each row through its own
+   * agent's adapter (team-update.ts), instead of one pass per agent. The same update to float
+   * tolerance (not to the bit: rows are grouped and padded differently), at the cost of the samples
+   * rather than the number of agents. Off by default; where the compute offers no team passes,
+   * the update runs per agent.
+   */
+  batched: boolean;
 }
 
 export const DEFAULT_UPDATE: UpdateSettings = {
-  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true,
+  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true, batched: false,
 };
 

@@ -7,6 +7,9 @@
  * For: `policyUpdate(gradients, policies, samples, settings)` once per training iteration.
  * Not for: producing samples (loop/rewards.ts) or advantage maths (advantages.ts).
  *
+ * With `batched: true` and a compute that offers team passes, the same update runs in passes of
+ * several agents at once (team-update.ts); otherwise, per agent, as below.
+ *
  * Story of one call (one function per stage, `policyUpdate` at the end calls them in order):
  *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
  *      reference (adapter off) — no gradient (`samplingLogProbs`);
@@ -22,65 +25,18 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
-import type { AdamW } from './adamw.ts';
 import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type MicroBatch, type TrainSample } from './batches.ts';
-import type { Gradient, GradientJob } from './ppo.ts';
+import { teamPolicyUpdate } from './team-update.ts';
+import {
+  agentMetrics, checkSamples, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics,
+} from './update-steps.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
 
 export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type LogProbJob, type TrainSample } from './batches.ts';
 export { ppoGradient, ppoLoss, type Gradient, type GradientJob } from './ppo.ts';
 export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
-
-/**
- * What the update needs computed, in job order: the log-probs of padded rows (no gradient), and each
- * micro-batch's PPO loss with its gradient (ppo.ts's `ppoGradient`). compute/ answers it; the results
- * are the same wherever the jobs run.
- */
-export interface Gradients {
-  logProbs(jobs: LogProbJob[]): Promise<Float32Array[]>;
-  gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]>;
-}
-
-export interface AgentPolicy {
-  adapter: LoraAdapter;
-  optimizer: AdamW;
-  /** Frozen agents take part in rollouts but are never updated. */
-  trainable: boolean;
-}
-
-export interface AgentUpdateMetrics {
-  samples: number;
-  tokens: number;
-  loss: number;
-  kl: number;
-  entropy: number;
-  clipFraction: number;
-  gradNorm: number;
-  meanReward: number;
-  steps: number;
-  skippedSteps: number;
-  skipReasons: string[];
-}
-
-export interface UpdateMetrics {
-  agents: Record<string, AgentUpdateMetrics>;
-  /** Mean k1 KL (sampling policy vs reference) per action token over the batch. */
-  kl: number;
-  tokensPerSecond: number;
-  seconds: number;
-  /** Per sample, in input order: the mean REINFORCE++ advantage over its action tokens (0 when truncated). */
-  sampleAdvantages: number[];
-}
-
-/** Refuses samples the update cannot learn from, naming the agent. */
-function checkSamples(samples: TrainSample[], policies: Map<string, AgentPolicy>): void {
-  for (const x of samples) {
-    if (!policies.has(x.agent)) throw new Error(`policyUpdate: sample for unknown agent "${x.agent}"`);
-    if (x.action.length === 0 || x.prompt.length === 0) throw new Error(`policyUpdate: a sample of "${x.agent}" has an empty prompt or action`);
-    if (!Number.isFinite(x.reward)) throw new Error(`policyUpdate: a sample of "${x.agent}" has a non-finite reward ${x.reward}`);
-  }
-}
+export type { AgentPolicy, AgentUpdateMetrics, Gradients, UpdateMetrics } from './update-steps.ts';
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
@@ -134,27 +90,6 @@ async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, bat
 }
 
 /**
- * Stage 3b: one AdamW step on the gradient clipped to `maxGradNorm` (global norm), or none when the
- * loss or the norm is not finite (then the reason). Disposes the gradient. Returns the norm.
- */
-async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number, maxGradNorm: number): Promise<{ gradNorm: number; skipped?: string }> {
-  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
-  const gradNorm = (await norm.data())[0];
-  norm.dispose();
-  let skipped: string | undefined;
-  if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
-    skipped = `non-finite ${Number.isFinite(loss) ? 'gradient norm' : 'loss'} (loss ${loss}, grad norm ${gradNorm}); step skipped, adapter unchanged`;
-  } else {
-    const factor = gradNorm > maxGradNorm ? maxGradNorm / (gradNorm + 1e-6) : 1;
-    const clipped = tf.tidy(() => grads.map((g) => tf.mul(g, factor)));
-    policy.optimizer.apply(clipped);
-    clipped.forEach((t) => t.dispose());
-  }
-  grads.forEach((t) => t.dispose());
-  return { gradNorm, skipped };
-}
-
-/**
  * The update (see the top comment): check -> stage 1 log-probs -> stage 2 advantages -> stage 3 per
  * trainable agent, per mini-batch: gradient (3a) and clipped step (3b). Returns per-agent metrics
  * and each sample's mean advantage (what the trainer records on its action).
@@ -165,6 +100,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   checkSamples(samples, policies);
+  if (s.batched && gradients.teamLogProbs && gradients.teamGradients) return teamPolicyUpdate(gradients, policies, samples, s);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
@@ -178,10 +114,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   let cells = 0;
   for (const [agent, idx] of byAgent) {
     const policy = policies.get(agent)!;
-    const m: AgentUpdateMetrics = {
-      samples: idx.length, tokens: 0, loss: 0, kl: 0, entropy: 0, clipFraction: 0, gradNorm: 0,
-      meanReward: idx.reduce((a, i) => a + samples[i].reward, 0) / idx.length, steps: 0, skippedSteps: 0, skipReasons: [],
-    };
+    const m = agentMetrics(samples, idx);
     agents[agent] = m;
     if (!policy.trainable) continue;
     const side = [0, 0, 0]; // entropy, clipped, kl sums over the agent's tokens
@@ -207,12 +140,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
         m.tokens += tokenCount;
       }
     }
-    const steps = Math.max(m.steps, 1);
-    m.loss /= steps;
-    m.gradNorm /= steps;
-    m.entropy = m.tokens ? side[0] / m.tokens : 0;
-    m.clipFraction = m.tokens ? side[1] / m.tokens : 0;
-    m.kl = m.tokens ? side[2] / m.tokens : 0;
+    closeMetrics(m, side);
   }
   const seconds = (performance.now() - started) / 1000;
   const sampleAdvantages = advantages.map((a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0));

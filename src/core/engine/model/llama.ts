@@ -36,9 +36,23 @@ export interface LoraPair {
   scale: number;
 }
 
+/**
+ * A team's pairs for one linear layer, one adapter per row of the batch (BGMV, as S-LoRA and Punica
+ * serve many adapters): a [N, r, in] and b [N, out, r] stacked over N adapters, rows [B] the adapter
+ * index of each batch row. Row i gets delta y = scale * (x_i A_rows[i]^T) B_rows[i]^T.
+ */
+export interface RowLoraPair {
+  a: tf.Tensor3D;
+  b: tf.Tensor3D;
+  rows: tf.Tensor1D;
+  scale: number;
+}
+
 /** What the decoder needs from an adapter: the pair for a layer's projection, if it adapts it. */
 export interface AdapterView {
   lora(layer: number, proj: Projection): LoraPair | null;
+  /** A pair per batch row (engine/lora/team-adapter.ts), read before `lora` by the full forward pass (not by the decoders). */
+  rowLora?(layer: number, proj: Projection): RowLoraPair | null;
   /** Dropout probability on the LoRA input, applied only when `train` is set on the forward call. */
   dropout?: number;
 }
@@ -306,6 +320,17 @@ export class CausalLM {
     let y: tf.Tensor2D = this.matMulWeight(x2, `${prefix}.weight`); // [BT, out]
     const bias = this.weights.get(`${prefix}.bias`);
     if (bias) y = tf.add(y, bias);
+    const rowLora = opts.adapter?.rowLora?.(layer, proj);
+    if (rowLora) {
+      let xa = x2;
+      const p = opts.adapter?.dropout ?? 0;
+      if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
+      const x3 = tf.reshape(xa, [b, t, din]) as tf.Tensor3D;
+      const down = tf.matMul(x3, tf.gather(rowLora.a, rowLora.rows), false, true); // [B, T, r]
+      const up = tf.matMul(down, tf.gather(rowLora.b, rowLora.rows), false, true) as tf.Tensor3D; // [B, T, out]
+      y = tf.add(y, tf.mul(tf.reshape(up, [b * t, up.shape[2]]), rowLora.scale));
+      return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
+    }
     const lora = opts.adapter?.lora(layer, proj);
     if (lora) {
       let xa = x2;
