@@ -15,6 +15,7 @@ import type { LessonView } from '../core/lab/lesson.ts';
 import type { CreditMethodsView } from '../core/lab/credit-methods.ts';
 import type { CoachQuality } from '../core/lab/coach-quality.ts';
 import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
+import { refusal, type Activity, type GatedRequest } from '../core/lab/lab-state.ts';
 
 export interface RunEval {
   iteration: number;
@@ -26,6 +27,8 @@ export class RunState {
   backendSummary = $state('');
   backendError: string | null = $state(null);
   state: LabState = $state('booting');
+  /** While running or pausing: what runs ('training', 'step', 'compare', 'lesson', 'creditMethods'). */
+  activity: Activity | undefined = $state(undefined);
   stateMessage: string | undefined = $state(undefined);
   iteration = $state(0);
   config: TrainConfig | null = $state(null);
@@ -63,12 +66,12 @@ export class RunState {
 
   /** The state the page shows: 'pausing' from the moment Pause is pressed. */
   get shownState(): LabState {
-    return this.pauseRequested && (this.state === 'running' || this.state === 'stepping') ? 'pausing' : this.state;
+    return this.pauseRequested && this.state === 'running' ? 'pausing' : this.state;
   }
 
   /** Pause pressed: shown as 'pausing' now, before the lab has heard it. */
   requestPause(): void {
-    if (this.state === 'running' || this.state === 'stepping') this.pauseRequested = true;
+    if (this.state === 'running') this.pauseRequested = true;
   }
 
   constructor(client: TrainerClient) {
@@ -104,9 +107,10 @@ export class RunState {
       }
       case 'state':
         this.state = e.state;
+        this.activity = e.activity;
         this.iteration = e.iteration;
         this.stateMessage = e.message;
-        if (e.state !== 'running' && e.state !== 'stepping') this.pauseRequested = false;
+        if (e.state !== 'running') this.pauseRequested = false;
         break;
       case 'progress': {
         const key = e.progress.task;
@@ -163,8 +167,19 @@ export class RunState {
     }
   }
 
+  /** Something runs or a run is being opened: the settings wait. */
   get busy(): boolean {
-    return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing' || this.state === 'loading';
+    return this.state === 'running' || this.state === 'pausing' || this.state === 'loading';
+  }
+
+  /**
+   * Why the lab's state refuses `request` now (core/lab/lab-state.ts, the lab's own rule), or null: a
+   * button is disabled with these words as its tooltip. A request while a run is being opened is allowed:
+   * the lab waits for the opening (a setting typed, then Start clicked at once).
+   */
+  refused(request: GatedRequest): string | null {
+    if (!this.config && request !== 'configure') return this.state === 'error' ? refusal({ state: 'error' }, request) : 'the page is still loading its model';
+    return refusal({ state: this.shownState, activity: this.activity }, request);
   }
 
   dismissError(i: number): void {

@@ -27,10 +27,11 @@ import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
-import { idleLessonView, Lesson, type LessonHost } from './lesson.ts';
-import { CreditComparison } from './comparison.ts';
+import { idleLessonView, type LessonHost } from './lesson.ts';
+import { EXPERIMENTS, readBackAll, type ExperimentHost, type ExperimentName } from './experiment.ts';
+import { nameOf, refusal, type Activity, type GatedRequest, type LabMode } from './lab-state.ts';
 import { ProgressBars } from './progress.ts';
-import type { LabApi, LabState, Requests, WorkerEvent } from './protocol.ts';
+import type { LabApi, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
 
 export type { LabPlatform } from './shelf.ts';
@@ -54,7 +55,10 @@ type Value<K extends keyof Requests> = Promise<Requests[K]['value']>;
 export class Lab implements LabApi {
   private readonly bars: ProgressBars;
   private readonly shelf: Shelf;
-  private state: LabState = 'booting';
+  /** What the lab is doing, the one place that says it (lab-state.ts): every request asks it first. */
+  private mode: LabMode = { state: 'booting' };
+  /** Counts the openings of runs: only the latest one sets the state it ends in. */
+  private openings = 0;
   /** Measure the untrained team alongside training (off with ?baseline=0: slow software GPUs). */
   private baselineEval = true;
   /** The open run: its config, the patch it came from, what it trains with, its store, session and memory plan. */
@@ -64,28 +68,18 @@ export class Lab implements LabApi {
   private partialConfig: unknown = {};
   /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
   private partner: { runId: string; session: RunSession; writer?: RunWriter } | null = null;
-  /** Aborts the loop's current iteration (Pause): set while the loop runs. */
-  private pauseController: AbortController | null = null;
-  private lostDevice = false;
   /** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
   private dataset: { name: string; tasks: RolloutTask[] } | null = null;
   /** The right to write the open run (platforms with tabs); null where the platform has one writer only. */
   private writer: { runId: string; lock: RunWriter } | null = null;
-  /** The run shown read-only because another tab trains it ("Take over" opens it here). */
-  private readOnly: { runId: string; partial: unknown; iteration: number } | null = null;
-  /** The training loop while it runs (a take-over waits for it to stop at a checkpoint). */
-  private looping: Promise<void> | null = null;
-  /** The lesson trains (its views are the ones to show, not a read-back's). */
-  private lessonRunning = false;
 
   constructor(private readonly platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
     this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
     this.shelf = new Shelf(platform, this.bars, post);
     onDeviceLost((info) => {
-      this.lostDevice = true;
-      this.pauseController?.abort();
+      this.stopLoop();
       const at = this.run?.session.checkpointed ?? 0;
-      this.setState('lost', `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${at})`);
+      this.setMode({ state: 'lost', checkpoint: at }, `WebGPU device lost (${info.reason}); the run stopped at its last checkpoint (iteration ${at})`);
       post({ kind: 'deviceLost', reason: info.reason, message: info.message, checkpointIteration: at });
     });
   }
@@ -95,13 +89,66 @@ export class Lab implements LabApi {
     this.post({ kind: 'train', event: { type: 'warning', iteration: this.run?.session.trainer.iteration ?? 0, message } });
   };
 
-  private setState(s: LabState, message?: string): void {
-    this.state = s;
-    this.post({ kind: 'state', state: s, iteration: this.run?.session.trainer.iteration ?? this.readOnly?.iteration ?? 0, message });
+  /** The one transition: the lab is now in `mode`, and the page hears its name, the iteration and why. */
+  private setMode(mode: LabMode, message?: string): void {
+    this.mode = mode;
+    const iteration = this.run?.session.trainer.iteration ?? (mode.state === 'readonly' ? mode.iteration : 0);
+    this.post({ kind: 'state', ...nameOf(mode), iteration, message });
   }
 
-  private get busy(): boolean {
-    return this.state === 'running' || this.state === 'stepping' || this.state === 'pausing';
+  /** Throws why the state refuses `request` (the page shows it), after any opening in flight has ended. */
+  private async allow(request: GatedRequest): Promise<void> {
+    await this.settle();
+    const why = refusal(nameOf(this.mode), request);
+    if (why) throw new Error(why);
+  }
+
+  /** Waits while a run is being opened (a setting just changed): what comes next acts on the run it opens. */
+  private async settle(): Promise<void> {
+    while (this.mode.state === 'loading') await this.mode.opening.catch(() => undefined);
+  }
+
+  /** Aborts what runs (the loop or an experiment: it stops at its next safe point); the promise it ends with, if any. */
+  private stopLoop(): Promise<void> | null {
+    const m = this.mode;
+    if (m.state !== 'running' && m.state !== 'pausing') return null;
+    m.controller.abort();
+    return m.done;
+  }
+
+  /**
+   * The one scaffold of whatever runs (the run's loop, the comparison with its twin, an experiment): the
+   * state says `activity`, Pause aborts the signal `work` gets, an error is said once, and whatever ends
+   * it returns the lab to ready, unless a device loss or another tab's take-over moved it on meanwhile.
+   */
+  private launch(activity: Activity, message: string | undefined, work: (signal: AbortSignal) => Promise<unknown>,
+    after?: () => Promise<void>): Promise<void> {
+    const controller = new AbortController();
+    const mode: Extract<LabMode, { state: 'running' }> = { state: 'running', activity, controller, done: Promise.resolve() };
+    const ours = () => (this.mode.state === 'running' || this.mode.state === 'pausing') && this.mode.controller === controller;
+    this.setMode(mode, message);
+    mode.done = (async () => {
+      let failed: string | undefined;
+      try {
+        await work(controller.signal);
+      } catch (e) {
+        if (ours()) {
+          this.reportError(e);
+          failed = (e as Error).message;
+        }
+      } finally {
+        this.bars.clear();
+        await after?.().catch((e) => this.reportError(e));
+      }
+      if (ours()) this.setMode({ state: 'ready' }, failed ?? this.pausedWords());
+    })();
+    return mode.done;
+  }
+
+  /** The ready state's words: paused where the open run has begun and not ended. */
+  private pausedWords(): string | undefined {
+    const t = this.run?.session.trainer;
+    return t && t.iteration > 0 && t.iteration < (this.run?.config.iterations ?? 0) ? `paused at iteration ${t.iteration}` : undefined;
   }
 
   private runIdOf(c: TrainConfig, withDataset = true): string {
@@ -111,10 +158,22 @@ export class Lab implements LabApi {
   }
 
   /** Opens (or resumes) the run of this configuration; `fresh` deletes what the browser held of it first. */
-  private async openRun(partial: unknown, opts: { fresh?: boolean; takeOver?: boolean } = {}): Promise<Requests['configure']['value']> {
-    if (this.busy) throw new Error('pause the run before changing its configuration');
-    const c = resolvePageConfig(partial);
-    this.setState('loading');
+  private openRun(partial: unknown, opts: { fresh?: boolean; takeOver?: boolean } = {}): Promise<Requests['configure']['value']> {
+    const c = resolvePageConfig(partial); // a refused setting leaves the open run as it was
+    const token = ++this.openings;
+    const before = this.mode.state === 'loading' ? this.mode.opening.catch(() => undefined) : null;
+    const opening = (async () => {
+      await before; // one opening at a time, in the order asked
+      return this.open(c, partial, opts, token);
+    })();
+    this.setMode({ state: 'loading', opening });
+    return opening;
+  }
+
+  /** Opens run `c` (see openRun); the state it ends in is set only by the latest opening. */
+  private async open(c: TrainConfig, partial: unknown, opts: { fresh?: boolean; takeOver?: boolean }, token: number):
+    Promise<Requests['configure']['value']> {
+    const settle = (mode: LabMode, message?: string) => (token === this.openings ? this.setMode(mode, message) : undefined);
     try {
       const parts = await this.shelf.parts(c);
       this.run?.session.dispose();
@@ -124,7 +183,13 @@ export class Lab implements LabApi {
       this.partner = null;
       const runId = this.runIdOf(c);
       const store = this.platform.store(runId);
-      if (!(await this.claimWriter(runId, store, opts.takeOver ? 'take-over' : 'if-free'))) return await this.openReadOnly(c, partial, runId, store, parts);
+      if (!(await this.claimWriter(runId, store, opts.takeOver ? 'take-over' : 'if-free'))) {
+        const value = await this.openReadOnly(c, partial, runId, store, parts);
+        settle({ state: 'readonly', runId, partial, iteration: value.iteration },
+          'this run is training in another tab; this tab shows it read-only (Take over to train it here)');
+        this.follow(runId);
+        return value;
+      }
       const lanes = await this.shelf.lanes(c.agentModel);
       const compute = computeFor(parts, lanes, this.warn);
       const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute };
@@ -159,10 +224,10 @@ export class Lab implements LabApi {
       const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
       const pool = this.dataset ? this.dataset.tasks.length : session.trainer.curriculum.source.pool(c.curriculum.startLevel).length;
       this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name, coachQuality, pool });
-      this.setState('ready', resumed ? `resumed at iteration ${iteration}` : undefined);
+      settle({ state: 'ready' }, resumed ? `resumed at iteration ${iteration}` : undefined);
       return { config: c, runId, iteration, resumed };
     } catch (e) {
-      this.setState('error', (e as Error).message);
+      settle({ state: 'error', message: (e as Error).message }, (e as Error).message);
       throw e;
     }
   }
@@ -179,18 +244,16 @@ export class Lab implements LabApi {
     if (!lock) return false;
     this.writer?.lock.release();
     this.writer = { runId, lock };
-    this.readOnly = null;
     await store.claim?.();
     lock.onTakeOverRequest(async () => {
       if (this.writer?.lock !== lock) return;
-      this.pauseController?.abort(); // the loop stops at a checkpoint (a pause loses nothing)
-      await this.looping;
+      await this.stopLoop(); // the loop stops at a checkpoint (a pause loses nothing)
       this.toReadOnly(runId, 'another tab took this run over; this tab shows it read-only');
       lock.release();
     });
     void lock.lost.then((why) => {
       if (this.writer?.lock !== lock) return;
-      this.pauseController?.abort();
+      this.stopLoop();
       this.toReadOnly(runId, `${why}; this tab shows it read-only`);
     });
     return true;
@@ -198,14 +261,47 @@ export class Lab implements LabApi {
 
   /** This tab no longer writes run `runId`: the session closes, the page keeps its charts. */
   private toReadOnly(runId: string, message: string): void {
-    this.readOnly = { runId, partial: this.run?.partial ?? this.partialConfig, iteration: this.run?.session.trainer.iteration ?? 0 };
+    const partial = this.run?.partial ?? this.partialConfig;
+    const iteration = this.run?.session.trainer.iteration ?? 0;
     this.writer = null;
     this.run?.session.dispose();
     this.run = null;
     this.partner?.session.dispose();
     this.partner?.writer?.release();
     this.partner = null;
-    this.setState('readonly', message);
+    this.setMode({ state: 'readonly', runId, partial, iteration }, message);
+    this.follow(runId);
+  }
+
+  /**
+   * While this tab shows run `runId` read-only, it follows the tab that writes it: every 2 s it reads the
+   * run's records and, when they grew, redraws them and says the iteration, and how long ago it last moved.
+   */
+  private follow(runId: string): void {
+    const store = this.platform.store(runId);
+    let seen = -1;
+    let movedAt = Date.now();
+    const timer = setInterval(() => {
+      const m = this.mode;
+      if (m.state !== 'readonly' || m.runId !== runId) return clearInterval(timer);
+      void store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>().then((records) => {
+        if (this.mode !== m) return;
+        const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
+        const evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
+        const iteration = metrics.at(-1)?.iteration ?? 0;
+        const count = records.length;
+        if (count !== seen) {
+          if (seen >= 0) movedAt = Date.now();
+          if (seen >= 0) this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
+          seen = count;
+        }
+        const still = Math.round((Date.now() - movedAt) / 1000);
+        const words = still < 20
+          ? `this run is training in another tab; this tab shows it read-only and follows it: iteration ${iteration}`
+          : `this run is open in another tab, which has not trained it for ${still} s (iteration ${iteration}); this tab shows it read-only`;
+        if (iteration !== m.iteration || still >= 20) this.setMode({ ...m, iteration }, `${words} (Take over to train it here)`);
+      }, () => undefined);
+    }, 2000);
   }
 
   /** Shows a run another tab trains: its records so far, no session, nothing written. */
@@ -220,12 +316,10 @@ export class Lab implements LabApi {
     const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
     const evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
     const iteration = metrics.at(-1)?.iteration ?? 0;
-    this.readOnly = { runId, partial, iteration };
     this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
     const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
     const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
     this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan, coach: parts.coach.name, coachQuality, pool: Infinity });
-    this.setState('readonly', 'this run is training in another tab; this tab shows it read-only (Take over to train it here)');
     return { config: c, runId, iteration, resumed: true };
   }
 
@@ -237,7 +331,7 @@ export class Lab implements LabApi {
    */
   private async openPartner(): Promise<{ runId: string; mode: string }> {
     const run = this.run;
-    if (!run || this.state !== 'ready') throw new Error('open a run and let it settle (not running) before starting the comparison');
+    if (!run || this.mode.state !== 'ready') throw new Error('open a run and let it settle (not running) before starting the comparison');
     const mode = run.config.rewards.mode === 'outcome' ? 'process' : 'outcome';
     const base = (run.partial ?? {}) as Record<string, unknown>;
     const partial = { ...base, rewards: { ...(base.rewards as object | undefined), mode } };
@@ -268,55 +362,37 @@ export class Lab implements LabApi {
     return { runId, mode };
   }
 
-  /** Why the open run cannot train now (thrown to the request, so the page shows it), or the run. */
-  private runnable(): NonNullable<Lab['run']> {
+  /** The open run, when the state lets it train (else why not, thrown to the request so the page shows it). */
+  private async runnable(request: GatedRequest): Promise<NonNullable<Lab['run']>> {
+    await this.allow(request);
     const run = this.run;
-    if (this.readOnly) throw new Error('this run is training in another tab, so this tab shows it read-only; press "Take over" to train it here');
-    if (!run) throw new Error('no run is open yet; wait for the model to load');
-    if (this.lostDevice) throw new Error('the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page');
+    if (!run) throw new Error('no run is open: its configuration was refused (see the banner); change the setting');
     if (!run.plan.fits) throw new Error(`this run does not fit the device (memory plan: ${run.plan.line}): ${run.plan.problems.join('; ')}`);
     return run;
   }
 
   /** Trains until paused, done or one iteration (`single`), the partner in turn when comparing; checkpoints whenever it stops. */
   private loop(single: boolean): Promise<void> {
-    this.runnable();
-    if (this.state === 'running' || this.state === 'stepping') return this.looping ?? Promise.resolve();
-    const done = this.train(single).finally(() => {
-      if (this.looping === done) this.looping = null;
-    });
-    this.looping = done;
-    return done;
-  }
-
-  private async train(single: boolean): Promise<void> {
-    const { session } = this.runnable();
-    const controller = (this.pauseController = new AbortController());
+    const m = this.mode;
+    if (m.state === 'running' && (m.activity === 'training' || m.activity === 'compare')) return m.done; // already going
+    const run = this.run!;
     const pair = this.partner;
-    this.setState(single ? 'stepping' : 'running', pair ? 'process vs outcome: this run and its twin train in turn, one iteration each' : undefined);
-    try {
+    const words = pair ? 'process vs outcome: this run and its twin train in turn, one iteration each' : undefined;
+    return this.launch(single ? 'step' : pair ? 'compare' : 'training', words, async (signal) => {
       if (!pair) {
-        await session.run({ single, signal: controller.signal });
+        await run.session.run({ single, signal });
       } else {
         // The comparison: one iteration of each in turn, so both curves grow side by side.
         for (;;) {
-          const a = await session.run({ single: true, signal: controller.signal });
-          const b = await pair.session.run({ single: true, signal: controller.signal });
+          const a = await run.session.run({ single: true, signal });
+          const b = await pair.session.run({ single: true, signal });
           if (single || a === 'paused' || b === 'paused' || (a === 'done' && b === 'done')) break;
         }
         await pair.session.trainer.checkpoint();
       }
-      if (!this.lostDevice && !this.readOnly) await session.saveIfBehind(); // nothing is lost by pausing or stepping: a reload resumes here
-      this.bars.clear();
-      if (!this.readOnly) this.setState('ready');
-    } catch (e) {
-      this.bars.clear();
-      if (this.lostDevice || this.readOnly) return; // the device-loss or take-over handler has said why
-      this.reportError(e);
-      this.setState('ready', (e as Error).message);
-    } finally {
-      this.pauseController = null;
-    }
+      // Nothing is lost by pausing or stepping: a reload resumes here (unless the device or the run went meanwhile).
+      if (this.run === run && this.mode.state !== 'lost') await run.session.saveIfBehind();
+    });
   }
 
   private reportError(e: unknown): void {
@@ -344,123 +420,99 @@ export class Lab implements LabApi {
   }
 
   /**
-   * A lesson this browser finished (or began) before: drawn from storage at once, with no model loaded and
-   * no click; the idle lesson names the coach of its process runs (read from the judge's report). Then the
-   * credit comparison, likewise.
+   * The experiments this browser finished (or began) before: drawn from storage at once, with no model
+   * loaded and no click; the idle lesson names the coach of its process runs (read from the judge's report).
    */
   private async showStoredLesson(): Promise<void> {
     try {
-      const view = await new Lesson(this.lessonHost()).readBack();
-      if (!this.lessonRunning) this.post({ kind: 'lesson', view });
-      const methods = await new CreditComparison(this.comparisonHost()).readBack();
-      if (methods.status !== 'idle' && !this.lessonRunning) this.post({ kind: 'creditMethods', view: methods });
+      await readBackAll(this.experimentHost(), () => (this.mode.state === 'running' && this.mode.activity in EXPERIMENTS ? 'lesson' : null));
     } catch (e) {
       this.reportError(e);
     }
   }
 
-  /** What the lesson needs of the lab. */
-  private lessonHost(): LessonHost {
+  /** What an experiment needs of the lab. */
+  private experimentHost(): ExperimentHost {
     const claimRun = this.platform.claimRun?.bind(this.platform);
-    return {
+    const host: Omit<LessonHost, 'post'> = {
       parts: (c) => this.shelf.parts(c),
       store: (runId) => this.platform.store(runId),
       runId: (c) => this.runIdOf(c, false),
       claim: claimRun ? (runId) => claimRun(runId, 'if-free') : undefined,
-      post: (view) => this.post({ kind: 'lesson', view }),
       coachQuality: (c, coachName) => this.shelf.coachQuality(c, coachName ?? this.shelf.coachNameOf(c)),
     };
+    return { ...host, post: this.post };
   }
 
-  /** What the credit comparison needs of the lab: the lesson's host, posting its own view. */
-  private comparisonHost(): ConstructorParameters<typeof CreditComparison>[0] {
-    return { ...this.lessonHost(), post: (view) => this.post({ kind: 'creditMethods', view }) };
+  /**
+   * Starts experiment `name` (experiment.ts), answered at once: its views come as events. The one scaffold
+   * (launch) stops it on Pause and says its failure; when it ends, the experiments it shares runs with are
+   * read back, and the panel shows the open run's model again.
+   */
+  private async experiment(name: ExperimentName, fresh?: boolean): Promise<null> {
+    await this.allow('experiment');
+    const kind = EXPERIMENTS[name];
+    const host = this.experimentHost();
+    void this.launch(name, kind.words, (signal) => kind.open(host).run(signal, { fresh }), async () => {
+      for (const other of kind.shares) this.post({ kind: other, view: await EXPERIMENTS[other].open(host).readBack() } as WorkerEvent);
+      if (this.run) this.shelf.announce(this.run.config.agentModel);
+    });
+    return null;
   }
 
-  configure({ config }: Args<'configure'>): Value<'configure'> {
+  async configure({ config }: Args<'configure'>): Value<'configure'> {
+    await this.allow('configure');
     return this.openRun(config);
   }
 
   async start(): Value<'start'> {
-    this.runnable(); // refused here, where the page hears it; the loop itself runs on
+    await this.runnable('start'); // refused here, where the page hears it; the loop itself runs on
     void this.loop(false);
     return null;
   }
 
   async compare(): Value<'compare'> {
-    this.runnable();
+    await this.runnable('compare');
     const opened = await this.openPartner();
     void this.loop(false);
     return opened;
   }
 
-  async lesson({ fresh }: Args<'lesson'> = {}): Value<'lesson'> {
-    if (this.busy || this.state === 'loading' || this.state === 'booting') {
-      throw new Error('pause the run (and let the page finish loading) before starting the lesson');
-    }
-    const controller = (this.pauseController = new AbortController());
-    this.setState('running', 'the lesson: relay teams of 2, 4 and 6 agents, process vs outcome reward');
-    const lesson = new Lesson(this.lessonHost());
-    this.lessonRunning = true;
-    const done = lesson.run(controller.signal, { fresh }).then(() => undefined, (e) => this.reportError(e)).finally(() => {
-      this.lessonRunning = false;
-      if (this.looping === done) this.looping = null;
-      this.pauseController = null;
-      this.bars.clear();
-      if (this.run) this.shelf.announce(this.run.config.agentModel); // the panel shows the open run's model again
-      if (!this.readOnly) this.setState('ready');
-    });
-    this.looping = done;
-    return null;
+  lesson({ fresh }: Args<'lesson'> = {}): Value<'lesson'> {
+    return this.experiment('lesson', fresh);
   }
 
-  /** "Compare credit methods": trains what is missing of the comparison (comparison.ts); answered at once, its views come as events. */
-  async creditMethods({ fresh }: Args<'creditMethods'> = {}): Value<'creditMethods'> {
-    if (this.busy || this.state === 'loading' || this.state === 'booting') {
-      throw new Error('pause the run (and let the page finish loading) before comparing the credit methods');
-    }
-    const controller = (this.pauseController = new AbortController());
-    this.setState('running', 'comparing credit methods: process, outcome, counterfactual and groups at 4 agents');
-    this.lessonRunning = true;
-    const comparison = new CreditComparison(this.comparisonHost());
-    const done = comparison.run(controller.signal, { fresh }).then(() => undefined, (e) => this.reportError(e)).finally(async () => {
-      this.lessonRunning = false;
-      // The lesson's 4-agent runs may have been trained here: the lesson shows them.
-      await new Lesson(this.lessonHost()).readBack().then((view) => this.post({ kind: 'lesson', view }), (e) => this.reportError(e));
-      if (this.looping === done) this.looping = null;
-      this.pauseController = null;
-      this.bars.clear();
-      if (this.run) this.shelf.announce(this.run.config.agentModel);
-      if (!this.readOnly) this.setState('ready');
-    });
-    this.looping = done;
-    return null;
+  /** "Compare credit methods": trains what is missing of the comparison (comparison.ts). */
+  creditMethods({ fresh }: Args<'creditMethods'> = {}): Value<'creditMethods'> {
+    return this.experiment('creditMethods', fresh);
   }
 
   async pause(): Value<'pause'> {
-    if (this.state === 'running' && this.pauseController) {
-      this.pauseController.abort();
-      this.setState('pausing', 'pausing: the iteration stops before its update, or finishes it if the update has begun');
+    const m = this.mode;
+    if (m.state === 'running') {
+      m.controller.abort();
+      this.setMode({ ...m, state: 'pausing' }, 'pausing: the iteration stops before its update, or finishes it if the update has begun');
     }
     return null;
   }
 
   async step(): Value<'step'> {
+    await this.runnable('step');
     await this.loop(true);
     return null;
   }
 
   async takeOver(): Value<'takeOver'> {
-    const ro = this.readOnly;
-    if (!ro) throw new Error('this tab already trains its run');
+    await this.allow('takeOver');
+    const ro = this.mode as Extract<LabMode, { state: 'readonly' }>;
     const opened = await this.openRun(ro.partial, { takeOver: true });
     // "Take over" trains the run here (its button says so): it goes on at once, from the other tab's checkpoint.
-    if (this.run && this.run.plan.fits && !this.lostDevice) void this.loop(false);
+    if (this.run && this.run.plan.fits && this.mode.state === 'ready') void this.loop(false);
     return { iteration: opened.iteration };
   }
 
   async reset(): Value<'reset'> {
-    if (this.busy) throw new Error('pause the run before resetting it');
+    await this.allow('reset');
     await this.openRun(this.partialConfig, { fresh: true });
     return null;
   }
@@ -483,7 +535,7 @@ export class Lab implements LabApi {
     const trainer = run.session.trainer;
     const policy = trainer.policies.get(agentId);
     if (!policy) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
-    if (this.state !== 'ready') throw new Error('pause the run before importing an adapter');
+    await this.allow('importAdapter');
     trainer.replaceAdapter(agentId, await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.parts.agentModel.config, agentId));
     await trainer.checkpoint();
     return { agentId };
@@ -493,6 +545,7 @@ export class Lab implements LabApi {
     const parsed = parseJsonlDataset(text, { source: name.replace(/\.jsonl$/, '') });
     const errors = parsed.errors.length ? formatDatasetErrors(parsed.errors, name).split('\n') : [];
     if (parsed.tasks.length) {
+      await this.allow('importDataset');
       // Train on it from now on: a new run (its id includes the dataset), resumable like any other.
       this.dataset = { name, tasks: parsed.tasks };
       await this.openRun(this.partialConfig);
@@ -501,6 +554,7 @@ export class Lab implements LabApi {
   }
 
   async loadModel({ url, files }: Args<'loadModel'>): Value<'loadModel'> {
+    await this.allow('loadModel');
     const spec = this.shelf.modelSpec(url, files);
     const m = await this.shelf.model(spec);
     await this.openRun({ ...(this.partialConfig as Record<string, unknown>), agentModel: spec });
@@ -518,20 +572,19 @@ export class Lab implements LabApi {
   }
 
   async webllmCoach({ choice }: Args<'webllmCoach'>): Value<'webllmCoach'> {
+    await this.allow('configure');
     const name = await this.shelf.useWebLlm(choice?.modelId ?? null);
     await this.openRun(this.partialConfig);
     return { name: name ?? this.run?.config.coach.kind ?? 'rule' };
   }
 
   async recover({ backend }: Args<'recover'>): Value<'recover'> {
-    if (this.busy) throw new Error('pause the run before changing the backend');
+    await this.allow('recover');
     // After a loss, webgpu means a new device in this page (the GPU may not come back: then say so).
-    const info = backend === 'webgpu' && this.lostDevice ? await restartWebGPU() : await initBackend({ force: backend });
+    const info = backend === 'webgpu' && this.mode.state === 'lost' ? await restartWebGPU() : await initBackend({ force: backend });
     this.post({ kind: 'backend', info, summary: describeBackend(info) });
     this.shelf.forgetModels(); // their tensors lived on the lost device
     this.run = null;
-    this.lostDevice = false;
-    this.state = 'ready';
     await this.openRun(this.partialConfig);
     return info;
   }

