@@ -2,7 +2,9 @@
  * `mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--out DIR] [--resume]`
  * runs the MAPPA loop (with no config: the embedded default, tiny models, math team), with a
  * progress bar on stderr. The run folder gets metrics.jsonl, trajectories.jsonl, checkpoint/,
- * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout. The run itself is
+ * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout. summary.json and the
+ * checkpoint (used.json) record the models that took part by path and sha256 (core/loop/models-used.ts);
+ * --resume refuses when one changed since the checkpoint, unless --accept-changed-models. The run itself is
  * core/loop/session.ts's RunSession (the page's worker drives the same); this file parses flags and prints.
  */
 import { existsSync } from 'node:fs';
@@ -12,7 +14,7 @@ import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/loop/run-size.ts';
 import { pct, printer, summaryLines } from './train-output.ts';
-import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
+import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, sourceFor, startBackend, threadCount, threadsFlag } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { acquireRunLock, RunLockedError } from '../platform/node/run-lock.ts';
 import { startWorkerLanes } from './train-workers.ts';
@@ -20,18 +22,22 @@ import { computeFor } from '../core/compute/lanes.ts';
 import { readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
-import { templateName } from '../core/coach/coaches.ts';
+import { coachTemplateOf, judgeSpec, templateName } from '../core/coach/coaches.ts';
+import { parseUsed, runUsed, usedChange, type RunUsed } from '../core/loop/models-used.ts';
+import { RunFileError } from '../core/loop/checkpoint.ts';
 import { domainOf } from '../core/domains/index.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
-       [--threads N] [--yes] [--json]
+       [--threads N] [--yes] [--json] [--accept-changed-models]
 With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
 problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K/MATH/AIME style).
 --threads: threads on the wasm backend (default: every core; 1 = this thread only): the update's
 micro-batches are shared, and each evaluation's sampled pass runs on a worker; the results are the
 same with any number.
 --yes: start a run that is estimated to take very long (it is refused without it).
+--accept-changed-models: with --resume, go on although a model (the agents' or the judge) or the coach
+template is not the one the checkpoint was made with (refused without it, naming what changed).
 --json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
 always written to <out>/summary.json.
 One process writes a run folder at a time (<out>/run.lock); Ctrl-C stops after a checkpoint.\n`;
@@ -42,7 +48,8 @@ async function readRequest(argv: string[]) {
   const o = parseOptions(argv, {
     config: { type: 'string' }, reward: { type: 'string' }, seed: { type: 'string' }, iterations: { type: 'string' },
     coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, threads: { type: 'string' },
-    dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, yes: { type: 'boolean' }, json: { type: 'boolean' }, ...BACKEND_OPTION,
+    dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
+    'accept-changed-models': { type: 'boolean' }, ...BACKEND_OPTION,
   }, USAGE);
   threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const train = await readDataset(o.dataset, '--dataset');
@@ -59,11 +66,39 @@ async function readRequest(argv: string[]) {
   const hasCheckpoint = existsSync(path.join(out, 'checkpoint')) || existsSync(path.join(out, 'checkpoint.old'));
   if (o.resume && !hasCheckpoint) throw new CliError(`--resume: ${out} holds no checkpoint; start without --resume`);
   if (!o.resume && hasCheckpoint) throw new CliError(`${out} already holds a run; pass --resume to continue it or --out to start another`);
-  return { o, train, heldOut, config, out };
+  const used = await modelsUsed(config);
+  if (o.resume) await checkResumable(out, used, Boolean(o['accept-changed-models']));
+  return { o, train, heldOut, config, out, used };
+}
+
+/** The models the run uses (the agents', the judge's) and the judge's template, hashed: before the backend starts. */
+async function modelsUsed(config: TrainConfig): Promise<RunUsed> {
+  const team = domainOf(config.workflow);
+  const judge = config.coach.kind === 'model' ? await sourceFor(judgeSpec(config.coach, team)) : null;
+  return runUsed({
+    agents: await sourceFor(config.agentModel), judge,
+    template: { name: templateName(config.coach, team), text: coachTemplateOf(config.coach, team) },
+  });
+}
+
+/** A checkpoint that cannot be read, or was made with other models, is refused in one line before any work. */
+async function checkResumable(out: string, used: RunUsed, accept: boolean): Promise<void> {
+  const store = new FileStore(out);
+  let saved;
+  try {
+    await store.check();
+    saved = await store.load();
+  } catch (e) {
+    throw e instanceof RunFileError ? new CliError(e.message) : e;
+  }
+  const change = saved && !accept ? usedChange(parseUsed(saved['used.json'], path.join(out, 'checkpoint', 'used.json')), used) : null;
+  if (change) {
+    throw new CliError(`--resume: ${change} since ${out}'s checkpoint; put it back, or pass --accept-changed-models to go on with it`);
+  }
 }
 
 export async function trainCommand(argv: string[]): Promise<void> {
-  const { o, train, heldOut, config, out } = await readRequest(argv);
+  const { o, train, heldOut, config, out, used } = await readRequest(argv);
   const cleanup = new Cleanup();
   try {
     // The lock before the first write: a second `mappa train` on this folder is refused here.
@@ -92,18 +127,18 @@ export async function trainCommand(argv: string[]): Promise<void> {
     }
     const compute = computeFor(parts, lanes, (m) => process.stderr.write(`warning: ${m}\n`));
     await trainRun(config, { ...parts, compute, dataset: train ? { train, eval: heldOut } : undefined }, new FileStore(out), controller.signal,
-      cleanup, Boolean(o.json), out);
+      cleanup, Boolean(o.json), out, { used, acceptChangedModels: Boolean(o['accept-changed-models']) });
   } finally {
     await cleanup.run();
   }
 }
 
 async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, signal: AbortSignal, cleanup: Cleanup, json: boolean,
-  out: string): Promise<void> {
+  out: string, models: { used: RunUsed; acceptChangedModels: boolean }): Promise<void> {
   let baseline: EvalResult | undefined;
   let started = Date.now();
   const session = await RunSession.open(config, parts, {
-    store,
+    store, ...models,
     emit: (e) => {
       if (e.type === 'warning') process.stderr.write(`warning: ${e.message}\n`);
       if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {
@@ -129,6 +164,8 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   const summary = {
     out, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed, coach: parts.coach.name,
     ...(config.coach.kind === 'model' ? { coachTemplate: templateName(config.coach, domainOf(config.workflow)) } : {}),
+    // What took part, by content: each model's path and sha256, the judge's template's sha256 (config.json keeps what was asked).
+    used: models.used,
     baseline: baseline ?? null, final: metrics.filter((m) => m.eval).at(-1)?.eval ?? null,
     seconds: Math.round((Date.now() - started) / 1000),
     rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),

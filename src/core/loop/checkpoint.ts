@@ -11,6 +11,8 @@
  *   state.json                           iteration, curriculum, metrics, config
  *   adapters/<agent>/adapter_config.json adapter_model.safetensors   (PEFT, loadable as is)
  *   optimizer/<agent>.safetensors        AdamW m_i / v_i per parameter, step in metadata
+ *   used.json                            the models and coach template the run used (models-used.ts)
+ * A file that cannot be read is refused by `checkCheckpoint` in one line: the file, what is wrong, the way out.
  */
 import type { ModelConfig } from '../engine/model/config.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
@@ -19,6 +21,7 @@ import { decodeSafetensors, encodeSafetensors } from '../engine/model/safetensor
 import { memorySource } from '../engine/model/sources.ts';
 import type { AdamWState } from '../rl/adamw.ts';
 import type { CurriculumState } from './curriculum.ts';
+import { jsonWhere } from './models-used.ts';
 
 export type CheckpointFiles = Record<string, Uint8Array>;
 
@@ -111,6 +114,56 @@ export async function decodeCheckpoint(files: CheckpointFiles, modelConfig: Mode
   return { loop, agents };
 }
 
+/**
+ * A run's file that cannot be read, in one line: the file, what is wrong with it, and the way out.
+ * Example: 'runs/x/checkpoint/state.json is not valid JSON (position 16): delete the checkpoint folder to restart, or restore it'
+ */
+export class RunFileError extends Error {
+  constructor(readonly file: string, readonly problem: string, readonly wayOut: string) {
+    super(`${file} ${problem}: ${wayOut}`);
+    this.name = 'RunFileError';
+  }
+}
+
+function jsonProblem(bytes: Uint8Array): string | null {
+  try {
+    const v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? null : 'is not a JSON object';
+  } catch (e) {
+    return e instanceof SyntaxError ? `is not valid JSON (${jsonWhere(e)})` : 'is not UTF-8 text';
+  }
+}
+
+/**
+ * Reads every file of a checkpoint far enough to know it is whole: each JSON file parses to an object
+ * (state.json with its iteration), each safetensors file has a header and all its tensor data. Throws a
+ * RunFileError naming `where`/<file> and `wayOut` at the first that is not.
+ * Example: checkCheckpoint({'state.json': bytes('{"iteration": 3,')}, 'runs/x/checkpoint', 'delete the checkpoint folder to restart, or restore it')
+ *   -> throws 'runs/x/checkpoint/state.json is not valid JSON (position 16): delete the checkpoint folder to restart, or restore it'
+ */
+export async function checkCheckpoint(files: CheckpointFiles, where: string, wayOut: string): Promise<void> {
+  const fail = (name: string, problem: string) => new RunFileError(`${where}/${name}`, problem, wayOut);
+  if (!files['state.json']) throw fail('state.json', 'is missing');
+  for (const [name, bytes] of Object.entries(files).sort(([a], [b]) => (a === 'state.json' ? -1 : b === 'state.json' ? 1 : a.localeCompare(b)))) {
+    if (name.endsWith('.json')) {
+      const problem = jsonProblem(bytes);
+      if (problem) throw fail(name, problem);
+      if (name === 'state.json') {
+        const state = JSON.parse(new TextDecoder().decode(bytes)) as { iteration?: unknown };
+        if (!Number.isInteger(state.iteration)) throw fail(name, 'has no whole-number "iteration"');
+      }
+    } else if (name.endsWith('.safetensors')) {
+      try {
+        await decodeSafetensors(bytes, name);
+      } catch (e) {
+        // "<name> is truncated: expected …; the download …" -> "is truncated: expected …"
+        const what = (e as Error).message.replace(`${name}: `, '').replace(`${name} `, '').split('; ')[0].replace(/\.$/, '');
+        throw fail(name, `cannot be read as safetensors (${what})`);
+      }
+    }
+  }
+}
+
 /** What `cutJsonl` kept and dropped. */
 export interface CutLines {
   text: string;
@@ -120,21 +173,35 @@ export interface CutLines {
   torn: number;
 }
 
+/** A line of a JSONL log, not the last, that does not parse: damage, not a torn append (only the last line can be torn). */
+export class JsonlLineError extends Error {
+  constructor(readonly line: number, readonly problem: string) {
+    super(`line ${line} ${problem}`);
+    this.name = 'JsonlLineError';
+  }
+}
+
 /**
- * A JSONL log cut back to the records of iterations up to `iteration`; a line that does not parse
- * (a record torn by a crash or a full disk) is dropped and counted.
+ * A JSONL log cut back to the records of iterations up to `iteration`; a last line that does not parse
+ * (a record torn by a crash or a full disk) is dropped and counted. A line before it that does not parse
+ * is damage, not a tear: a JsonlLineError names it (the store adds the file and the way out).
  * Example: cutJsonl('{"iteration":1}\n{"iteration":2}\n{"itera', 1) -> {text: '{"iteration":1}\n', later: 1, torn: 1}
+ *          cutJsonl('{"iteration":1}\n{"itera\n{"iteration":2}\n', 2) -> throws JsonlLineError 'line 2 is not valid JSON (position 7)'
  */
 export function cutJsonl(text: string, iteration: number): CutLines {
   const out: string[] = [];
   let later = 0;
   let torn = 0;
-  for (const line of text.split('\n')) {
+  const lines = text.split('\n');
+  let last = lines.length - 1;
+  while (last >= 0 && !lines[last].trim()) last--;
+  for (const [i, line] of lines.entries()) {
     if (!line.trim()) continue;
     let record: { iteration?: unknown };
     try {
       record = JSON.parse(line) as { iteration?: unknown };
-    } catch {
+    } catch (e) {
+      if (i < last) throw new JsonlLineError(i + 1, `is not valid JSON (${jsonWhere(e as Error)})`);
       torn++;
       continue;
     }
@@ -142,6 +209,21 @@ export function cutJsonl(text: string, iteration: number): CutLines {
     else out.push(line + '\n');
   }
   return { text: out.join(''), later, torn };
+}
+
+/**
+ * Every record of a JSONL log, oldest first; a line that does not parse is refused in one line naming
+ * `file`, the line and `wayOut`. Example: readJsonl('{"iteration":1}\n', 'runs/x/metrics.jsonl', '…') -> [{iteration: 1}]
+ */
+export function readJsonl<T>(text: string, file: string, wayOut: string): T[] {
+  return text.split('\n').flatMap((line, i) => {
+    if (!line.trim()) return [];
+    try {
+      return [JSON.parse(line) as T];
+    } catch (e) {
+      throw new RunFileError(`${file} line ${i + 1}`, `is not valid JSON (${jsonWhere(e as Error)})`, wayOut);
+    }
+  });
 }
 
 /** The warning for a cut log, or null when nothing was dropped. */

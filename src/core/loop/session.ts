@@ -26,6 +26,7 @@ import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import { trajectoryLines } from './rollout.ts';
 import { StepAborted, Trainer, type RunParts } from './train.ts';
 import type { EvalResult, IterationMetrics } from './records.ts';
+import { parseUsed, usedChange, type RunUsed } from './models-used.ts';
 
 export type { RunParts } from './train.ts';
 
@@ -54,6 +55,13 @@ export interface SessionOptions {
   baseline?: boolean;
   /** Delete what the store holds first: the run starts again from iteration 0. */
   fresh?: boolean;
+  /**
+   * The models and coach template this run uses (models-used.ts): written into every checkpoint as
+   * used.json; a resumed run whose checkpoint names others is refused (ModelsChangedError) unless
+   * `acceptChangedModels`.
+   */
+  used?: RunUsed;
+  acceptChangedModels?: boolean;
   emit: (e: SessionEvent) => void;
 }
 
@@ -101,9 +109,14 @@ export class RunSession {
    * are dropped), fresh otherwise; queues the evaluations it still lacks.
    */
   static async open(config: TrainConfig, parts: RunParts, opts: SessionOptions): Promise<RunSession> {
-    const { store } = opts;
-    if (opts.fresh) await store?.clear();
+    if (opts.fresh) await opts.store?.clear();
+    const store = opts.store && opts.used ? recordingUsed(opts.store, opts.used) : opts.store;
+    opts = { ...opts, store };
     const saved = store ? await store.load() : null;
+    if (saved && opts.used && !opts.acceptChangedModels) {
+      const change = usedChange(parseUsed(saved['used.json'], 'the checkpoint\'s used.json'), opts.used);
+      if (change) throw new ModelsChangedError(change);
+    }
     const trainer = await Trainer.create(config, parts, { store, resume: Boolean(saved) });
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
     let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
@@ -213,6 +226,30 @@ export class RunSession {
   dispose(): void {
     this.trainer.dispose();
   }
+}
+
+/** A resumed run whose checkpoint was made with other models (or another coach template) than it would use now. */
+export class ModelsChangedError extends Error {
+  constructor(readonly change: string) {
+    super(`this run's checkpoint was made with other models: ${change}; put them back, or start the run again`);
+    this.name = 'ModelsChangedError';
+  }
+}
+
+/** The store with `used` written into every checkpoint it saves (used.json beside state.json). */
+function recordingUsed(store: RunStore, used: RunUsed): RunStore {
+  const json = new TextEncoder().encode(JSON.stringify(used, null, 1));
+  return {
+    save: (files) => store.save({ ...files, 'used.json': json }),
+    load: () => store.load(),
+    appendMetrics: (r) => store.appendMetrics(r),
+    writeFile: (n, d) => store.writeFile(n, d),
+    readFile: (n) => store.readFile(n),
+    appendText: (n, t) => store.appendText(n, t),
+    metrics: <T>() => store.metrics<T>(),
+    cutBack: (i) => store.cutBack(i),
+    clear: () => store.clear(),
+  };
 }
 
 export { TRAJECTORIES } from './checkpoint.ts';

@@ -12,7 +12,13 @@
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cutJsonl, describeCut, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../core/loop/checkpoint.ts';
+import {
+  checkCheckpoint, cutJsonl, describeCut, JsonlLineError, readJsonl, RunFileError, TRAJECTORIES, type CheckpointFiles, type RunStore,
+} from '../../core/loop/checkpoint.ts';
+
+/** The way out of an unreadable checkpoint file, and of a damaged line in a log (run-file errors end in these). */
+export const CHECKPOINT_WAY_OUT = 'delete the checkpoint folder to restart, or restore it';
+export const LOG_WAY_OUT = 'delete or mend that line, or restore the file, then continue with --resume';
 
 export class StoreWriteError extends Error {
   constructor(readonly file: string, readonly code: string | undefined, detail: string) {
@@ -80,6 +86,7 @@ export class FileStore implements RunStore {
     if (!dir) return null;
     const files: CheckpointFiles = {};
     for (const rel of await listFiles(dir)) files[rel] = new Uint8Array(await readFile(path.join(dir, rel)));
+    await checkCheckpoint(files, dir, CHECKPOINT_WAY_OUT);
     return files;
   }
 
@@ -111,11 +118,30 @@ export class FileStore implements RunStore {
   /** The metrics records, oldest first. */
   async metrics<T>(): Promise<T[]> {
     const text = await this.readFile('metrics.jsonl');
-    return (text ?? '').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as T);
+    return readJsonl<T>(text ?? '', path.join(this.dir, 'metrics.jsonl'), LOG_WAY_OUT);
   }
 
   async clear(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** cutJsonl, with a damaged line refused as a RunFileError naming this run's file. */
+  private cut(name: string, text: string, iteration: number) {
+    try {
+      return cutJsonl(text, iteration);
+    } catch (e) {
+      if (e instanceof JsonlLineError) throw new RunFileError(`${path.join(this.dir, name)} line ${e.line}`, e.problem, LOG_WAY_OUT);
+      throw e;
+    }
+  }
+
+  /** Reads the checkpoint and the logs far enough to know they can be resumed; throws a RunFileError at the first damaged file. */
+  async check(): Promise<void> {
+    await this.load();
+    for (const name of ['metrics.jsonl', TRAJECTORIES]) {
+      const text = await this.readFile(name);
+      if (text !== null) this.cut(name, text, Infinity);
+    }
   }
 
   /** Cuts metrics.jsonl and trajectories.jsonl back to `iteration` (dropping torn lines) and removes leftover temporary checkpoints. */
@@ -131,7 +157,7 @@ export class FileStore implements RunStore {
     for (const name of ['metrics.jsonl', TRAJECTORIES]) {
       const text = await this.readFile(name);
       if (text === null) continue;
-      const cut = cutJsonl(text, iteration);
+      const cut = this.cut(name, text, iteration);
       if (!cut.later && !cut.torn) continue;
       await this.writeFile(name, cut.text);
       warnings.push(describeCut(name, cut, iteration)!);
