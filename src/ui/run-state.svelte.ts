@@ -41,7 +41,10 @@ export class RunState {
   evals: RunEval[] = $state([]);
   trajectories: { iteration: number; trajectories: TrajectoryView[] } | null = $state(null);
   progress: Record<string, ProgressInfo & { since: number }> = $state({});
+  /** The lab's errors, newest last: cleared when a run opens or starts training (an error never outlives what it was about). */
   errors: string[] = $state([]);
+  /** What the lab says the user should know (a dataset opened a new run): shown as a banner until dismissed. */
+  notices: string[] = $state([]);
   model: { name: string; parameters: number; bytes: number } | null = $state(null);
   /** The open run's memory plan on this backend; Start refuses a run whose plan does not fit. */
   plan: RunPlanSummary | null = $state(null);
@@ -93,6 +96,7 @@ export class RunState {
         this.coachQuality = e.coachQuality;
         this.pool = e.pool;
         this.partner = null; // a run (re)opened: its twin is opened again by "Process vs outcome"
+        this.errors = []; // what went wrong before was about the run that was open then
         break;
       case 'partner': {
         const was = this.partner?.runId === e.runId ? this.partner : null;
@@ -111,6 +115,7 @@ export class RunState {
         this.iteration = e.iteration;
         this.stateMessage = e.message;
         if (e.state !== 'running') this.pauseRequested = false;
+        if (e.state === 'running') this.errors = []; // it trains now: a refusal or failure before it is stale
         break;
       case 'progress': {
         const key = e.progress.task;
@@ -161,6 +166,9 @@ export class RunState {
       case 'error':
         this.errors = [...this.errors.slice(-4), e.message];
         break;
+      case 'notice':
+        this.notices = [...this.notices.slice(-2), e.message];
+        break;
       case 'deviceLost':
         this.deviceLost = { reason: e.reason, message: e.message, checkpointIteration: e.checkpointIteration };
         break;
@@ -180,6 +188,10 @@ export class RunState {
   refused(request: GatedRequest): string | null {
     if (!this.config && request !== 'configure') return this.state === 'error' ? refusal({ state: 'error' }, request) : 'the page is still loading its model';
     return refusal({ state: this.shownState, activity: this.activity }, request);
+  }
+
+  dismissNotice(i: number): void {
+    this.notices = this.notices.filter((_, k) => k !== i);
   }
 
   dismissError(i: number): void {

@@ -13,6 +13,7 @@
  *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
  */
 import type { BackendName, WebGPULimits } from '../core/engine/backend.ts';
+import { fieldSpec } from '../core/loop/config-fields.ts';
 
 export type Patch = Record<string, unknown>;
 
@@ -57,8 +58,28 @@ export function readUrl(href: string): UrlState {
       );
     }
   }
+  // A parameter this page does not read is named, never dropped in silence: ?seed=3 is not ?config={"seed":3}.
+  for (const [key, value] of q) {
+    if (KNOWN.has(key)) continue;
+    const field = fieldSpec(key);
+    problems.push(field
+      ? `the link's ?${key}=${value} is refused: a setting goes in ?config=, e.g. ?config={"${key}":${JSON.stringify(example(field, value))}}, `
+        + `or in Settings → ${field.label}; using the default ${field.label}`
+      : `the link's ?${key}=${value} is not a parameter of this page (it reads ${[...KNOWN].map((k) => `?${k}=`).join(', ')}); it was ignored`);
+  }
   if (problems.length) out.error = problems.join(' · ');
   return out;
+}
+
+/** The query parameters the page reads. */
+const KNOWN = new Set(['config', 'backend', 'baseline', 'limits', 'coach']);
+
+/** The value a ?config= example shows for setting `f`: the link's own when it is one the setting can take, else one that is. */
+function example(f: NonNullable<ReturnType<typeof fieldSpec>>, v: string): unknown {
+  const n = Number(v);
+  if (f.kind === 'int' || f.kind === 'number') return v.trim() !== '' && Number.isFinite(n) ? n : f.min;
+  if (f.kind === 'enum') return f.values.includes(v) ? v : f.values[0];
+  return v !== 'false' && v !== '0';
 }
 
 /** The URL for a state, keeping other query parameters and the path. */

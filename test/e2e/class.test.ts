@@ -69,4 +69,45 @@ describe.skipIf(!have.ok)('a page a class can rely on', () => {
     await screenshot(page, 'class-typed-then-start');
     await page.close();
   }, 400_000);
+
+  it('with a stored lesson, a bad link\'s banner is inside the first 800 px, stays there when scrolled, and can be dismissed', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+    const page = await ctx.newPage();
+    await page.goto(`${site.url}?baseline=0`);
+    await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready');
+    await page.getByTestId('btn-lesson').click();
+    // A lesson is stored once its first run is (the whole lesson under MAPPA_SLOW=1, about a minute more).
+    const lesson = () => page.evaluate(() => {
+      const v = (window as unknown as { __mappa: { run: { lesson: { status: string; runs: { done: boolean }[] } | null } } }).__mappa.run.lesson;
+      return { status: v?.status, done: v?.runs.filter((r) => r.done).length ?? 0 };
+    });
+    await until(page, lesson, (v) => (process.env.MAPPA_SLOW ? v.status === 'done' : v.done >= 1), 600_000, 'a stored lesson run');
+    if (!process.env.MAPPA_SLOW) {
+      await page.getByTestId('btn-lesson-pause').click();
+      await waitFor(page, (s) => s.state === 'ready', 120_000, 'the lesson paused');
+    }
+    await page.close();
+
+    const bad = await ctx.newPage();
+    await bad.goto(`${site.url}?seed=abc&baseline=0`);
+    await waitFor(bad, (s) => s.state === 'ready', 180_000, 'ready on the bad link');
+    await bad.getByTestId('link-error').waitFor({ timeout: 30_000 });
+    const text = await bad.getByTestId('link-error').textContent();
+    expect(text).toMatch(/\?seed=abc is refused: a setting goes in \?config=, e\.g\. \?config=\{"seed":0\}, or in Settings → seed/);
+    const shown = await until(bad, () => bad.evaluate(() => (window as unknown as { __mappa: { run: { lesson: { status: string } | null } } }).__mappa.run.lesson?.status),
+      (st) => st === 'paused' || st === 'done', 30_000, 'the stored lesson drawn');
+    expect(shown).toMatch(/paused|done/);
+    const at = (await banners(bad)).find((b) => b.id === 'link-error')!;
+    expect(at.bottom, 'the link banner ends inside the first 800 px').toBeLessThanOrEqual(800);
+    await screenshot(bad, 'class-banner-stored-lesson');
+    await bad.mouse.wheel(0, 5000); // far down the page: the banner is pinned to the top of the viewport
+    await bad.waitForTimeout(300);
+    const scrolled = (await banners(bad)).find((b) => b.id === 'link-error')!;
+    expect(await bad.evaluate(() => scrollY)).toBeGreaterThan(500);
+    expect(scrolled.top).toBeGreaterThanOrEqual(0);
+    expect(scrolled.bottom).toBeLessThanOrEqual(800);
+    await bad.getByTestId('link-error').getByRole('button', { name: 'dismiss' }).click();
+    expect(await bad.getByTestId('link-error').count()).toBe(0);
+    await ctx.close();
+  }, 900_000);
 });

@@ -180,6 +180,8 @@ export type WorkerEvent =
   /** "Compare credit methods": its table as it stands (credit-methods.ts). */
   | { kind: 'creditMethods'; view: CreditMethodsView }
   | { kind: 'error'; message: string }
+  /** Something the user should know that is not an error (an imported dataset opened a new run): a banner until dismissed. */
+  | { kind: 'notice'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
 
 export type EventMessage = { type: 'event'; event: WorkerEvent };
