@@ -1,6 +1,7 @@
 /**
  * What `train` and `eval` share: the config from a file plus flags, the agent model, the coach and
- * the tools, each with a clear error when something is missing.
+ * the tools, each with a clear error when something is missing; and what `train --resume` checks
+ * before any work (the checkpoint readable, made with the same models).
  */
 import { readFile } from 'node:fs/promises';
 import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
@@ -14,7 +15,12 @@ import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset
 import type { RolloutTask } from '../core/loop/rollout.ts';
 import type { RunParts } from '../core/loop/session.ts';
 import { LocalCompute } from '../core/compute/local.ts';
-import { CliError, openModel } from './common.ts';
+import { CliError, openModel, sourceFor } from './common.ts';
+import { coachTemplateOf, judgeSpec, templateName } from '../core/coach/coaches.ts';
+import { parseUsed, runUsed, usedChange, type RunUsed } from '../core/loop/models-used.ts';
+import { RunFileError } from '../core/loop/checkpoint.ts';
+import { FileStore } from '../platform/node/file-store.ts';
+import path from 'node:path';
 
 /** A JSONL dataset (problem/answer) for training or evaluation; malformed lines reported, never silent. */
 export async function readDataset(file: string | undefined, flag: string): Promise<RolloutTask[] | undefined> {
@@ -72,4 +78,31 @@ export async function setUpRun(config: TrainConfig): Promise<RunParts> {
   const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow));
   const team = await setUpTeam(config);
   return { ...team, coach, compute: LocalCompute.forTeam(team) };
+}
+
+/** The models the run uses (the agents', the judge's) and the judge's template, hashed: before the backend starts. */
+export async function modelsUsed(config: TrainConfig): Promise<RunUsed> {
+  const team = domainOf(config.workflow);
+  const judge = config.coach.kind === 'model' ? await sourceFor(judgeSpec(config.coach, team)) : null;
+  return runUsed({
+    agents: await sourceFor(config.agentModel), judge,
+    template: { name: templateName(config.coach, team), text: coachTemplateOf(config.coach, team) },
+  });
+}
+
+/** A checkpoint that cannot be read, or was made with other models, is refused in one line before any work. */
+export async function checkResumable(out: string, used: RunUsed, accept: boolean): Promise<RunUsed> {
+  const store = new FileStore(out);
+  let saved;
+  try {
+    await store.check();
+    saved = await store.load();
+  } catch (e) {
+    throw e instanceof RunFileError ? new CliError(e.message) : e;
+  }
+  const change = saved && !accept ? usedChange(parseUsed(saved['used.json'], path.join(out, 'checkpoint', 'used.json')), used) : null;
+  if (change) {
+    throw new CliError(`--resume: ${change} since ${out}'s checkpoint; put it back, or pass --accept-changed-models to go on with it`);
+  }
+  return used;
 }

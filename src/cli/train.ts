@@ -2,10 +2,9 @@
  * `mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--out DIR] [--resume]`
  * runs the MAPPA loop (with no config: the embedded default, tiny models, math team), with a
  * progress bar on stderr. The run folder gets metrics.jsonl, trajectories.jsonl, checkpoint/,
- * adapters/<agent>/ (PEFT) and summary.json; the summary is also printed on stdout. summary.json and the
- * checkpoint (used.json) record the models that took part by path and sha256 (core/loop/models-used.ts);
- * --resume refuses when one changed since the checkpoint, unless --accept-changed-models. The run itself is
- * core/loop/session.ts's RunSession (the page's worker drives the same); this file parses flags and prints.
+ * adapters/<agent>/ (PEFT) and summary.json (with the models used, by sha256: core/loop/models-used.ts);
+ * the summary is also printed on stdout. The run itself is core/loop/session.ts's RunSession (the page's
+ * worker drives the same); this file parses flags and prints.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -14,17 +13,16 @@ import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/loop/run-size.ts';
 import { pct, printer, summaryLines } from './train-output.ts';
-import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, sourceFor, startBackend, threadCount, threadsFlag } from './common.ts';
+import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { acquireRunLock, RunLockedError } from '../platform/node/run-lock.ts';
 import { startWorkerLanes } from './train-workers.ts';
 import { computeFor } from '../core/compute/lanes.ts';
-import { readConfig, readDataset, setUpRun } from './run-setup.ts';
+import { checkResumable, modelsUsed, readConfig, readDataset, setUpRun } from './run-setup.ts';
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
-import { coachTemplateOf, judgeSpec, templateName } from '../core/coach/coaches.ts';
-import { parseUsed, runUsed, usedChange, type RunUsed } from '../core/loop/models-used.ts';
-import { RunFileError } from '../core/loop/checkpoint.ts';
+import { templateName } from '../core/coach/coaches.ts';
+import type { RunUsed } from '../core/loop/models-used.ts';
 import { domainOf } from '../core/domains/index.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
@@ -36,8 +34,7 @@ problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K
 micro-batches are shared, and each evaluation's sampled pass runs on a worker; the results are the
 same with any number.
 --yes: start a run that is estimated to take very long (it is refused without it).
---accept-changed-models: with --resume, go on although a model (the agents' or the judge) or the coach
-template is not the one the checkpoint was made with (refused without it, naming what changed).
+--accept-changed-models: --resume although a model or the coach template changed since the checkpoint.
 --json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
 always written to <out>/summary.json.
 One process writes a run folder at a time (<out>/run.lock); Ctrl-C stops after a checkpoint.\n`;
@@ -66,35 +63,8 @@ async function readRequest(argv: string[]) {
   const hasCheckpoint = existsSync(path.join(out, 'checkpoint')) || existsSync(path.join(out, 'checkpoint.old'));
   if (o.resume && !hasCheckpoint) throw new CliError(`--resume: ${out} holds no checkpoint; start without --resume`);
   if (!o.resume && hasCheckpoint) throw new CliError(`${out} already holds a run; pass --resume to continue it or --out to start another`);
-  const used = await modelsUsed(config);
-  if (o.resume) await checkResumable(out, used, Boolean(o['accept-changed-models']));
-  return { o, train, heldOut, config, out, used };
-}
-
-/** The models the run uses (the agents', the judge's) and the judge's template, hashed: before the backend starts. */
-async function modelsUsed(config: TrainConfig): Promise<RunUsed> {
-  const team = domainOf(config.workflow);
-  const judge = config.coach.kind === 'model' ? await sourceFor(judgeSpec(config.coach, team)) : null;
-  return runUsed({
-    agents: await sourceFor(config.agentModel), judge,
-    template: { name: templateName(config.coach, team), text: coachTemplateOf(config.coach, team) },
-  });
-}
-
-/** A checkpoint that cannot be read, or was made with other models, is refused in one line before any work. */
-async function checkResumable(out: string, used: RunUsed, accept: boolean): Promise<void> {
-  const store = new FileStore(out);
-  let saved;
-  try {
-    await store.check();
-    saved = await store.load();
-  } catch (e) {
-    throw e instanceof RunFileError ? new CliError(e.message) : e;
-  }
-  const change = saved && !accept ? usedChange(parseUsed(saved['used.json'], path.join(out, 'checkpoint', 'used.json')), used) : null;
-  if (change) {
-    throw new CliError(`--resume: ${change} since ${out}'s checkpoint; put it back, or pass --accept-changed-models to go on with it`);
-  }
+  const used = await modelsUsed(config); // hashed, and a --resume checked against its checkpoint, before any work
+  return { o, train, heldOut, config, out, used: o.resume ? await checkResumable(out, used, Boolean(o['accept-changed-models'])) : used };
 }
 
 export async function trainCommand(argv: string[]): Promise<void> {
@@ -164,8 +134,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   const summary = {
     out, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed, coach: parts.coach.name,
     ...(config.coach.kind === 'model' ? { coachTemplate: templateName(config.coach, domainOf(config.workflow)) } : {}),
-    // What took part, by content: each model's path and sha256, the judge's template's sha256 (config.json keeps what was asked).
-    used: models.used,
+    used: models.used, // what took part, by content (config.json keeps what was asked)
     baseline: baseline ?? null, final: metrics.filter((m) => m.eval).at(-1)?.eval ?? null,
     seconds: Math.round((Date.now() - started) / 1000),
     rollouts: metrics.reduce((n, m) => n + m.trajectories, 0),
