@@ -29,6 +29,8 @@
  * The reference matmul: [tokens, d] x [d, I] (the MLP's shape), median of a few runs.
  *
  * Example: npm run bench -- update --backends wasm --layers 4
+ * With --agents 1,4,...,128: the update of a team at an equal number of samples, per agent against
+ * batched (bench/update-team.ts).
  */
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
@@ -376,6 +378,8 @@ export async function runUpdateBenchmark(o: UpdateBenchOptions): Promise<string>
 
 /** Entry point of `npm run bench -- update [options]`. */
 export async function main(argv: string[]): Promise<void> {
+  // --agents: a team of N agents at equal samples, per agent against batched (bench/update-team.ts).
+  if (argv.includes('--agents')) return (await import('./update-team.ts')).main(argv);
   process.stdout.write(await runUpdateBenchmark(parseUpdateArgs(argv)));
 }
 

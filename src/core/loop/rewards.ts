@@ -103,9 +103,22 @@ export interface CoachStats {
   cached: number;
 }
 
-/** Coach every agent of every trajectory (and every turn of multi-turn agents when shaping). */
+/** Whether a run's rewards read any coach score: a coach mode (process, mixed), or shaping's per-turn scores. */
+export function readsCoach(settings: Pick<RewardSettings, 'mode' | 'shaping'>): boolean {
+  return usesCoach(settings.mode) || settings.shaping;
+}
+
+/**
+ * Coach every agent of every trajectory (and every turn of multi-turn agents when shaping), all of
+ * the iteration's actions in one `scoreBatch` (the coach batches them across the team). A run whose
+ * credit reads no coach (outcome, counterfactual, groups, without shaping) calls no coach at all:
+ * no verdicts, no calls (a judge's view of such a run is asked for separately).
+ */
 export async function coachTrajectories(w: WorkflowSpec, trajs: Trajectory[], coach: Coach, settings: RewardSettings,
   factsFor?: (t: Trajectory, agentId: string) => string | undefined): Promise<{ coached: CoachedTrajectory[]; stats: CoachStats }> {
+  if (!readsCoach(settings)) {
+    return { coached: trajs.map(() => ({ agentScores: new Map(), turnScores: new Map() })), stats: { calls: 0, failures: 0, cached: 0 } };
+  }
   const jobs: { ctx: ActionContext; put: (r: CoachResult) => void }[] = [];
   const coached = trajs.map((t) => {
     const c: CoachedTrajectory = { agentScores: new Map(), turnScores: new Map() };

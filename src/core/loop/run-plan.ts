@@ -70,6 +70,8 @@ export function runSettings(model: ModelConfig, c: TrainConfig, backend: PlanBac
     targets: c.lora.targetModules.filter((t): t is PlanProjection => (PLANNED as string[]).includes(t)),
     microBatch: c.update.microBatchSize,
     backend,
+    adapters: Math.max(1, agents.filter((a) => a.trainable).length),
+    batchedUpdate: c.update.batched,
   };
 }
 

@@ -79,6 +79,10 @@ export interface RunSettings {
   backend?: 'cpu' | 'wasm' | 'webgpu';
   /** Largest [rows, vocab] logits block computed at once (score.ts' default 64 MiB). */
   maxLogitBytes?: number;
+  /** Trained adapters (one per trainable agent; default 1): each with its two AdamW moments. */
+  adapters?: number;
+  /** The batched update (rl/team-update.ts) holds every adapter's gradient until the steps; the per-agent one, one at a time. */
+  batchedUpdate?: boolean;
 }
 
 export interface BufferSize {
@@ -93,7 +97,7 @@ export interface BufferSize {
 export interface MemoryPlan {
   /** Frozen base weights (plus wasm's tied output-projection copy). */
   weights: number;
-  /** LoRA weights, AdamW's two moments and one gradient set. */
+  /** Every adapter's LoRA weights and AdamW's two moments, and the gradient sets held at once (one, or every adapter's when batched). */
   lora: number;
   /** Rollout: the KV cache of every layer for rows x (prompt + action) tokens. */
   kvCache: number;
@@ -182,9 +186,9 @@ function check(name: string, v: number): void {
  */
 export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
   const s: Required<RunSettings> = {
-    targets: DEFAULT_TARGETS, microBatch: 4, backend: 'webgpu', maxLogitBytes: 64 << 20, ...run,
+    targets: DEFAULT_TARGETS, microBatch: 4, backend: 'webgpu', maxLogitBytes: 64 << 20, adapters: 1, batchedUpdate: false, ...run,
   };
-  for (const k of ['rows', 'promptTokens', 'actionTokens', 'rank', 'microBatch'] as const) check(k, s[k]);
+  for (const k of ['rows', 'promptTokens', 'actionTokens', 'rank', 'microBatch', 'adapters'] as const) check(k, s[k]);
   const d = c.hiddenSize;
   const V = c.vocabSize;
   const L = c.numLayers;
@@ -195,7 +199,8 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
   // Weights; wasm adds the [d, V] copy of a tied embedding it uses as the output projection.
   const tiedCopy = s.backend === 'wasm' && c.tieWordEmbeddings && embedBytes <= WASM_TIED_HEAD_COPY_BYTES ? embedBytes : 0;
   const weights = parameterCount(c) * F32 + tiedCopy;
-  const lora = loraParameters(c, s.rank, s.targets) * F32 * 4;
+  // Per adapter: weights and two moments; gradient sets: one (per agent) or one per adapter (batched).
+  const lora = loraParameters(c, s.rank, s.targets) * F32 * (3 * s.adapters + (s.batchedUpdate ? s.adapters : 1));
 
   // Rollout: K and V [rows, kvHeads, T, headDim] per layer; prefill holds one layer's forward
   // intermediates (about 20 widths of d per token, the [nh, P, P] scores three times) and the cache.
@@ -261,11 +266,17 @@ export function fitsLimits(plan: MemoryPlan, limits: DeviceLimits): FitVerdict {
   const problems: string[] = [];
   if (limits.memory !== undefined && plan.peak > limits.memory) {
     const over = plan.updatePeak >= plan.rolloutPeak ? 'the update' : 'the rollout';
+    const n = plan.settings.adapters;
+    const adapters = over === 'the update' && plan.lora >= (plan.updatePeak - plan.weights) / 2
+      ? `${n} adapter${n === 1 ? '' : 's'} with their AdamW moments${plan.settings.batchedUpdate ? ' and gradients' : ''} take ${mib(plan.lora)}: ` +
+        `train fewer agents, lower the LoRA rank (now ${plan.settings.rank}) or its target modules` +
+        (plan.settings.batchedUpdate ? ', or update per agent (update.batched false)' : '')
+      : null;
     problems.push(`peak ${mib(plan.peak)} (${over}) exceeds the ${mib(limits.memory)} available: ` +
-      (over === 'the update'
+      (adapters ?? (over === 'the update'
         ? `lower the micro-batch (now ${plan.settings.microBatch}) ` +
           `or the prompt + action tokens (now ${plan.settings.promptTokens} + ${plan.settings.actionTokens})`
-        : `lower the rows decoded at once (now ${plan.settings.rows}) or the tokens per row`));
+        : `lower the rows decoded at once (now ${plan.settings.rows}) or the tokens per row`)));
   }
   const binding = limits.maxStorageBufferBindingSize;
   const maxBuffer = limits.maxBufferSize;

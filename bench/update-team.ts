@@ -1,0 +1,131 @@
+/**
+ * The update of a team of N agents at an equal number of samples, per agent (one pass per agent's
+ * micro-batch, update.ts) against batched (rows of many agents in one pass, each through its own
+ * adapter: rl/team-update.ts), with each time as a ratio to one agent's update of the same samples.
+ * The goal (issue: a hundred agents in one tab): batched within 1.5x of one agent at N = 128.
+ *
+ * For: `npm run -s bench -- update --agents 1,4,8,16,32,64,128 [--samples 512] [--micro 16] [--reps 3]
+ * [--model models/relay] [--prompt 28] [--action 2]`, a markdown table on stdout. One process, wasm.
+ * Not for: the update's tokens/s at a large shape (bench/update.ts without --agents).
+ *
+ * The samples: `--samples` actions spread round-robin over the N agents, each a prompt of `--prompt`
+ * random tokens and an action of `--action` (a relay step is about 28 + 2 tokens), rewards in [0, 1];
+ * every agent a rank-8 LoRA on q, k, v, o with its own AdamW. Each timing is the median of `--reps`
+ * updates after one warm-up update.
+ *
+ * Example: npm run -s bench -- update --agents 1,8,128 --samples 512
+ *   | 128 | 4 | 9.10 s | 0.60 s | 13.8x | 0.91x | 15.2x |
+ */
+import os from 'node:os';
+import * as tf from '@tensorflow/tfjs-core';
+import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
+import { registerCustomKernels } from '../src/core/engine/kernels/register.ts';
+import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
+import { loadModel } from '../src/core/engine/model/load.ts';
+import { folderSource } from '../src/core/engine/model/sources.ts';
+import { AdamW } from '../src/core/rl/adamw.ts';
+import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
+import { thisThread } from '../src/core/compute/local.ts';
+import { Rng } from '../src/core/stats/rng.ts';
+
+interface Options {
+  agents: number[];
+  samples: number;
+  micro: number;
+  reps: number;
+  model: string;
+  prompt: number;
+  action: number;
+}
+
+export function parseTeamArgs(argv: string[]): Options {
+  const o: Options = { agents: [1, 4, 8, 16, 32, 64, 128], samples: 512, micro: 16, reps: 3, model: 'models/relay', prompt: 28, action: 2 };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const v = argv[++i];
+    if (v === undefined) throw new Error(`bench update --agents: ${flag} needs a value`);
+    const whole = (lo: number, hi: number) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`bench update --agents: ${flag} takes a whole number in ${lo}..${hi}, got "${v}"`);
+      return n;
+    };
+    if (flag === '--agents') {
+      o.agents = v.split(',').map(Number);
+      if (o.agents.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`bench update --agents takes team sizes like 1,8,128, got "${v}"`);
+    } else if (flag === '--samples') o.samples = whole(1, 100000);
+    else if (flag === '--micro') o.micro = whole(1, 4096);
+    else if (flag === '--reps') o.reps = whole(1, 100);
+    else if (flag === '--model') o.model = v;
+    else if (flag === '--prompt') o.prompt = whole(1, 4096);
+    else if (flag === '--action') o.action = whole(1, 4096);
+    else throw new Error(`bench update --agents: unknown option "${flag}". Options: --agents 1,8,128 --samples N --micro N --reps N --model DIR --prompt N --action N`);
+  }
+  const largest = Math.max(...o.agents);
+  if (o.samples < largest) throw new Error(`bench update --agents: --samples ${o.samples} is fewer than the ${largest} agents; give every agent a sample`);
+  return o;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const o = parseTeamArgs(argv);
+  const info = await initBackend({ force: 'wasm' });
+  registerCustomKernels();
+  const loaded = await loadModel(folderSource(o.model), { tokenizer: 'skip' });
+  const model = loaded.model;
+  const compute = thisThread(model);
+  const rng = new Rng('bench-update-team');
+  const V = loaded.config.vocabSize;
+  const base = Array.from({ length: o.samples }, () => ({
+    prompt: Array.from({ length: o.prompt }, () => rng.int(1, V - 1)),
+    action: Array.from({ length: o.action }, () => rng.int(1, V - 1)),
+    reward: rng.next(),
+  }));
+  const log = (m: string) => console.error(`[bench update --agents ${new Date().toISOString().slice(11, 19)}] ${m}`);
+  const rows: { n: number; perAgent: number; batched: number }[] = [];
+  for (const n of o.agents) {
+    const policies = new Map<string, AgentPolicy>();
+    for (let k = 0; k < n; k++) {
+      const adapter = LoraAdapter.create(loaded.config, { rank: 8, alpha: 16 }, `agent${k + 1}`, k);
+      policies.set(adapter.name, { adapter, optimizer: new AdamW(adapter.variables(), { lr: 1e-3 }), trainable: true });
+    }
+    const samples: TrainSample[] = base.map((x, i) => ({ ...x, agent: `agent${(i % n) + 1}` }));
+    const time = async (batched: boolean) => {
+      const settings = { microBatchSize: o.micro, batched };
+      await policyUpdate(compute, policies, samples, settings); // warm-up
+      const ts: number[] = [];
+      for (let r = 0; r < o.reps; r++) {
+        const t0 = performance.now();
+        await policyUpdate(compute, policies, samples, settings);
+        ts.push((performance.now() - t0) / 1000);
+      }
+      return median(ts);
+    };
+    const perAgent = await time(false);
+    const batched = n === 1 ? perAgent : await time(true);
+    rows.push({ n, perAgent, batched });
+    log(`N = ${n}: per agent ${perAgent.toFixed(3)} s, batched ${batched.toFixed(3)} s; ${tf.memory().numTensors} tensors`);
+    for (const p of policies.values()) {
+      p.adapter.dispose();
+      p.optimizer.dispose();
+    }
+  }
+  const one = rows.find((r) => r.n === 1)?.perAgent;
+  console.log(`# The update of N agents at ${o.samples} samples: per agent against batched\n`);
+  console.log(`\`npm run -s bench -- update ${argv.join(' ')}\`; ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${describeBackend(info)}, 1 thread; `
+    + `${o.model} (${loaded.config.numLayers} layers, hidden ${loaded.config.hiddenSize}), rank-8 LoRA on q, k, v, o per agent; `
+    + `${o.samples} samples of ${o.prompt} + ${o.action} tokens, round-robin over the agents; micro-batches of ${o.micro} rows; `
+    + `median of ${o.reps} updates after a warm-up.\n`);
+  console.log('| agents | samples per agent | per agent | batched | per agent / one agent | batched / one agent | batched speed-up |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) {
+    const ratio = (t: number) => (one ? `${(t / one).toFixed(2)}x` : '-');
+    console.log(`| ${r.n} | ${(o.samples / r.n).toFixed(r.n > o.samples / 2 ? 1 : 0)} | ${r.perAgent.toFixed(3)} s | ${r.batched.toFixed(3)} s | `
+      + `${ratio(r.perAgent)} | ${ratio(r.batched)} | ${(r.perAgent / r.batched).toFixed(1)}x |`);
+  }
+  if (!one) console.log('\n(no N = 1 row: add 1 to --agents for the ratios to one agent)');
+  model.dispose();
+}
