@@ -171,8 +171,10 @@ export default defineConfig({
     // Two files at a time on a 2-core machine (vitest's default is cores - 1 = one): the browser and
     // CLI tests wait on other processes much of their time, and the unit files use one core each.
     maxWorkers: 2,
-    testTimeout: 120_000,
-    hookTimeout: 300_000,
+    // Deadlines against hangs, not measures of speed (docs/testing.md, "On a busy machine"): at least ten times
+    // what a test or a setup (a site build, a server and a browser start) takes alone.
+    testTimeout: 300_000,
+    hookTimeout: 600_000,
     reporters: ['default', './test/reporters/file-timings.ts'],
   },
 });

@@ -111,16 +111,22 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
   it('trains two iterations in the worker; charts and inspector update; typing stays responsive during an update', async () => {
     await page.getByTestId('btn-start').click();
     await waitRun(page, 'r.progress.update');
-    // The update runs in the worker: the page must keep painting and take keystrokes.
+    // The update runs in the worker: the page must keep painting and take keystrokes. Checked as an order of
+    // events, not in milliseconds (a busy machine stretches those): keystrokes handled and frames painted on the
+    // page's thread while the worker's update was still under way. An update on the page's thread would let
+    // neither happen until it ended.
     await page.evaluate(() => {
-      const w = window as unknown as { __gaps: number[] };
-      w.__gaps = [];
-      let last = performance.now();
+      const w = window as unknown as { __during: { keys: number; keysAfter: number; frames: number }; __mappa: { run: RunView } };
+      const updating = () => w.__mappa.run.progress.update !== undefined;
+      w.__during = { keys: 0, keysAfter: 0, frames: 0 };
+      document.querySelector('[data-testid=notes]')!.addEventListener('input', () => {
+        if (updating()) w.__during.keys++;
+        else w.__during.keysAfter++;
+      });
       const tick = () => {
-        const now = performance.now();
-        w.__gaps.push(now - last);
-        last = now;
-        if (w.__gaps.length < 400) requestAnimationFrame(tick);
+        if (!updating()) return;
+        w.__during.frames++;
+        requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);
     });
@@ -129,15 +135,12 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const t0 = Date.now();
     await notes.pressSequentially(typed, { delay: 15 });
     const typingMs = Date.now() - t0;
-    const maxGap = await page.evaluate(() => Math.max(...(window as unknown as { __gaps: number[] }).__gaps));
-    const inUpdate = (await view(page)).progress.update !== undefined;
-    console.log(`[e2e] typing ${typed.length} chars took ${typingMs} ms during the update (still updating: ${inUpdate}); longest frame gap ${maxGap.toFixed(0)} ms`);
+    const during = await page.evaluate(() => (window as unknown as { __during: { keys: number; keysAfter: number; frames: number } }).__during);
+    console.log(`[e2e] typing ${typed.length} chars took ${typingMs} ms; during the worker's update the page handled ${during.keys} keystrokes `
+      + `(${during.keysAfter} after it) and painted ${during.frames} frames`);
     await expect(notes.inputValue()).resolves.toBe(typed);
-    // An update on the page's thread would freeze it for the whole update (tens of seconds here); in the
-    // worker, frames and keys keep coming. The bounds leave room for a loaded machine (a frame gap of
-    // 1.5 s was seen with two training runs on the other cores), not for a frozen page.
-    expect(typingMs).toBeLessThan(typed.length * 15 + 8000);
-    expect(maxGap).toBeLessThan(5000);
+    expect(during.keys).toBeGreaterThan(0);
+    expect(during.frames).toBeGreaterThan(1);
 
     await waitRun(page, 'r.metrics.length >= 2');
     await page.getByTestId('btn-pause').click(); // stops the third iteration in its rollouts: it leaves no trace
@@ -257,7 +260,8 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await expect(page.getByTestId('team').locator('li.agent b').allTextContents()).resolves.toEqual(['1. Data Engineer', '2. Modeler', '3. Analyst']);
     const { temperature, evalTasks, promptsPerIteration } = DATA_TEAM_SETTINGS;
     expect(await config()).toMatchObject({ temperature, evalTasks, promptsPerIteration });
-    expect(new URL(page.url()).searchParams.get('config')).toContain(`"temperature":${temperature}`);
+    // The link follows the run's 'run' event, which may reach the page after its state does (a busy machine): poll it.
+    await expect.poll(() => new URL(page.url()).searchParams.get('config'), { timeout: 60_000 }).toContain(`"temperature":${temperature}`);
     await page.getByTestId('team-preset').selectOption('math-chain');
     await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
     expect(await config()).toMatchObject({ temperature: 1, evalTasks: 200, promptsPerIteration: 12 });

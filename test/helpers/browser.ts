@@ -71,6 +71,16 @@ function newestMtime(p: string): number {
   return newest;
 }
 
+/** Whether process `pid` still runs (signal 0 checks without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * Runs `vite build` for `kind` unless its output is newer than every source. Safe when several
  * test files (separate processes) ask at once: a lock directory serializes them.
@@ -80,15 +90,20 @@ export async function ensureBuilt(kind: BuildKind): Promise<string> {
   const { outDir, entry, args, sources } = BUILDS[kind];
   const lock = `${outDir}.lock`;
   fs.mkdirSync(path.dirname(outDir), { recursive: true });
-  const deadline = Date.now() + 240_000;
+  // The lock holds its builder's pid: it is taken over only when that process is gone (a killed run), never
+  // for its age (a build on a busy machine takes minutes); the wait is bounded by the caller's hook timeout.
   for (;;) {
     try {
       fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
       break;
     } catch {
+      let owner = NaN;
+      try {
+        owner = Number(fs.readFileSync(path.join(lock, 'pid'), 'utf8') || NaN);
+      } catch { /* not written yet, or the lock was just released */ }
       const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 180_000) fs.rmSync(lock, { recursive: true, force: true }); // left by a killed run
-      if (Date.now() > deadline) throw new Error(`ensureBuilt(${kind}): ${lock} held too long; delete it`);
+      if (Number.isInteger(owner) ? !alive(owner) : age > 60_000) fs.rmSync(lock, { recursive: true, force: true });
       await new Promise((r) => setTimeout(r, 250));
     }
   }

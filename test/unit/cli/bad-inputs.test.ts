@@ -85,12 +85,12 @@ describe('bad inputs are refused before any work, in one line', () => {
     expect(r.stderr).not.toMatch(/^backend:/m); // refused before the backend started
   });
 
-  it('as a real process: train --seed abc exits 2 at once', async () => {
-    const started = Date.now();
+  it('as a real process: train --seed abc exits 2 before any work', async () => {
     const err = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'bin/mappa.js'), 'train', '--seed', 'abc', '--out', out], { cwd: repoRoot })
       .catch((e: { code: number; stderr: string }) => e);
     expect((err as { code: number }).code).toBe(2);
     expect((err as { stderr: string }).stderr).toBe('mappa train: --seed must be a whole number of at least 0, got "abc"\n');
-    expect(Date.now() - started).toBeLessThan(20_000);
-  }, 30_000);
+    // "At once" as an order, not a time (a busy machine stretches that): refused before the run folder was made.
+    expect(existsSync(out)).toBe(false);
+  }, 60_000);
 });

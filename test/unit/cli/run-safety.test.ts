@@ -6,7 +6,7 @@
  *   - kill -9 at several moments, then --resume: the same adapters as the uninterrupted run, and
  *     logs cut back to the checkpoint (no iteration twice, no torn line);
  *   - a full disk mid-run (a small tmpfs, where this machine lets us mount one): a non-zero exit
- *     within 10 s of the error, one clear line naming the file, the checkpoint whole, no temporary
+ *     soon after the error (1.2 s alone; the bound is 30 s, so a busy machine does not fail it), one clear line naming the file, the checkpoint whole, no temporary
  *     checkpoint left, and --resume after freeing space gives the uninterrupted run's adapters.
  * Bad inputs refused before any work are in bad-inputs.test.ts.
  */
@@ -68,13 +68,19 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('one writer per run', () => {
   it('a second `mappa train` on the same --out is refused at once, naming the first; the first run is whole', async () => {
     const out = path.join(dir, 'two');
-    const first = train(out);
+    let firstEnded = 0;
+    const first = train(out).then((r) => {
+      firstEnded = Date.now();
+      return r;
+    });
     const lock = path.join(out, 'run.lock');
     while (!existsSync(lock)) await new Promise((r) => setTimeout(r, 20));
-    const t0 = Date.now();
     const second = await train(out);
     expect(second.code).toBe(2);
-    expect(Date.now() - t0).toBeLessThan(15_000); // refused before loading anything
+    // "At once" as an order of events, not a time (a busy machine stretches that): the second was refused while
+    // the first still trained, and before it loaded anything (no backend line).
+    expect(firstEnded === 0 || second.endedAt < firstEnded).toBe(true);
+    expect(second.stderr).not.toMatch(/^backend:/m);
     expect(second.stderr.trim().split('\n')).toHaveLength(1);
     expect(second.stderr).toMatch(/is being trained by pid \d+ on .*; wait for it to finish, stop it \(Ctrl-C keeps a checkpoint\), or pass another --out/);
     const done = await first;
@@ -143,7 +149,7 @@ function checkpointed(out: string): number {
 }
 
 describe('a full disk mid-run', () => {
-  it('ends within 10 s with one line naming the file; the checkpoint is whole; --resume after freeing space gives the uninterrupted adapters', async (ctx) => {
+  it('ends within 30 s (not a hang) with one line naming the file; the checkpoint is whole; --resume after freeing space gives the uninterrupted adapters', async (ctx) => {
     expect(reference, 'the two-writers test made the reference run').toBeDefined();
     const disk = path.join(dir, 'disk');
     if (!mountTmpfs(disk, 32)) return ctx.skip();
@@ -161,7 +167,9 @@ describe('a full disk mid-run', () => {
       });
       expect(filledAt).toBeGreaterThan(0);
       expect(failed.code).not.toBe(0);
-      expect(failed.endedAt - filledAt).toBeLessThan(10_000);
+      console.log(`[run-safety] the full disk: the run ended ${((failed.endedAt - filledAt) / 1000).toFixed(1)} s after the disk filled`);
+      // Not a hang: 1.2 s measured with the file alone; the bound holds at 25 times that (a busy machine stretches it).
+      expect(failed.endedAt - filledAt).toBeLessThan(30_000);
       const last = failed.stderr.trim().split('\n').at(-1)!;
       expect(last).toMatch(/^mappa train: no space left on the disk while writing .*\/run\/\S+; free some space, then continue the run with --resume \(its last checkpoint is whole\)$/);
       expect(failed.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack trace
