@@ -19,7 +19,7 @@
  *       differently-rated actions as the rater (the team's rubric) does (models/relay-judge/report.json).'
  */
 import type { Miscalibration } from '../coach/coach.ts';
-import type { Interval } from '../stats/intervals.ts';
+import { wilson, type Interval } from '../stats/intervals.ts';
 
 /** A coach ranking below this did not help on the relay of 4 (the lowest measured ranking that did: the rubric with noise σ = 8). */
 export const HELPFUL_RANKING = 0.79;
@@ -97,10 +97,18 @@ export function judgeFolder(coachName: string): string {
   return coachName.replace(/^model:/, '').replace(/\+miscalibrated$/, '').replace(/^https?:\/\/[^/]+\//, '').replace(/^\.\//, '').replace(/\/$/, '');
 }
 
-/** The `check.ranking` interval of a judge's report.json, or null. */
+/**
+ * The `check.ranking` interval of a judge's report.json, or null. A bootstrap over steps cannot leave 100 %
+ * when every step agreed ([100.0, 100.0] for 480 of 480): such an interval is replaced by Wilson's on the
+ * report's held-out step count (480 of 480 -> [99.2, 100.0]).
+ */
 export function reportRanking(report: unknown): Interval | null {
-  const r = (report as { check?: { ranking?: Partial<Interval> } } | null)?.check?.ranking;
-  return r && typeof r.p === 'number' && typeof r.low === 'number' && typeof r.high === 'number' ? { p: r.p, low: r.low, high: r.high } : null;
+  const check = (report as { check?: { ranking?: Partial<Interval>; steps?: unknown } } | null)?.check;
+  const r = check?.ranking;
+  if (!(r && typeof r.p === 'number' && typeof r.low === 'number' && typeof r.high === 'number')) return null;
+  const steps = typeof check?.steps === 'number' && check.steps > 0 ? check.steps : null;
+  if (r.high - r.low < 1e-9 && steps) return { ...wilson(Math.round(r.p * steps), steps), p: r.p };
+  return { p: r.p, low: r.low, high: r.high };
 }
 
 /**

@@ -121,10 +121,13 @@ export function comparePatch(method: CreditMethod, n = COMPARE_AGENTS, plan: Les
 
 /** A run's record as the comparison reads it from the store: an iteration's metrics or an evaluation. */
 export interface MethodRecord extends TimedIteration {
-  perAgent?: unknown;
+  perAgent?: Record<string, { kl?: number; samples?: number }>;
   generations?: number;
   coach?: { calls: number };
   eval?: EvalResult;
+  /** The share of training rollouts the team got right. */
+  trainAccuracy?: number;
+  groups?: { sharedShare?: number };
 }
 
 /** What one method's run holds: its records, whether it is finished, and its stored training time. */
@@ -175,6 +178,68 @@ export interface MethodRow {
   vsOutcome: (Interval & { n: number }) | null;
   done: boolean;
   words: string;
+  /** Why it did as it did, from its records: its signal, its drift, its budget (whyWords); '' until finished. */
+  why: string;
+}
+
+/**
+ * What a run's records say of how it learnt: the share of training rollouts the team got right (the
+ * signal a final answer gives), the largest KL to the base model per token of any agent in any iteration
+ * (its drift), the samples each agent trained on an iteration (where its budget went), and for state
+ * groups the share of steps that met an input another step met (the only ones a group speaks for).
+ */
+export function recordSigns(run: Pick<MethodRunData, 'records'>): { right: number; drift: number; samples: Record<string, number>; shared: number | null } {
+  const its = run.records.filter((r) => r.perAgent && r.iteration > 0);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const samples: Record<string, number> = {};
+  for (const agent of Object.keys(its[0]?.perAgent ?? {})) samples[agent] = mean(its.map((r) => r.perAgent![agent]?.samples ?? 0));
+  const shares = its.map((r) => r.groups?.sharedShare).filter((x): x is number => typeof x === 'number');
+  return {
+    right: mean(its.map((r) => r.trainAccuracy ?? 0)),
+    drift: Math.max(0, ...its.flatMap((r) => Object.values(r.perAgent!).map((a) => a.kl ?? 0))),
+    samples,
+    shared: shares.length ? mean(shares) : null,
+  };
+}
+
+/**
+ * Why a finished method did as it did, in words, from its records beside outcome reward's (the reasons
+ * docs/results.md found, measured on this run). Example (counterfactual at 4 agents): 'counterfactual ended
+ * below the untrained team. Its budget went downstream: agent1 trained on 4 samples an iteration, agent4 on 32;
+ * its drift: KL to the base model up to 1.21 per token (outcome: 0.31); its signal: the team was right in 19 %
+ * of its training rollouts, and a reply's credit is 0 wherever all its replays end wrong.'
+ */
+export function whyWords(row: Pick<MethodRow, 'method' | 'final' | 'vsOutcome' | 'coachCalls'>, run: MethodRunData | undefined,
+  outcome: MethodRunData | undefined, untrained: Interval | null): string {
+  if (!run?.done || !row.final) return '';
+  const m = recordSigns(run);
+  const base = outcome?.done ? recordSigns(outcome) : null;
+  const against = untrained
+    ? row.final.high < untrained.low ? ' ended below the untrained team' : row.final.low > untrained.high ? ' ended above the untrained team'
+      : ' ended within the noise of the untrained team'
+    : '';
+  const right = `the team was right in ${Math.round(m.right * 100)} % of its training rollouts`;
+  const drift = `KL to the base model up to ${m.drift.toFixed(2)} per token${base && row.method !== 'outcome' ? ` (outcome: ${base.drift.toFixed(2)})` : ''}`;
+  const agents = Object.entries(m.samples);
+  const budget = agents.length > 1
+    ? `${agents[0][0]} trained on ${Math.round(agents[0][1])} samples an iteration, ${agents.at(-1)![0]} on ${Math.round(agents.at(-1)![1])}` : '';
+  switch (row.method) {
+    case 'process':
+      return `process${against}. Its signal: the coach scored every step (${row.coachCalls.toLocaleString('en-US')} calls), so each agent `
+        + `learnt from its own step whether or not the team was right (${right}); its drift: ${drift}.`;
+    case 'outcome':
+      return `outcome${against}. Its signal: every step got the team's 1 or 0, and ${right}; a right step in a wrong team was pushed down; `
+        + `its drift: ${drift}.`;
+    case 'counterfactual':
+      return `counterfactual${against}. Its budget went to replays${budget ? `: ${budget}` : ''}; its signal: a reply's credit is 0 wherever all `
+        + `its replays end wrong (${right}); its drift: ${drift}.`;
+    case 'groups': {
+      const shared = m.shared === null ? '' : `; only ${Math.round(m.shared * 100)} % of steps met an input another step met, the only ones a group speaks for`;
+      return `groups${against}. Its signal: a prompt whose samples are all wrong gives 0 (${right})${shared}; its drift: ${drift}.`;
+    }
+    default:
+      return '';
+  }
 }
 
 export interface CreditMethodsView {
@@ -232,7 +297,7 @@ export function methodRow(run: MethodRunData | undefined, method: CreditMethod, 
     if (vsOutcome) words += `, ${pointsWords(vsOutcome)} against outcome (paired, ${beyondNoise(vsOutcome)})`;
     words += '.';
   }
-  return { method, needs, from, ...cost, final, vsOutcome, done: Boolean(run?.done && final), words };
+  return { method, needs, from, ...cost, final, vsOutcome, done: Boolean(run?.done && final), words, why: '' };
 }
 
 /**
@@ -279,8 +344,11 @@ export function untrainedOf(runs: readonly MethodRunData[]): (Interval & { tasks
 export function methodsView(runs: readonly MethodRunData[], now: Omit<CreditMethodsView, 'rows' | 'words' | 'n' | 'budget' | 'evalTasks' | 'untrained'>,
   n = COMPARE_AGENTS, plan: LessonPlan = LESSON_PLAN): CreditMethodsView {
   const find = (m: CreditMethod) => runs.find((r) => r.method === m);
-  const rows = CREDIT_METHODS.map((m) => methodRow(find(m), m, find('outcome'), now.coach));
-  const budget = generationBudget(n, plan).total;
   const untrained = untrainedOf(runs);
+  const rows = CREDIT_METHODS.map((m) => {
+    const row = methodRow(find(m), m, find('outcome'), now.coach);
+    return { ...row, why: whyWords(row, find(m), find('outcome'), untrained) };
+  });
+  const budget = generationBudget(n, plan).total;
   return { ...now, n, budget, evalTasks: plan.evalTasks, rows, untrained, words: methodsWords(rows, n, budget, plan.evalTasks, untrained) };
 }

@@ -98,7 +98,7 @@ export function iterationEstimate(pace: Pace, rollouts: number): number {
 
 /**
  * The size of a run before it starts, in words, with its time at this machine's measured pace:
- * "24 rollouts an iteration (8 prompts × 3 samples); about 12 s an iteration here, 6 minutes for 30"
+ * "24 rollouts an iteration (8 prompts × 3 samples); about 12 s an iteration here, 6 minutes for 30, training only (...)"
  * or, unmeasured, "...; not timed on this machine yet (Step times one iteration)". `pool`: the training
  * prompts there are to pick from (an iteration asking for more picks each once: the math team's pool
  * holds 400 a level).
@@ -118,7 +118,9 @@ export function sizeWords(
   const head = `${n(rollouts)} rollouts an iteration (${n(prompts)} prompts × ${c.samplesPerPrompt} samples${replays}${asked})`;
   if (!pace) return `${head}; not timed on this machine yet (Step times one iteration)`;
   const one = iterationEstimate(pace, rollouts);
-  return `${head}; about ${measuredDuration(one)} an iteration here, ${roughDuration(one * c.iterations)} for ${c.iterations}`;
+  // The pace is of training iterations alone: the held-out evaluations (untrained team, then every evalEvery) are not in it.
+  return `${head}; about ${measuredDuration(one)} an iteration here, ${roughDuration(one * c.iterations)} for ${c.iterations}, `
+    + 'training only (the held-out evaluations come on top)';
 }
 
 /**

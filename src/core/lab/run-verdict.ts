@@ -15,7 +15,9 @@
 import { changeWords, heldOutChanges, type HeldOutChange } from '../loop/held-out-change.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { formatPoints } from '../stats/intervals.ts';
+import { readsCoach, type RewardMode } from '../loop/rewards.ts';
 import { HELPFUL_RANKING, type CoachQuality } from './coach-quality.ts';
+import { METHOD_WORDS } from './credit-methods.ts';
 
 export interface RunVerdict {
   /** The iteration of the trained team's evaluation. */
@@ -39,7 +41,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
  * one after it); null until both exist. `reward`: the run's reward mode (outcome reward uses no coach).
  */
 export function runVerdict(evals: readonly { iteration: number; result: EvalResult }[],
-  c: { iterations: number; evalTemperature: number; rewards: { mode: string } }, coach: CoachQuality | null): RunVerdict | null {
+  c: { iterations: number; evalTemperature: number; rewards: { mode: RewardMode; shaping?: boolean } }, coach: CoachQuality | null): RunVerdict | null {
   const finished = evals.filter((e) => e.result.of === undefined && e.result.tasks > 0);
   const base = finished.find((e) => e.iteration === 0);
   const last = finished.filter((e) => e.iteration > 0).sort((a, b) => a.iteration - b.iteration).at(-1);
@@ -52,14 +54,41 @@ export function runVerdict(evals: readonly { iteration: number; result: EvalResu
   let warning: string | null = null;
   if (below) {
     const which = losses.map((x) => `${x.name} ${formatPoints(x.paired!)}`).join(', ');
-    warning = `The trained team is worse than the untrained one, beyond the interval (${which}). ${causeWords(c.rewards.mode, coach)}`;
+    warning = `The trained team is worse than the untrained one, beyond the interval (${which}). ${causeWords(c.rewards, coach)}`;
   }
   return { iteration: last.iteration, ended, head, changes, lines: changes.map(changeWords).filter(Boolean), below, warning };
 }
 
+/**
+ * The line above the charts: what the run's credit reads. Where it reads a coach (process, mixed, or
+ * shaping), the coach's own line (coach-quality.ts); otherwise the method by name and what it reads
+ * instead, and that no coach is called.
+ * Example: readsLine({ mode: 'counterfactual' }, q) -> 'No coach: counterfactual credit replays each agent's turn ...'
+ */
+export function readsLine(rewards: { mode: RewardMode; shaping?: boolean }, coach: CoachQuality | null): string | null {
+  if (readsCoach({ mode: rewards.mode, shaping: rewards.shaping ?? false })) return coach?.line ?? null;
+  return `No coach: ${rewards.mode} credit reads ${READS[rewards.mode]}; ${METHOD_WORDS[rewards.mode].gets}. `
+    + 'No coach is called, so no coach score is recorded.';
+}
+
+/** What a coach-free credit method reads instead of a coach. */
+const READS: Record<RewardMode, string> = {
+  process: 'a coach', mixed: 'a coach',
+  outcome: 'only whether the team\'s final answer is right',
+  counterfactual: 'replays: each agent\'s turn is replayed from the same input and each replay played to the team\'s final answer',
+  groups: 'the final answers of the steps of one agent that met the same input in the iteration',
+};
+
 /** The likely cause of a fall below the untrained team, where one is known. */
-export function causeWords(mode: string, coach: CoachQuality | null): string {
-  if (mode === 'outcome') return 'Outcome reward uses no coach; the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+export function causeWords(rewards: { mode: RewardMode; shaping?: boolean }, coach: CoachQuality | null): string {
+  const mode = rewards.mode;
+  if (mode === 'outcome' && !rewards.shaping) {
+    return 'Outcome reward uses no coach; the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+  }
+  if (!readsCoach({ mode, shaping: rewards.shaping ?? false })) {
+    return `${mode[0].toUpperCase()}${mode.slice(1)} credit reads no coach (it reads ${READS[mode]}); the cause is its signal, the learning rate `
+      + 'or the budget (docs/results.md: at the lesson\'s budget both coach-free methods ended below the untrained team).';
+  }
   if (coach?.weak && coach.ranking) {
     return `Likely cause: the coach, ${coach.who}, ranks only ${pct(coach.ranking.p)} of an agent's actions as the rater does; `
       + `below about ${Math.round(HELPFUL_RANKING * 100)} % a coach made the relay team worse than untrained (docs/judges.md). `
@@ -69,5 +98,8 @@ export function causeWords(mode: string, coach: CoachQuality | null): string {
     return `The coach, ${coach.who}, has no measured ranking against the rater, so it may be the cause `
       + `(a coach below about ${Math.round(HELPFUL_RANKING * 100)} % made the relay team worse: docs/judges.md).`;
   }
-  return 'The coach agrees with the rater, so the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+  if (coach?.isRater || (coach?.ranking && !coach.weak)) {
+    return 'The coach agrees with the rater, so the cause is elsewhere (the learning rate, the budget, or a team that cannot learn this task).';
+  }
+  return 'The cause is not known (the learning rate, the budget, the coach, or a team that cannot learn this task).';
 }

@@ -33,7 +33,7 @@ describe('a team\'s pace, measured', () => {
     const pace = teamPaces([math([it_(1, 6, 5)])])['math-chain'];
     const rollouts = c.promptsPerIteration * c.samplesPerPrompt;
     expect(iterationEstimate(pace, 48)).toBe(24);
-    expect(sizeWords(c, pace)).toBe(`${rollouts} rollouts an iteration (${c.promptsPerIteration} prompts × ${c.samplesPerPrompt} samples); about ${rollouts / 2} s an iteration here, ${Math.round(rollouts / 2 * c.iterations / 60)} minutes for ${c.iterations}`);
+    expect(sizeWords(c, pace)).toBe(`${rollouts} rollouts an iteration (${c.promptsPerIteration} prompts × ${c.samplesPerPrompt} samples); about ${rollouts / 2} s an iteration here, ${Math.round(rollouts / 2 * c.iterations / 60)} minutes for ${c.iterations}, training only (the held-out evaluations come on top)`);
     expect(sizeWords(c, undefined)).toMatch(/not timed on this machine yet/);
   });
 
