@@ -57,6 +57,8 @@ export class RunState {
   partner: { runId: string; mode: string; iteration: number; iterations: number; evals: RunEval[] } | null = $state(null);
   /** What the open run's coach is (what it reads, its measured ranking against the rater), from the lab. */
   coachQuality: CoachQuality | null = $state(null);
+  /** The imported dataset the open run trains on, by file name (null: the team's generated problems). */
+  dataset: string | null = $state(null);
   /** Training prompts the open run can pick from at its level (Infinity: unknown). */
   pool = $state(Infinity);
   /** Bumped on every metrics change so charts can redraw cheaply. */
@@ -95,6 +97,7 @@ export class RunState {
         this.coach = e.coach;
         this.coachQuality = e.coachQuality;
         this.pool = e.pool;
+        this.dataset = e.dataset ?? null;
         this.partner = null; // a run (re)opened: its twin is opened again by "Process vs outcome"
         this.errors = []; // what went wrong before was about the run that was open then
         break;

@@ -23,6 +23,8 @@ export interface UrlState {
   webgpuLimits?: WebGPULimits;
   config: Patch;
   webllm?: string;
+  /** ?run=<id>: a run this browser holds (a dataset run: its problems are not in the link). */
+  run?: string;
   /** ?baseline=0 skips the untrained team's evaluation (it is slow on software WebGPU). */
   baseline?: boolean;
   /** What in the link could not be read (each part named, joined by ' · '); the page says so and uses the defaults for those parts. */
@@ -45,6 +47,8 @@ export function readUrl(href: string): UrlState {
   const coach = q.get('coach');
   if (coach?.startsWith('webllm:') && coach.length > 'webllm:'.length) out.webllm = coach.slice('webllm:'.length);
   else if (coach !== null) problems.push(`the link's ?coach=${coach} is not "webllm:<model id>"; the configuration's coach scores`);
+  const run = q.get('run');
+  if (run) out.run = run;
   const raw = q.get('config');
   if (raw !== null) {
     try {
@@ -72,7 +76,7 @@ export function readUrl(href: string): UrlState {
 }
 
 /** The query parameters the page reads. */
-const KNOWN = new Set(['config', 'backend', 'baseline', 'limits', 'coach']);
+const KNOWN = new Set(['config', 'backend', 'baseline', 'limits', 'coach', 'run']);
 
 /** The value a ?config= example shows for setting `f`: the link's own when it is one the setting can take, else one that is. */
 function example(f: NonNullable<ReturnType<typeof fieldSpec>>, v: string): unknown {
@@ -91,6 +95,8 @@ export function urlFor(href: string, s: Omit<UrlState, 'error'>): string {
   else u.searchParams.delete('backend');
   if (s.webllm) u.searchParams.set('coach', `webllm:${s.webllm}`);
   else u.searchParams.delete('coach');
+  if (s.run) u.searchParams.set('run', s.run);
+  else u.searchParams.delete('run');
   return u.href;
 }
 

@@ -110,4 +110,78 @@ describe.skipIf(!have.ok)('a page a class can rely on', () => {
     expect(await bad.getByTestId('link-error').count()).toBe(0);
     await ctx.close();
   }, 900_000);
+
+  it('a counterfactual run\'s words name no coach: the line above the charts, the settings line and the verdict', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+    const page = await ctx.newPage();
+    const cf = { ...small, seed: 31, iterations: 2, evalEvery: 2, promptsPerIteration: 1, samplesPerPrompt: 1, rewards: { mode: 'counterfactual' } };
+    await page.goto(`${site.url}?config=${encodeURIComponent(JSON.stringify(cf))}`); // the untrained team is measured: the verdict needs it
+    await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready');
+    const line = (await page.getByTestId('coach-line').textContent())!;
+    expect(line).toMatch(/^No coach: counterfactual credit reads replays/);
+    expect(line).not.toMatch(/judge|rater|rubric|Coach:/);
+    expect(await page.locator('[data-testid=settings] summary').textContent()).toMatch(/counterfactual reward · no coach ·/);
+    await page.getByTestId('btn-start').click();
+    await waitFor(page, (s) => s.state === 'ready' && s.iteration === 2 && s.evals.some((e) => e.iteration === 2 && e.of === undefined), 300_000, 'the run ends');
+    const verdict = (await page.getByTestId('verdict').textContent())!;
+    expect(verdict).toMatch(/After iteration 2 \(the end of the run\)/);
+    expect(verdict).not.toMatch(/coach agrees|judge models|Coach:/);
+    await screenshot(page, 'class-counterfactual-words');
+    await ctx.close();
+  }, 600_000);
+
+  it('an imported dataset opens a new run, says so, and a reload reaches it (?run=)', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+    const page = await ctx.newPage();
+    await page.goto(`${site.url}?baseline=0`);
+    await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready');
+    const before = await opened(page);
+    const lines = Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: i + 1, problem: `What is ${i + 2} + ${i + 3}?`, answer: String(2 * i + 5) }));
+    await page.getByTestId('import-dataset').setInputFiles({ name: 'class.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) });
+    await page.getByTestId('run-notice').waitFor({ timeout: 120_000 });
+    const notice = (await page.getByTestId('run-notice').textContent())!;
+    expect(notice).toMatch(/^The dataset class\.jsonl \(6 problems\) opened a new run, .*, at iteration 0; the run that was open \(.*, iteration 0\) is kept as it was/);
+    await waitFor(page, (s) => s.state === 'ready', 120_000, 'the dataset run ready');
+    const now = await opened(page);
+    expect(now.runId).not.toBe(before.runId);
+    expect(new URL(page.url()).searchParams.get('run')).toBe(now.runId);
+    const box = (await page.getByTestId('run-notice').boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(800);
+    await screenshot(page, 'class-dataset-notice');
+
+    await page.reload();
+    await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready after the reload');
+    const back = await page.evaluate(() => {
+      const run = (window as unknown as { __mappa: { run: { runId: string; dataset: string | null; pool: number } } }).__mappa.run;
+      return { runId: run.runId, dataset: run.dataset, pool: run.pool };
+    });
+    expect(back).toEqual({ runId: now.runId, dataset: 'class.jsonl', pool: 6 });
+    expect(await page.getByTestId('link-error').count()).toBe(0);
+    await ctx.close();
+  }, 600_000);
+
+  it('a read-only tab follows the writer\'s iteration, and its experiment buttons are disabled with the reason', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+    const url = linkTo(site.url, { ...small, seed: 41 });
+    const a = await ctx.newPage();
+    await a.goto(url);
+    await waitFor(a, (s) => s.state === 'ready', 180_000, 'tab A ready');
+    await a.getByTestId('btn-start').click();
+    await waitFor(a, (s) => s.metrics >= 1, 180_000, 'tab A trains');
+    const b = await ctx.newPage();
+    await b.goto(url);
+    const first = await waitFor(b, (s) => s.state === 'readonly', 180_000, 'tab B read-only');
+    const followed = await waitFor(b, (s) => s.iteration >= first.iteration + 2 && s.metrics >= s.iteration, 120_000, 'tab B follows tab A');
+    expect((await readState(a)).iteration).toBeGreaterThanOrEqual(followed.iteration);
+    expect(await b.getByTestId('read-only').textContent()).toMatch(new RegExp(`follows it: iteration ${followed.iteration}|iteration \\d+`));
+    for (const id of ['btn-lesson', 'btn-credit-methods', 'btn-start', 'btn-step', 'btn-reset', 'btn-compare']) {
+      expect(await b.getByTestId(id).isDisabled(), `${id} disabled in the read-only tab`).toBe(true);
+    }
+    expect(await b.getByTestId('btn-credit-methods').getAttribute('title')).toMatch(/experiments run in that tab/);
+    expect(await b.getByTestId('experiments-refused').textContent()).toMatch(/experiments run in that tab/);
+    await screenshot(b, 'class-read-only-follows');
+    await a.getByTestId('btn-pause').click();
+    await waitFor(a, (s) => s.state === 'ready', 60_000, 'tab A paused');
+    await ctx.close();
+  }, 600_000);
 });

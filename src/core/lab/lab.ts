@@ -24,6 +24,8 @@ import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/trajectory.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
+import { usedBy } from '../loop/models-used.ts';
+import { domainOf } from '../domains/index.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
@@ -35,6 +37,9 @@ import type { LabApi, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
 
 export type { LabPlatform } from './shelf.ts';
+
+/** The file a dataset run keeps its imported JSONL in. */
+const DATASET_FILE = 'dataset.jsonl';
 
 type Args<K extends keyof Requests> = Requests[K]['args'];
 
@@ -69,7 +74,7 @@ export class Lab implements LabApi {
   /** The same run under the other reward mode, stepped in turn with this one ("process vs outcome"). */
   private partner: { runId: string; session: RunSession; writer?: RunWriter } | null = null;
   /** An imported JSONL dataset the team trains on instead of generated problems (null: generated). */
-  private dataset: { name: string; tasks: RolloutTask[] } | null = null;
+  private dataset: { name: string; tasks: RolloutTask[]; text: string } | null = null;
   /** The right to write the open run (platforms with tabs); null where the platform has one writer only. */
   private writer: { runId: string; lock: RunWriter } | null = null;
 
@@ -195,6 +200,9 @@ export class Lab implements LabApi {
       const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute };
       const session = await RunSession.open(c, runParts, {
         store, hook: alongside(compute), baseline: this.baselineEval, fresh: opts.fresh,
+        // The models it uses by content, in every checkpoint; a stored run checkpointed with others is refused, naming which.
+        used: await usedBy(c, domainOf(c.workflow), parts.agentModel.source,
+          (spec) => (parts.coach.name.startsWith('model:') ? this.platform.modelSource(spec, this.shelf.baseUrl) : null)),
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
           this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: session.trainer.iteration, message: e.message } : e });
@@ -215,7 +223,10 @@ export class Lab implements LabApi {
       });
       const { resumed, metrics, evals } = session.history;
       const last = resumed ? await store.readFile('last-trajectories.json') : null;
-      await store.describe(`${c.rewards.mode}, seed ${c.seed}`, partial, session.trainer.iteration);
+      const dataset = this.dataset;
+      // A dataset run keeps its dataset beside its records: a reload (?run=) trains on the same problems.
+      if (dataset && !resumed) await store.writeFile(DATASET_FILE, dataset.text);
+      await store.describe(`${dataset ? `dataset ${dataset.name}: ` : ''}${c.rewards.mode}, seed ${c.seed}`, partial, session.trainer.iteration);
       this.post({ kind: 'history', runId, metrics, evals, trajectories: typeof last === 'string' ? JSON.parse(last) : null });
       const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
       this.run = { config: c, partial, runId, parts: runParts, store, session, plan };
@@ -223,10 +234,14 @@ export class Lab implements LabApi {
       const iteration = session.trainer.iteration;
       const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
       const pool = this.dataset ? this.dataset.tasks.length : session.trainer.curriculum.source.pool(c.curriculum.startLevel).length;
-      this.post({ kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name, coachQuality, pool });
+      this.post({
+        kind: 'run', config: c, partial, runId, iteration, resumed, lanes: lanes?.count ?? 0, plan, coach: parts.coach.name, coachQuality, pool,
+        dataset: dataset?.name ?? null,
+      });
       settle({ state: 'ready' }, resumed ? `resumed at iteration ${iteration}` : undefined);
       return { config: c, runId, iteration, resumed };
     } catch (e) {
+      if (token === this.openings) this.partialConfig = partial; // Reset opens this run afresh (its stored files may be what failed)
       settle({ state: 'error', message: (e as Error).message }, (e as Error).message);
       throw e;
     }
@@ -546,11 +561,36 @@ export class Lab implements LabApi {
     const errors = parsed.errors.length ? formatDatasetErrors(parsed.errors, name).split('\n') : [];
     if (parsed.tasks.length) {
       await this.allow('importDataset');
-      // Train on it from now on: a new run (its id includes the dataset), resumable like any other.
-      this.dataset = { name, tasks: parsed.tasks };
-      await this.openRun(this.partialConfig);
+      // Train on it from now on: a new run (its id includes the dataset), resumable like any other. The run
+      // that was open is kept as it was, and the page says so (an import never replaces a run in silence).
+      const was = this.run ? { runId: this.run.runId, iteration: this.run.session.trainer.iteration } : null;
+      this.dataset = { name, tasks: parsed.tasks, text };
+      const opened = await this.openRun(this.partialConfig);
+      this.post({
+        kind: 'notice',
+        message: `The dataset ${name} (${parsed.tasks.length} problems) opened a new run, ${opened.runId}, at iteration ${opened.iteration}`
+          + `${was ? `; the run that was open (${was.runId}, iteration ${was.iteration}) is kept as it was` : ''}. `
+          + 'This page\'s link now opens the dataset run (?run=); a link without it opens generated problems.',
+      });
     }
     return { tasks: parsed.tasks.length, errors };
+  }
+
+  /** Opens a run this browser holds by its id (a link's ?run=): its stored settings, and its dataset when it has one. */
+  async openSaved({ runId }: Args<'openSaved'>): Value<'openSaved'> {
+    await this.allow('configure');
+    const rec = (await this.platform.listRuns()).find((r) => r.runId === runId);
+    if (!rec || rec.config === null) throw new Error(`this browser holds no run ${runId} (it may have been deleted, or trained in another browser)`);
+    const text = await this.platform.store(runId).readFile(DATASET_FILE);
+    if (typeof text === 'string') {
+      const name = /^dataset (.+?): /.exec(rec.label)?.[1] ?? 'dataset.jsonl';
+      this.dataset = { name, tasks: parseJsonlDataset(text, { source: name.replace(/\.jsonl$/, '') }).tasks, text };
+    } else {
+      this.dataset = null;
+    }
+    const opened = await this.openRun(rec.config);
+    if (opened.runId !== runId) throw new Error(`run ${runId}'s stored settings now open ${opened.runId} (the settings' defaults changed since)`);
+    return opened;
   }
 
   async loadModel({ url, files }: Args<'loadModel'>): Value<'loadModel'> {

@@ -97,7 +97,10 @@ export interface Requests {
   reset: { args: Record<string, never>; value: null };
   export: { args: { what: ExportKind }; value: { name: string; mime: string; bytes: Uint8Array } };
   importAdapter: { args: { agentId: string; files: Record<string, Uint8Array> }; value: { agentId: string } };
+  /** Train on a JSONL dataset: opens a new run (the open one is kept) and says so in a 'notice'. */
   importDataset: { args: { text: string; name: string }; value: { tasks: number; errors: string[] } };
+  /** Open a run this browser holds by its id (?run=), with its dataset when it has one. */
+  openSaved: { args: { runId: string }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
   /** Load another agent base model: hub-layout URL / hub id, or picked files. Replaces the run. */
   loadModel: { args: { url?: string; files?: File[] }; value: { name: string; parameters: number } };
   /** The saved runs with their records, and each run's team (workflow name and domain) as its settings resolve. */
@@ -121,7 +124,7 @@ export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promis
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
 export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'step', 'takeOver', 'reset', 'export',
-  'importAdapter', 'importDataset', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
+  'importAdapter', 'importDataset', 'openSaved', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
 ] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
 type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
@@ -157,6 +160,7 @@ export type WorkerEvent =
       /** The coach that scores this run, by name ("rule:relay", "model:models/relay-judge", "webllm:..."). */ coach: string;
       /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
       /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
+      /** The imported dataset the run trains on, by file name (null: the team's generated problems). */ dataset?: string | null;
       /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   /** The lab's state (lab-state.ts); while running or pausing, what runs: 'training', 'step', 'compare' or an experiment. */
   | { kind: 'state'; state: LabState; activity?: Activity; iteration: number; message?: string }

@@ -68,7 +68,7 @@ export function runVerdict(evals: readonly { iteration: number; result: EvalResu
 export function readsLine(rewards: { mode: RewardMode; shaping?: boolean }, coach: CoachQuality | null): string | null {
   if (readsCoach({ mode: rewards.mode, shaping: rewards.shaping ?? false })) return coach?.line ?? null;
   return `No coach: ${rewards.mode} credit reads ${READS[rewards.mode]}; ${METHOD_WORDS[rewards.mode].gets}. `
-    + 'No coach is called, so no coach score is recorded.';
+    + 'No coach is called: there is no coach score to show.';
 }
 
 /** What a coach-free credit method reads instead of a coach. */

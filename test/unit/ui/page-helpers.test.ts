@@ -129,7 +129,7 @@ describe('overlays', () => {
     expect(o.map((x) => x.runId)).toEqual(['math-chain-process-seed0-ee', 'math-chain-outcome-seed0-aa']);
     expect(o[0].label).toBe('process seed0 · learning rate=0.001');
     // Only a twin (same settings and seed, the other reward mode) starts from this run's untrained team.
-    expect(o.map((x) => [x.mode, x.sharesBaseline])).toEqual([['process', false], ['process', true]]);
+    expect(o.map((x) => [x.mode, x.sharesBaseline])).toEqual([['process', false], ['process', false]]); // same mode: not a twin
     const twin = pickOverlays([rec('math-chain-outcome-seed0-ff', { rewards: { mode: 'outcome' } }, 1, [1, 2])], math, 'x', {});
     expect(twin.map((x) => [x.mode, x.sharesBaseline, x.label])).toEqual([['outcome', true, 'outcome twin']]);
     // A lesson run's legend fits one line: its budget differs from the open run's, and that is what a lesson run is.

@@ -18,8 +18,13 @@ describe('url-config', () => {
   it('round-trips the config patch, backend and coach through the URL', () => {
     const href = urlFor('http://127.0.0.1:4173/?x=1', { backend: 'webgpu', config: { seed: 3, rewards: { mode: 'outcome' } }, webllm: 'm-q4f32_1-MLC' });
     const back = readUrl(href);
-    expect(back).toEqual({ backend: 'webgpu', webllm: 'm-q4f32_1-MLC', config: { seed: 3, rewards: { mode: 'outcome' } } });
+    // A parameter the page does not read is kept in the link and named, never dropped in silence; ?seed= says where a setting goes.
+    expect(back).toEqual({ backend: 'webgpu', webllm: 'm-q4f32_1-MLC', config: { seed: 3, rewards: { mode: 'outcome' } },
+      error: 'the link\'s ?x=1 is not a parameter of this page (it reads ?config=, ?backend=, ?baseline=, ?limits=, ?coach=, ?run=); it was ignored' });
     expect(new URL(href).searchParams.get('x')).toBe('1');
+    expect(readUrl('http://h/?seed=abc').error).toBe('the link\'s ?seed=abc is refused: a setting goes in ?config=, e.g. ?config={"seed":0}, '
+      + 'or in Settings → seed; using the default seed');
+    expect(readUrl('http://h/?run=relay-2-process-seed0-x1').run).toBe('relay-2-process-seed0-x1');
     expect(readUrl('http://h/?baseline=0').baseline).toBe(false);
     expect(readUrl('http://h/?backend=webgpu&limits=default')).toMatchObject({ backend: 'webgpu', webgpuLimits: 'default' });
     expect(readUrl('http://h/?limits=huge').webgpuLimits).toBeUndefined();
