@@ -31,7 +31,6 @@ import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { DATA_TEAM, dataHeldOut } from '../src/core/domains/data/team.ts';
 import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
-import { teamSettings } from '../src/core/domains/index.ts';
 import { resolveTrainConfig } from '../src/core/loop/config.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
@@ -242,7 +241,7 @@ export async function main(argv: string[]): Promise<void> {
     log(`math team greedy on ${math.length} held-out problems`);
     const mathRun = (await teamAccuracy(agent, tools, resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: math.length }))).greedy;
     const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
-    const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, ...teamSettings(DATA_TEAM), evalTasks: dataHeld.length });
+    const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, evalTasks: dataHeld.length }); // with the team's own settings
     if (!o.mathOnly) log(`data team greedy on the held-out tables`);
     const dataRun = o.mathOnly ? null : (await teamAccuracy(agent, tools, dataConfig, dataHeld)).greedy;
     const view = mathView(o as unknown as Parameters<typeof mathView>[0]);

@@ -4,13 +4,14 @@
  * time. The loop asks the registry for a workflow's Domain and never names a team.
  *
  * For: `domainOf(workflow)` (tasks, outcome, coach facts, rubric, judge, template, metrics), the held-out
- * and training tasks of a config (`heldOutTasks`, `trainTasks`), the page's team menu (`teamPresets`)
- * and what a config keeps or drops when the user switches teams (`switchTeam`).
+ * and training tasks of a config (`heldOutTasks`, `trainTasks`), the page's team menu (`teamPresets`),
+ * the settings a team brings (`teamSettings`: resolveTrainConfig applies them, nothing else does) and
+ * what a config keeps or drops when the user switches teams (`switchTeam`).
  * Not for: a team's own logic (its folder).
  *
  * Example: domainOf(MATH_CHAIN).heldOut(50) -> 50 level-balanced held-out math problems, levels interleaved;
  *          domainOf(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents;
- *          switchTeam({ lr: 0.001 }, MATH_CHAIN, relayWorkflow(4)) -> { lr: 0.001, ...the relay's settings, workflow: <relay-4> }
+ *          switchTeam({ seed: 3, lr: 0.01 }, MATH_CHAIN, relayWorkflow(4)) -> { seed: 3, workflow: <relay-4> } (the relay's lr is resolveTrainConfig's to add)
  */
 import type { RolloutTask, Trajectory } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
@@ -56,21 +57,25 @@ export function teamPresets(): TeamChoice[] {
   return TEAMS.flatMap((t) => t.presets());
 }
 
-/** The loop settings a team brings with it (a config patch without the workflow); a team with none: {}. */
+/**
+ * The loop settings a team brings with it (a config patch without the workflow); a team with none: {}.
+ * Applied in one place, resolveTrainConfig (loop/config.ts), between the defaults and the config's own values.
+ */
 export function teamSettings(w: WorkflowSpec): Record<string, unknown> {
   return teamOf(w).settings?.(w) ?? {};
 }
 
 /**
  * The config patch after switching from team `from` to team `to`: the same domain keeps every setting
- * (a team's settings do not depend on its size); another domain drops the settings either team brings
- * (so the relay's model goes, and math and data get theirs back) and adds `to`'s own.
+ * (a team's settings do not depend on its size); another domain drops the user's values of the settings
+ * either team brings (so a learning rate set for the relay does not follow to math). `to`'s own
+ * settings are not added here: resolveTrainConfig applies them to every config of the team.
  */
 export function switchTeam(patch: Record<string, unknown>, from: WorkflowSpec | undefined, to: WorkflowSpec): Record<string, unknown> {
   if (from && to.domain === from.domain) return { ...patch, workflow: to };
   const owned = new Set([...Object.keys(from ? teamSettings(from) : {}), ...Object.keys(teamSettings(to))]);
   const rest = Object.fromEntries(Object.entries(patch).filter(([k]) => !owned.has(k)));
-  return { ...rest, ...teamSettings(to), workflow: to };
+  return { ...rest, workflow: to };
 }
 
 /**

@@ -2,14 +2,20 @@
  * The training configuration: one flat-ish, typed object with a default for every value and a
  * validator that refuses unknown keys and wrong types by name (configs/*.json, the UI, the URL).
  *
+ * A value comes from one of three layers, in this order: `DEFAULT_TRAIN_CONFIG`, then the settings
+ * the config's team brings (`Team.settings`, e.g. the relay's lr 2e-3 and model), then the config
+ * itself. `resolveTrainConfig` is the one place that applies them, for the CLI, the page and the
+ * scripts alike.
+ *
  * For: `resolveTrainConfig(partial)` -> a complete TrainConfig. Not for: running it (train.ts).
  * Example: resolveTrainConfig({rewards: {mode: 'outcome'}, seed: 3}) -> defaults with those two changed.
+ *          resolveTrainConfig({workflow: relayWorkflow(4)}).lr -> 0.002 (the relay team's), not the default 0.001
  *          resolveTrainConfig({lerning_rate: 1}) -> ConfigFileError: unknown key "lerning_rate" ...
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { CoachSettings } from '../coach/coaches.ts';
-import { defaultWorkflow, teamDomains } from '../domains/index.ts';
+import { defaultWorkflow, teamDomains, teamSettings } from '../domains/index.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
@@ -107,18 +113,22 @@ function merge<T>(base: T, patch: unknown, path: string): T {
   return patch as T;
 }
 
-/** A complete, validated config from a partial one (a parsed configs/*.json). */
+/**
+ * A complete, validated config from a partial one (a parsed configs/*.json, the page's patch): the
+ * defaults, overlaid by the settings the workflow's team brings, overlaid by `partial`.
+ */
 export function resolveTrainConfig(partial: unknown = {}): TrainConfig {
   const patch = (partial ?? {}) as Json;
   // The workflow is replaced whole (it is validated as a unit), not merged key by key.
-  const { workflow, ...rest } = patch;
-  const c = merge(DEFAULT_TRAIN_CONFIG, rest, '');
-  if (workflow !== undefined) c.workflow = workflow as WorkflowSpec;
+  const { workflow = DEFAULT_TRAIN_CONFIG.workflow, ...rest } = patch;
   try {
-    validateWorkflow(c.workflow, teamDomains());
+    validateWorkflow(workflow as WorkflowSpec, teamDomains());
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');
   }
+  const teamDefaults = merge(DEFAULT_TRAIN_CONFIG, teamSettings(workflow as WorkflowSpec), '');
+  const c = merge(teamDefaults, rest, '');
+  c.workflow = workflow as WorkflowSpec;
   checkFields(c);
   return c;
 }

@@ -68,6 +68,11 @@ function mean(xs: number[]): number {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
+/** An agent's optimizer, at the run's learning rate and weight decay (fresh, resumed or replaced adapter alike). */
+function optimizerOf(adapter: LoraAdapter, config: TrainConfig): AdamW {
+  return new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
+}
+
 /** Tasks -> trajectories: what one iteration played. */
 interface Batch {
   /** The prompts, what was skipped, and the curriculum after picking (its level: the one the prompts came from). */
@@ -162,7 +167,7 @@ export class Trainer {
     for (const id of ids) {
       const state = resumed?.agents.get(id);
       const adapter = state?.adapter ?? LoraAdapter.create(parts.agentModel.config, config.lora, id, config.seed);
-      const optimizer = new AdamW(adapter.variables(), { lr: config.lr, weightDecay: config.weightDecay });
+      const optimizer = optimizerOf(adapter, config);
       if (state) optimizer.setState(state.optimizer);
       policies.set(id, { adapter, optimizer, trainable: config.workflow.agents.find((a) => a.id === id)!.trainable });
     }
@@ -203,7 +208,7 @@ export class Trainer {
     policy.optimizer.dispose();
     this.policies.set(agentId, {
       adapter,
-      optimizer: new AdamW(adapter.variables(), { lr: this.config.lr, weightDecay: this.config.weightDecay }),
+      optimizer: optimizerOf(adapter, this.config),
       trainable: policy.trainable,
     });
   }

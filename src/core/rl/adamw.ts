@@ -17,7 +17,8 @@ export interface AdamWSettings {
   weightDecay: number;
 }
 
-export const DEFAULT_ADAMW: AdamWSettings = { lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
+/** The moments' defaults. The learning rate has none here: it is the run's (`TrainConfig.lr`, with the team's value). */
+export const DEFAULT_ADAMW: Omit<AdamWSettings, 'lr'> = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
 
 export interface AdamWState {
   step: number;
@@ -32,7 +33,7 @@ export class AdamW {
   private v: tf.Variable[];
   step = 0;
 
-  constructor(vars: tf.Variable[], settings: Partial<AdamWSettings> = {}) {
+  constructor(vars: tf.Variable[], settings: Partial<AdamWSettings> & Pick<AdamWSettings, 'lr'>) {
     this.settings = { ...DEFAULT_ADAMW, ...settings };
     this.vars = vars;
     this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));

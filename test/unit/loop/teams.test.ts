@@ -19,18 +19,18 @@ describe('teams', () => {
     expect(teamPresets()[0].workflow.agents[0].maxTokens).toBe(MATH_CHAIN.agents[0].maxTokens);
   });
 
-  it('switching keeps the user\'s settings, drops what the old team brought and adds the new team\'s', () => {
+  it('switching keeps the user\'s settings and drops their values of what either team brings; resolveTrainConfig adds the new team\'s', () => {
     const relay4 = relayWorkflow(4);
-    const toRelay = switchTeam({ seed: 3 }, MATH_CHAIN, relay4);
-    expect(toRelay).toMatchObject({ seed: 3, ...teamSettings(relay4), workflow: relay4 });
-    expect(resolveTrainConfig(toRelay).workflow.name).toBe('relay-4');
-    // Back to math: the relay's model, budget and learning rate go, the user's seed stays.
-    const back = switchTeam(toRelay, relay4, MATH_CHAIN);
+    const toRelay = switchTeam({ seed: 3, lr: 0.01 }, MATH_CHAIN, relay4);
+    expect(toRelay).toEqual({ seed: 3, workflow: relay4 });
+    expect(resolveTrainConfig(toRelay)).toMatchObject({ ...teamSettings(relay4), seed: 3, workflow: { name: 'relay-4' } });
+    // Back to math: a learning rate set for the relay goes, the user's seed stays.
+    const back = switchTeam({ ...toRelay, lr: 0.01 }, relay4, MATH_CHAIN);
     for (const k of Object.keys(relayConfig(4)).filter((k) => k !== 'workflow')) expect(back).not.toHaveProperty(k);
-    expect(back).toMatchObject({ seed: 3, workflow: MATH_CHAIN });
-    // Another relay size keeps every setting; the data team brings its own.
-    expect(switchTeam(toRelay, relay4, relayWorkflow(6))).toMatchObject({ ...toRelay, workflow: relayWorkflow(6) });
-    expect(switchTeam({}, MATH_CHAIN, teamPresets()[1].workflow)).toMatchObject(DATA_TEAM_SETTINGS);
+    expect(back).toEqual({ seed: 3, workflow: MATH_CHAIN });
+    // Another relay size keeps every setting; the data team gets its own through resolveTrainConfig.
+    expect(switchTeam({ ...toRelay, lr: 0.01 }, relay4, relayWorkflow(6))).toEqual({ seed: 3, lr: 0.01, workflow: relayWorkflow(6) });
+    expect(resolveTrainConfig(switchTeam({}, MATH_CHAIN, teamPresets()[1].workflow))).toMatchObject(DATA_TEAM_SETTINGS);
   });
 
   it('templateSources says what a prompt reads, once each', () => {

@@ -72,8 +72,9 @@ export const DATA_TEAM: WorkflowSpec = {
 };
 
 /**
- * The loop settings the data team trains with (configs/data-tiny.json carries them; the page applies
- * them when the team is picked). Its Data Engineer writes ~250 tokens of SQL that copy column names
+ * The loop settings the data team trains with (the team's `settings`: resolveTrainConfig applies them to
+ * every config of the data team, for the CLI, the page and the scripts; configs/data-tiny.json also spells
+ * them out). Its Data Engineer writes ~250 tokens of SQL that copy column names
  * and fill values from the prompt: the shipped base model keeps them at 0.5 (7 of the 12 held-out tables
  * solved, 6 greedy) and a trial model of the same recipe garbled them at 1.0 (1 of 12), so the team
  * samples at 0.5, where a policy gradient still sees both of the Modeler's choices ('logistic' or

@@ -136,7 +136,8 @@ export function relayOutcome(t: Trajectory): TrajectoryOutcome {
 
 /**
  * The loop settings of the relay team (a whole config patch: configs/relay-<n>.json is this, written
- * by `npx tsx scripts/relay-configs.ts`). Rollouts and evaluations sample at T = 1, where the shipped
+ * by `npx tsx scripts/relay-configs.ts`; all but the workflow are the team's `settings`, which
+ * resolveTrainConfig applies to every relay config). Rollouts and evaluations sample at T = 1, where the shipped
  * relay model keeps its habit (greedy never shows it); held-out accuracy is measured every 5
  * iterations on the 200 held-out tasks; curriculum filters are off, so the reward alone differs
  * between a process and an outcome run. The coach is the team's own AI judge (models/relay-judge, its
