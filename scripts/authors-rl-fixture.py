@@ -97,10 +97,13 @@ def main():
         sys.exit(f'authors-rl-fixture: {checkout} holds no marti/trainers/experience_maker.py; '
                  'give a checkout of ltjed/multiagent-coaching')
     try:
+        top = os.path.realpath(git(checkout, 'rev-parse', '--show-toplevel'))
         commit = git(checkout, 'rev-parse', 'HEAD')
         dirty = git(checkout, 'status', '--porcelain') != ''
     except (subprocess.CalledProcessError, FileNotFoundError):
-        sys.exit(f'authors-rl-fixture: {checkout} is not a git checkout; clone the repository so the fixture can name its commit')
+        top = None
+    if top != os.path.realpath(checkout):
+        sys.exit(f'authors-rl-fixture: {checkout} is not a git checkout of its own; clone the repository so the fixture can name its commit')
     if dirty:
         sys.exit(f'authors-rl-fixture: {checkout} has local changes; the fixture must come from an unmodified commit')
 
