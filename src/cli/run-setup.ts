@@ -16,8 +16,8 @@ import type { RolloutTask } from '../core/loop/rollout.ts';
 import type { RunParts } from '../core/loop/session.ts';
 import { LocalCompute } from '../core/compute/local.ts';
 import { CliError, openModel, sourceFor } from './common.ts';
-import { coachTemplateOf, judgeSpec, templateName } from '../core/coach/coaches.ts';
-import { parseUsed, runUsed, usedChange, type RunUsed } from '../core/loop/models-used.ts';
+import { judgeSpec } from '../core/coach/coaches.ts';
+import { parseUsed, usedBy, usedChange, type RunUsed } from '../core/loop/models-used.ts';
 import { RunFileError } from '../core/loop/checkpoint.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import path from 'node:path';
@@ -84,10 +84,7 @@ export async function setUpRun(config: TrainConfig): Promise<RunParts> {
 export async function modelsUsed(config: TrainConfig): Promise<RunUsed> {
   const team = domainOf(config.workflow);
   const judge = config.coach.kind === 'model' ? await sourceFor(judgeSpec(config.coach, team)) : null;
-  return runUsed({
-    agents: await sourceFor(config.agentModel), judge,
-    template: { name: templateName(config.coach, team), text: coachTemplateOf(config.coach, team) },
-  });
+  return usedBy(config, team, await sourceFor(config.agentModel), () => judge);
 }
 
 /** A checkpoint that cannot be read, or was made with other models, is refused in one line before any work. */

@@ -1,13 +1,14 @@
 // The page tells the truth and answers at once (the real `npm start`, 1366x800): no text cites a file
 // the built site does not serve (its text and links, folded text included); a confirmed run of 100,000
 // prompts says its size before Start, shows "pausing" before the page handles the worker's next message, and pauses
-// within the first iteration (orders of events, not milliseconds: the test holds on a busy machine).
+// within the first iteration (orders of events, not milliseconds: the test holds on a busy machine); a stored run
+// that cannot be read, or whose checkpoint was made with other models, is named in one line with the way out.
 // The coach's part (a weak judge's run stated in words, the twin's held-out line) is test/e2e/coach.test.ts,
 // in `npm run test:slow`. Screenshots in test-results/truth-*.png. Skips loudly without chromium.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
-import { waitFor } from '../helpers/page-state.ts';
+import { readState, until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { citedFiles, unserved } from './cited.ts';
 
@@ -112,4 +113,47 @@ describe.skipIf(!have.ok)('the page tells the truth and answers at once (npm sta
     expect(problems).toEqual([]);
     await context.close();
   }, 600_000);
+
+  it('a stored run whose checkpoint cannot be read, or was made with other models, is named in one line with the way out', async () => {
+    // Each context has storage of its own: the damaged run is this test's alone. The page's console errors are expected here.
+    const { context, page } = await openAt(browser, site.url, []);
+    await waitFor(page, (s) => s.state === 'ready', 120_000, 'ready');
+    const runId = await page.evaluate(() => (window as unknown as { __mappa: { run: { runId: string } } }).__mappa.run.runId);
+    /** Stores `files` as the run's checkpoint (as the page's IdbStore keeps it), reloads, and returns the line that names it. */
+    const storeAndReload = async (files: Record<string, string>, line: RegExp) => {
+      await page.evaluate(async ([id, f]) => {
+        const db = await new Promise<IDBDatabase>((resolve, reject) => {
+          const r = indexedDB.open('mappa-sandbox');
+          r.onsuccess = () => resolve(r.result);
+          r.onerror = () => reject(r.error);
+        });
+        const bytes = Object.fromEntries(Object.entries(f).map(([k, v]) => [k, new TextEncoder().encode(v)]));
+        await new Promise<void>((resolve, reject) => {
+          const t = db.transaction(['checkpoints'], 'readwrite');
+          t.objectStore('checkpoints').put({ files: bytes, savedAt: Date.now() }, id);
+          t.oncomplete = () => resolve();
+          t.onerror = () => reject(t.error);
+        });
+        db.close();
+      }, [runId, files] as const);
+      await page.reload({ waitUntil: 'load' });
+      const text = await until(page, () => page.evaluate(() => document.body.innerText), (t) => line.test(t), 120_000, `the page names ${line}`);
+      return text.split('\n').find((l) => line.test(l))!;
+    };
+    const damaged = await storeAndReload({ 'state.json': '{"iteration": 1 "curriculum": {}}' }, /state\.json is not valid JSON/);
+    console.log(`[e2e] a damaged stored checkpoint: ${damaged}`);
+    expect(damaged).toMatch(new RegExp(`the stored run "${runId}": checkpoint/state\\.json is not valid JSON \\(position 16\\): `
+      + 'press Reset to start this run again from iteration 0 \\(its stored records go\\)'));
+    await shot(page, 'damaged-run');
+    // The way out it names: Reset opens the run afresh.
+    await page.getByTestId('btn-reset').click();
+    // (The banner stays until dismissed; the run behind it is open again, from iteration 0.)
+    const reset = await until(page, () => readState(page), (s) => s.state === 'ready', 120_000, 'ready after Reset');
+    expect(reset).toMatchObject({ iteration: 0, metrics: 0 });
+    const used = { models: [{ role: 'agents', path: 'models/agent', sha256: '0'.repeat(64) }] };
+    const changed = await storeAndReload({ 'state.json': '{"iteration": 1}', 'used.json': JSON.stringify(used) }, /made with other models/);
+    console.log(`[e2e] a stored checkpoint made with another model: ${changed}`);
+    expect(changed).toMatch(/this run's checkpoint was made with other models: the agents' model \S+ changed .*\(sha256 00000000 then, [0-9a-f]{8} now\); put them back, or press Reset/);
+    await context.close();
+  }, 400_000);
 });

@@ -91,7 +91,10 @@ export function refusal(s: StateName, request: GatedRequest): string | null {
       if (request === 'recover') return null;
       return 'the WebGPU device was lost; restart it or continue on wasm (the buttons in the banner), or reload the page';
     case 'error':
-      if (STARTS.has(request) || request === 'importAdapter') return 'no run is open: its configuration was refused (see the banner); change the setting';
+      // Reset is the way out of a stored run that cannot be read: it opens the refused run afresh.
+      if ((STARTS.has(request) && request !== 'reset') || request === 'importAdapter') {
+        return 'no run is open: its configuration was refused (see the banner); change the setting';
+      }
       return request === 'pause' ? 'nothing is running' : request === 'takeOver' ? 'this tab shows no other tab\'s run' : null;
   }
   return null;

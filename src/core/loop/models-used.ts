@@ -14,6 +14,7 @@
  *          usedChange(saved, used) -> 'the judge models/relay-judge (sha256 9c0a1b2c then, 77d1e0f3 now)' or null
  */
 import type { ModelSource } from '../engine/model/source.ts';
+import { coachTemplateOf, judgeSpec, templateName, type CoachingTeam, type CoachSettings } from '../coach/coaches.ts';
 
 export interface ModelUsed {
   /** 'agents' (the team's model) or 'judge' (the coach's model). */
@@ -85,6 +86,17 @@ export async function runUsed(parts: { agents: ModelSource; judge?: ModelSource 
   const used: RunUsed = { models };
   if (parts.judge && parts.template) used.coachTemplate = { name: parts.template.name, sha256: await textHash(parts.template.text) };
   return used;
+}
+
+/**
+ * What a run of these settings uses: the agents' model as loaded, and the judge and its template that
+ * `coach` names for `team` (none with a rubric coach, or where `sourceOf` gives none, e.g. a WebLLM coach).
+ * Example: usedBy({ coach: config.coach }, domainOf(config.workflow), loaded.source, (spec) => folderSource(spec))
+ */
+export function usedBy(c: { coach: CoachSettings }, team: CoachingTeam, agents: ModelSource, sourceOf: (spec: string) => ModelSource | null):
+  Promise<RunUsed> {
+  const judge = c.coach.kind === 'model' ? sourceOf(judgeSpec(c.coach, team)) : null;
+  return runUsed({ agents, judge, template: { name: templateName(c.coach, team), text: coachTemplateOf(c.coach, team) } });
 }
 
 const short = (hash: string) => hash.slice(0, 8);

@@ -17,6 +17,9 @@
  * (taken over) fails its next write with RunTakenOverError instead of interleaving records or moving
  * the checkpoint back.
  *
+ * A stored checkpoint or log that cannot be read is refused with a RunFileError in one line: the run,
+ * the file, what is wrong, and the way out (Reset).
+ *
  * A full disk is reported, not swallowed: every write that hits the quota rejects with a
  * `StorageQuotaError` that says how much is used and what to do.
  *
@@ -25,7 +28,12 @@
  *   await store.save({'state.json': bytes}); (await store.load())?.['state.json'];
  *   await store.appendMetrics({iteration: 1}); await store.metrics(); // [{iteration: 1}]
  */
-import { cutJsonl, describeCut, TRAJECTORIES, type CheckpointFiles, type RunStore } from '../../core/loop/checkpoint.ts';
+import {
+  checkCheckpoint, cutJsonl, describeCut, JsonlLineError, RunFileError, TRAJECTORIES, type CheckpointFiles, type RunStore,
+} from '../../core/loop/checkpoint.ts';
+
+/** The way out of a stored run that cannot be read: Reset opens it fresh (store.clear() before anything is read). */
+export const STORED_RUN_WAY_OUT = 'press Reset to start this run again from iteration 0 (its stored records go)';
 import type { RunRecord } from '../../core/lab/protocol.ts';
 
 export type { RunRecord };
@@ -173,7 +181,9 @@ export class IdbStore implements RunStore {
 
   async load(): Promise<CheckpointFiles | null> {
     const row = await tx(['checkpoints'], 'readonly', 'reading checkpoint', (t) => req(t.objectStore('checkpoints').get(this.runId)));
-    return (row as { files: CheckpointFiles } | undefined)?.files ?? null;
+    const files = (row as { files: CheckpointFiles } | undefined)?.files ?? null;
+    if (files) await checkCheckpoint(files, `the stored run "${this.runId}": checkpoint`, STORED_RUN_WAY_OUT);
+    return files;
   }
 
   async appendMetrics(record: unknown): Promise<void> {
@@ -207,7 +217,13 @@ export class IdbStore implements RunStore {
     const warnings = [describeCut('metrics', { text: '', later, torn: 0 }, n)];
     const log = await this.readFile(TRAJECTORIES);
     if (typeof log === 'string') {
-      const cut = cutJsonl(log, n);
+      let cut;
+      try {
+        cut = cutJsonl(log, n);
+      } catch (e) {
+        if (e instanceof JsonlLineError) throw new RunFileError(`the stored run "${this.runId}": ${TRAJECTORIES} line ${e.line}`, e.problem, STORED_RUN_WAY_OUT);
+        throw e;
+      }
       if (cut.later || cut.torn) await this.writeFile(TRAJECTORIES, cut.text);
       warnings.push(describeCut(TRAJECTORIES, cut, n));
     }
