@@ -70,7 +70,7 @@ const pctOf = (i: Interval) => `${(i.p * 100).toFixed(1)} % [${(i.low * 100).toF
  * Who scored the process runs, in words, with the coach's measured ranking (read from its report, never
  * written in), and that outcome reward needs no coach. `done`: the runs are trained (past tense).
  * Example (the relay judge): 'An AI judge, models/relay-judge, scored every step of the process runs: it ranks
- *   100.0 % [100.0, 100.0] of an agent's differently-rated steps as the rubric does (480 held-out steps,
+ *   100.0 % [99.2, 100.0] of an agent's differently-rated steps as the rubric does (480 held-out steps,
  *   models/relay-judge/report.json). Outcome reward needs no coach: every agent gets the team's 1 or 0.'
  */
 export function lessonCoachWords(q: CoachQuality | null, done: boolean): string {
