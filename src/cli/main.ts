@@ -8,6 +8,7 @@
  *   mappa compare DIR DIR... [--target X] [--svg FILE]
  *   mappa export --target marti [DIR] [--config FILE] [--out DIR]
  *   mappa bench [--backend NAME] [--shapes smollm2-135m,qwen2.5-0.5b] [--quick]
+ *   mappa judge teach|ask|rank --judge DIR ...   (a person corrects a judge: src/cli/judge.ts)
  *   mappa plan --model DIR [--rows N --prompt-tokens N --action-tokens N --rank R ...]
  *
  * Results go to stdout; progress, notices and errors to stderr; errors exit non-zero.
@@ -21,6 +22,7 @@ import { compareCommand } from './compare.ts';
 import { exportCommand } from './export.ts';
 import { planCommand } from './plan.ts';
 import { benchCommand } from './bench.ts';
+import { judgeCommand } from './judge.ts';
 import { CliError } from './common.ts';
 
 const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: string }> = {
@@ -32,6 +34,7 @@ const COMMANDS: Record<string, { run: (argv: string[]) => Promise<void>; help: s
   compare: { run: compareCommand, help: 'runs side by side: table of accuracies and rollouts to a target, SVG of the curves' },
   export: { run: exportCommand, help: 'write a run as a config for the reference trainer (--target marti)' },
   bench: { run: benchCommand, help: 'measure this machine: decode and update tokens/s at a real shape vs the backend\'s own rates' },
+  judge: { run: judgeCommand, help: 'a person corrects a judge: ask (what to rate), teach (a new version), rank (on held-out ratings)' },
   plan: { run: planCommand, help: 'memory plan of a run from config.json: weights, KV cache, activations, logits; fits the limits?' },
 };
 

@@ -155,14 +155,16 @@ export async function teachJudge(judge: TrainableJudge, corrections: TeachExampl
   const o = { ...TEACH_DEFAULTS, ...given };
   if (!corrections.length) throw new Error('teach: no corrections to teach');
   const rng = new Rng(`teach/${o.seed}`);
+  // Replay examples are tokenized when drawn (a judge's earlier data may be far larger than what is replayed).
+  const tokenized = new Map<number, Tokenized>();
+  const draw = (i: number) => tokenized.get(i) ?? tokenized.set(i, tokenizeExample(judge.tokenizer, replay[i])).get(i)!;
   const corr = corrections.map((e) => tokenizeExample(judge.tokenizer, e));
-  const pool = replay.map((e) => tokenizeExample(judge.tokenizer, e));
-  const longest = Math.max(...[...corr, ...pool].map((e) => e.ids.length));
-  if (longest > judge.config.maxPositionEmbeddings) throw new Error(`teach: an example has ${longest} tokens, over the judge's ${judge.config.maxPositionEmbeddings} positions`);
   const epochs = Array.from({ length: o.epochs }, () => {
-    const extra = pool.length ? Array.from({ length: Math.round(o.mix * corr.length) }, () => pool[rng.int(0, pool.length - 1)]) : [];
+    const extra = replay.length ? Array.from({ length: Math.round(o.mix * corr.length) }, () => draw(rng.int(0, replay.length - 1))) : [];
     return batchesOf([...corr, ...extra], o.tokensPerBatch, rng);
   });
+  const longest = Math.max(...[...corr, ...tokenized.values()].map((e) => e.ids.length));
+  if (longest > judge.config.maxPositionEmbeddings) throw new Error(`teach: an example has ${longest} tokens, over the judge's ${judge.config.maxPositionEmbeddings} positions`);
   const steps = epochs.reduce((s, e) => s + e.length, 0);
   const model = new CausalLM(judge.config, judge.weights as Map<string, tf.Tensor>);
   const optimizer = tf.train.adam(o.lr, 0.9, 0.95, 1e-8);
