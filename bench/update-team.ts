@@ -13,11 +13,10 @@
  * every agent a rank-8 LoRA on q, k, v, o with its own AdamW. Each timing is the median of `--reps`
  * updates after one warm-up update.
  *
- * Example: npm run -s bench -- update --agents 1,8,128 --samples 512
- *   | 128 | 4 | 9.10 s | 0.60 s | 13.8x | 0.91x | 15.2x |
+ * Example: npm run -s bench -- update --agents 1,8,128 --samples 256
+ *   | 128 | 2 | 9.80 s (10.1) | 4.10 s (4.3) | 3.20 s (3.3) | 4.45x | 1.86x | 1.45x |
  */
 import os from 'node:os';
-import * as tf from '@tensorflow/tfjs-core';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { registerCustomKernels } from '../src/core/engine/kernels/register.ts';
 import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
@@ -25,6 +24,7 @@ import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
 import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
+import { TeamAdapter } from '../src/core/engine/lora/team-adapter.ts';
 import { thisThread } from '../src/core/compute/local.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 
@@ -85,7 +85,9 @@ export async function main(argv: string[]): Promise<void> {
     reward: rng.next(),
   }));
   const log = (m: string) => console.error(`[bench update --agents ${new Date().toISOString().slice(11, 19)}] ${m}`);
-  const rows: { n: number; perAgent: number; batched: number }[] = [];
+  // Wall time and this process's CPU time (user + system): on a shared machine the CPU time is the steadier figure.
+  type Timing = { wall: number; cpu: number };
+  const rows: { n: number; perAgent: Timing; gather: Timing; masked: Timing }[] = [];
   for (const n of o.agents) {
     const policies = new Map<string, AgentPolicy>();
     for (let k = 0; k < n; k++) {
@@ -93,38 +95,44 @@ export async function main(argv: string[]): Promise<void> {
       policies.set(adapter.name, { adapter, optimizer: new AdamW(adapter.variables(), { lr: 1e-3 }), trainable: true });
     }
     const samples: TrainSample[] = base.map((x, i) => ({ ...x, agent: `agent${(i % n) + 1}` }));
-    const time = async (batched: boolean) => {
-      const settings = { microBatchSize: o.micro, batched };
-      await policyUpdate(compute, policies, samples, settings); // warm-up
-      const ts: number[] = [];
-      for (let r = 0; r < o.reps; r++) {
-        const t0 = performance.now();
-        await policyUpdate(compute, policies, samples, settings);
-        ts.push((performance.now() - t0) / 1000);
-      }
-      return median(ts);
+    const once = async (batched: boolean, form: 'gather' | 'masked'): Promise<Timing> => {
+      TeamAdapter.form = form;
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await policyUpdate(compute, policies, samples, { microBatchSize: o.micro, batched });
+      const c = process.cpuUsage(c0);
+      return { wall: (performance.now() - t0) / 1000, cpu: (c.user + c.system) / 1e6 };
     };
-    const perAgent = await time(false);
-    const batched = n === 1 ? perAgent : await time(true);
-    rows.push({ n, perAgent, batched });
-    log(`N = ${n}: per agent ${perAgent.toFixed(3)} s, batched ${batched.toFixed(3)} s; ${tf.memory().numTensors} tensors`);
+    // Warm-up, then the three ways alternated rep by rep, so that a busy spell on the machine falls on all of them.
+    const ways = [[false, 'gather'], [true, 'gather'], [true, 'masked']] as const;
+    for (const [b, f] of ways) await once(b, f);
+    const got: Timing[][] = [[], [], []];
+    for (let r = 0; r < o.reps; r++) for (const [k, [b, f]] of ways.entries()) got[k].push(await once(b, f));
+    const med = (ts: Timing[]) => ({ wall: median(ts.map((t) => t.wall)), cpu: median(ts.map((t) => t.cpu)) });
+    const [perAgent, gather, masked] = got.map(med);
+    rows.push({ n, perAgent, gather, masked });
+    log(`N = ${n}: CPU s per agent ${perAgent.cpu.toFixed(2)}, batched (gather) ${gather.cpu.toFixed(2)}, batched (masked) ${masked.cpu.toFixed(2)}`);
     for (const p of policies.values()) {
       p.adapter.dispose();
       p.optimizer.dispose();
     }
   }
+  TeamAdapter.form = 'masked';
   const one = rows.find((r) => r.n === 1)?.perAgent;
   console.log(`# The update of N agents at ${o.samples} samples: per agent against batched\n`);
   console.log(`\`npm run -s bench -- update ${argv.join(' ')}\`; ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${describeBackend(info)}, 1 thread; `
     + `${o.model} (${loaded.config.numLayers} layers, hidden ${loaded.config.hiddenSize}), rank-8 LoRA on q, k, v, o per agent; `
     + `${o.samples} samples of ${o.prompt} + ${o.action} tokens, round-robin over the agents; micro-batches of ${o.micro} rows; `
-    + `median of ${o.reps} updates after a warm-up.\n`);
-  console.log('| agents | samples per agent | per agent | batched | per agent / one agent | batched / one agent | batched speed-up |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|');
+    + `median of ${o.reps} updates per way after a warm-up, the ways alternated. Seconds are this process's CPU time `
+    + `(user + system; wall time in brackets); ratios are of CPU time to one agent's per-agent update of the same samples. `
+    + 'Batched, gather: A and B gathered per row, batched matmuls; masked: the used pairs concatenated, one matmul, each row keeping its own columns.\n');
+  console.log('| agents | samples per agent | per agent | batched, gather | batched, masked | per agent / one agent | gather / one agent | masked / one agent |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const sec = (t: Timing) => `${t.cpu.toFixed(2)} s (${t.wall.toFixed(2)})`;
   for (const r of rows) {
-    const ratio = (t: number) => (one ? `${(t / one).toFixed(2)}x` : '-');
-    console.log(`| ${r.n} | ${(o.samples / r.n).toFixed(r.n > o.samples / 2 ? 1 : 0)} | ${r.perAgent.toFixed(3)} s | ${r.batched.toFixed(3)} s | `
-      + `${ratio(r.perAgent)} | ${ratio(r.batched)} | ${(r.perAgent / r.batched).toFixed(1)}x |`);
+    const ratio = (t: Timing) => (one ? `${(t.cpu / one.cpu).toFixed(2)}x` : '-');
+    console.log(`| ${r.n} | ${+(o.samples / r.n).toFixed(1)} | ${sec(r.perAgent)} | ${sec(r.gather)} | ${sec(r.masked)} | `
+      + `${ratio(r.perAgent)} | ${ratio(r.gather)} | ${ratio(r.masked)} |`);
   }
   if (!one) console.log('\n(no N = 1 row: add 1 to --agents for the ratios to one agent)');
   model.dispose();

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
 import { TeamAdapter } from '../../../src/core/engine/lora/team-adapter.ts';
@@ -19,6 +19,7 @@ import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
+const FORM = TeamAdapter.form;
 beforeAll(async () => {
   await initBackend({ force: 'cpu' });
   base = await loadModel(folderSource(path.join(PARITY, 'llama')));
@@ -70,7 +71,8 @@ function maxRelDiff(a: Float32Array[], b: Float32Array[]): number {
 }
 
 describe('a team pass: every row through its own adapter', () => {
-  it("gives each row its own agent's logits", () => {
+  it.each(['gather', 'masked'] as const)("gives each row its own agent's logits (%s)", (form) => {
+    TeamAdapter.form = form;
     const adapters = [adapter('a', 1), adapter('b', 2), adapter('c', 3)];
     const ids = [[1, 5, 9, 14, 3], [2, 7, 7, 4, 8], [6, 6, 1, 2, 9], [3, 1, 4, 1, 5]];
     const rowAdapter = [2, 0, 2, 1];
@@ -83,6 +85,7 @@ describe('a team pass: every row through its own adapter', () => {
     });
     view.dispose();
     adapters.forEach((a) => a.dispose());
+    TeamAdapter.form = FORM;
   });
 
   it('refuses a team whose adapters differ in shape, and decoding through a team view', () => {
@@ -96,10 +99,13 @@ describe('a team pass: every row through its own adapter', () => {
 });
 
 describe('the batched update equals the per-agent update', () => {
-  it.each<[string, Partial<UpdateSettings>]>([
-    ['one mini-batch, one epoch', { microBatchSize: 3 }],
-    ['2 mini-batches, 2 epochs, per-agent whitening', { microBatchSize: 4, miniBatches: 2, epochs: 2, whitening: 'agent' as const }],
-  ])('%s', async (_name, settings) => {
+  afterAll(() => (TeamAdapter.form = FORM));
+  it.each<[string, Partial<UpdateSettings>, 'gather' | 'masked']>([
+    ['one mini-batch, one epoch (masked pairs)', { microBatchSize: 3 }, 'masked'],
+    ['one mini-batch, one epoch (gathered pairs)', { microBatchSize: 3 }, 'gather'],
+    ['2 mini-batches, 2 epochs, per-agent whitening', { microBatchSize: 4, miniBatches: 2, epochs: 2, whitening: 'agent' as const }, 'masked'],
+  ])('%s', async (_name, settings, form) => {
+    TeamAdapter.form = form;
     const names = ['solver', 'coder', 'checker', 'frozen'];
     const counts = { solver: 5, coder: 3, checker: 7, frozen: 2 };
     const samples = samplesFor(counts, 1);

@@ -9,7 +9,8 @@
  *
  * Only the adapters the rows use are stacked (`used`, in order of first use), so a micro-batch of 16
  * rows over 128 agents stacks at most 16 pairs and differentiates only their variables.
- * Per layer and projection: A [U, r, in] = stack of the used adapters' A, B [U, out, r]; rows [B] int32.
+ * Per layer and projection, gathered: A [U, r, in] = stack of the used adapters' A, B [U, out, r], rows [B]
+ * int32; masked (the default): A [U*r, in], B [out, U*r] concatenated, and a [B, 1, U*r] mask of each row's columns.
  *
  * Example: const view = TeamAdapter.over([solver, verifier], [1, 1, 0]);   // rows 0, 1 verifier; row 2 solver
  *          view.used            // [verifier, solver]; view.usedIndex -> [1, 0]; view.rowIndex -> [0, 0, 1]
@@ -61,6 +62,27 @@ export class TeamAdapter implements AdapterView {
     return new TeamAdapter(used, usedIndex, rowIndex);
   }
 
+  /**
+   * How a pass reads the rows' pairs: 'gather' (A and B gathered per row, batched matmuls) or 'masked'
+   * (every used pair's columns in one matmul, each row keeping its own; cheap while few adapters share a batch).
+   * Masked by default: faster at every team size measured (bench/results/update-team-wasm.md: 1.59 against
+   * 1.89 CPU s at 128 agents, the relay model, wasm).
+   */
+  static form: 'gather' | 'masked' = 'masked';
+  private mask: tf.Tensor3D | null = null;
+
+  /** [B, 1, U*r]: 1 on row i's own adapter's r columns. */
+  private maskTensor(): tf.Tensor3D {
+    if (!this.mask) {
+      const r = this.used[0].settings.rank;
+      const u = this.used.length;
+      const m = new Float32Array(this.rowIndex.length * u * r);
+      this.rowIndex.forEach((k, i) => m.fill(1, i * u * r + k * r, i * u * r + (k + 1) * r));
+      this.mask = tf.keep(tf.tensor3d(m, [this.rowIndex.length, 1, u * r]));
+    }
+    return this.mask;
+  }
+
   /** The row indices as a tensor, made on first use (kept out of any tidy scope; `dispose` frees it). */
   private rowTensor(): tf.Tensor1D {
     if (!this.rows) this.rows = tf.keep(tf.tensor1d(this.rowIndex, 'int32'));
@@ -72,6 +94,11 @@ export class TeamAdapter implements AdapterView {
     if (pairs.every((p) => p === null)) return null;
     const present = pairs.filter((p): p is LoraPair => p !== null);
     if (present.length !== pairs.length) throw new Error(`a team pass: layer ${layer} ${proj} is adapted for some agents only`);
+    if (TeamAdapter.form === 'masked') {
+      const a = present.length === 1 ? present[0].a : tf.concat(present.map((p) => p.a), 0); // [U*r, in]
+      const b = present.length === 1 ? present[0].b : tf.concat(present.map((p) => p.b), 1); // [out, U*r]
+      return { a: null as never, b: null as never, rows: this.rowTensor(), scale: present[0].scale, masked: { a, b, mask: this.maskTensor() } };
+    }
     return {
       a: (present.length === 1 ? tf.expandDims(present[0].a, 0) : tf.stack(present.map((p) => p.a))) as tf.Tensor3D, // [U, r, in]
       b: (present.length === 1 ? tf.expandDims(present[0].b, 0) : tf.stack(present.map((p) => p.b))) as tf.Tensor3D, // [U, out, r]
@@ -94,5 +121,7 @@ export class TeamAdapter implements AdapterView {
   dispose(): void {
     this.rows?.dispose();
     this.rows = null;
+    this.mask?.dispose();
+    this.mask = null;
   }
 }

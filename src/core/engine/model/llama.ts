@@ -46,6 +46,11 @@ export interface RowLoraPair {
   b: tf.Tensor3D;
   rows: tf.Tensor1D;
   scale: number;
+  /**
+   * The masked form instead (few adapters per batch): a and b concatenated, A [U*r, in] and B [out, U*r],
+   * and mask [B, 1, U*r] keeping each row's own r columns: delta y_i = scale * ((x_i A^T) * mask_i) B^T.
+   */
+  masked?: { a: tf.Tensor2D; b: tf.Tensor2D; mask: tf.Tensor3D };
 }
 
 /** What the decoder needs from an adapter: the pair for a layer's projection, if it adapts it. */
@@ -326,6 +331,13 @@ export class CausalLM {
       const p = opts.adapter?.dropout ?? 0;
       if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
       const x3 = tf.reshape(xa, [b, t, din]) as tf.Tensor3D;
+      if (rowLora.masked) {
+        const m = rowLora.masked;
+        const all = tf.reshape(tf.matMul(xa, m.a, false, true), [b, t, m.a.shape[0]]); // [B, T, U*r]
+        const own = tf.reshape(tf.mul(all, m.mask), [b * t, m.a.shape[0]]); // each row's own r columns
+        y = tf.add(y, tf.mul(tf.matMul(own, m.b, false, true), rowLora.scale)); // [BT, out]
+        return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
+      }
       const down = tf.matMul(x3, tf.gather(rowLora.a, rowLora.rows), false, true); // [B, T, r]
       const up = tf.matMul(down, tf.gather(rowLora.b, rowLora.rows), false, true) as tf.Tensor3D; // [B, T, out]
       y = tf.add(y, tf.mul(tf.reshape(up, [b * t, up.shape[2]]), rowLora.scale));
