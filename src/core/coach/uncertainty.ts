@@ -58,11 +58,14 @@ export async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBat
   return out;
 }
 
-/** How many answer tokens come before the score's digits ("...PROCESS_SCORE: "), or -1. */
-function scorePosition(judge: LoadedModel, tokens: number[]): number {
+/**
+ * How many answer tokens come before the score's first digit ("...PROCESS_SCORE: " then a digit token),
+ * or -1 (no score line, or a first digit merged with other text into one token).
+ */
+function scorePosition(judge: LoadedModel, tokens: number[], digits: Set<number>): number {
   const tok = judge.tokenizer!;
-  for (let j = 0; j <= tokens.length; j++) {
-    if (/PROCESS_SCORE\s*:\s*$/.test(tok.decode(tokens.slice(0, j), { skipSpecialTokens: true }))) return j;
+  for (let j = 0; j < tokens.length; j++) {
+    if (/PROCESS_SCORE\s*:\s*\d$/.test(tok.decode(tokens.slice(0, j + 1), { skipSpecialTokens: true }))) return digits.has(tokens[j]) ? j : -1;
   }
   return -1;
 }
@@ -80,7 +83,7 @@ export async function readJudge(judge: LoadedModel, prompts: string[], maxBatch 
   const rows: { index: number; ids: number[] }[] = [];
   const readings: JudgeReading[] = answers.map((a, i) => {
     const p = parseCoachAnswer(a.text, false);
-    const at = digitsOk ? scorePosition(judge, a.tokens) : -1;
+    const at = digitsOk ? scorePosition(judge, a.tokens, new Set(digitIds.map(([id]) => id))) : -1;
     if (at >= 0) rows.push({ index: i, ids: [...promptIds(judge, prompts[i]), ...a.tokens.slice(0, at), digitIds[1][0]] });
     return { answer: a.text, score: p.ok ? p.score : null, dist: null, mean: NaN, spread: NaN };
   });
