@@ -161,7 +161,9 @@ export function filterKeeps(count: number, micro: number, trainBatch: number): n
  *   round the Executor's varying count (1 or 2 actions per trajectory) down to whole train batches.
  * - Several: the filter must be on, so every agent must take a fixed number of actions per trajectory and
  *   each GPU's share must be whole micro-batches and whole train batches (filterKeeps).
- * Example: 12 prompts x 2 samples, 1 GPU, microBatchSize 4, 1 mini-batch -> trainBatch 24, microTrain 4, filter off.
+ * Whatever the GPUs, an agent whose count varies gets micro_train_batch_size 1: their PPO loop's DataLoader drops
+ * the last partial micro-batch (drop_last), so a larger one would drop up to micro - 1 of its samples each step.
+ * Example: 12 prompts x 2 samples, 1 GPU, microBatchSize 4, 1 mini-batch -> trainBatch 24, microTrain 1 (the Executor varies), filter off.
  */
 export function martiBatches(config: TrainConfig, trainCount: number, gpus = DEFAULT_GPUS_PER_AGENT): MartiBatches {
   const prompts = config.promptsPerIteration;
@@ -181,8 +183,11 @@ export function martiBatches(config: TrainConfig, trainCount: number, gpus = DEF
     throw new MartiExportError(`train.jsonl would hold ${trainCount} problems, fewer than one rollout batch of ${prompts}; raise curriculum.poolSize`);
   }
   let microRollout = Math.min(MAX_MICRO_ROLLOUT, prompts);
+  const varying = config.workflow.agents.find((a) => actionsPerTrajectory(a)[0] !== actionsPerTrajectory(a)[1]);
+  // Their PPO loop reads the replay buffer in micro-batches with drop_last: an agent whose sample count varies
+  // keeps every sample only with micro-batches of 1 (DeepSpeed then accumulates them to the train batch).
+  if (varying) microTrain = 1;
   if (gpus > 1) {
-    const varying = config.workflow.agents.find((a) => actionsPerTrajectory(a)[0] !== actionsPerTrajectory(a)[1]);
     if (varying) {
       throw new MartiExportError(`${where}: agent "${varying.id}" takes 1 to ${varying.turns} actions per trajectory, so its samples differ ` +
         `between GPUs and filter_agents_data (needed on ${gpus} GPUs) would drop the surplus; use --gpus-per-agent 1`);

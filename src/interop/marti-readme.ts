@@ -201,7 +201,13 @@ function batchChoice(plan: MartiPlan): string {
   equalise, and on it would drop samples: the Executor takes 1 or 2 actions per trajectory, so its count is rarely a
   multiple of the train batch (and 12 x 2 trajectories over 2 GPUs against a train batch of 24 kept none at all).
   \`mappa export --gpus-per-agent N\` refuses any layout where the filter would drop a sample, naming the setting.`;
-  return `- **Batches**: \`train_batch_size\` ${b.trainBatch} splits over ${b.gpus} actor GPU(s) in micro-batches of ${b.microTrain} (DeepSpeed checks it).
+  const micro = b.microTrain === 1
+    ? `\n  Micro-batches of 1: their PPO loop reads each agent's samples in micro-batches with \`drop_last\`, and the Executor's count
+  varies, so any larger size would drop up to size - 1 of its samples a step. DeepSpeed accumulates ${b.trainBatch} of them per
+  optimizer step; where a count is not a multiple of ${b.trainBatch}, the rest is accumulated into the next step (DeepSpeed, not run here).`
+    : '';
+  const split = `\`train_batch_size\` ${b.trainBatch} splits over ${b.gpus} actor GPU(s) in micro-batches of ${b.microTrain} (DeepSpeed checks it).`;
+  return `- **Batches**: ${split}${micro}
   ${filter}`;
 }
 
@@ -236,24 +242,35 @@ function gaps(config: TrainConfig, plan: MartiPlan): string {
 `;
 }
 
-/** What the export's test checked against the fixture, and what nobody ran. */
+/** What was run through their code (scripts/marti-dry-run.sh), what the tests checked, and what nobody ran. */
 function checks(): string {
   return `## What was checked here, and what was not
 
-Checked by the export's tests (\`test/unit/loop/export-marti.test.ts\`, \`test/unit/interop/marti-run.test.ts\`) against
-\`${FIXTURE}\`, written from their files at ${MARTI_COMMIT}, for process, outcome and mixed exports: the
-YAML loads with the \`yaml\` parser (and PyYAML where installed, to the same values); every key written is one of their
-config keys with the type written; \`bf16\` and \`flash_attn\` on, \`lora_rank\` 0; the processor exists at that commit;
-every data file the config names is in this folder; no absolute path, and step 4's line makes every path absolute;
-no value their \`save_logs\` hands a logger is a dictionary (their logger choice and step keys, replayed), and
-\`${LAUNCHER_FILE}\` flattens them for TensorBoard (run with python3 against a stand-in for torch's writer);
-\`${WORKFLOW_FILE}\`, run with python3 against stand-ins for their engines, tokenizer, code tool, grader and coach,
-returns what their processor reads, and every action's messages equal the sandbox's rollout of the same task;
-the stop ids of \`${GENERATION_CONFIG_FILE}\` are the ones their mask keeps.
+**Run through their code** (\`scripts/marti-dry-run.sh <their checkout>\` in the sandbox's repository; its log for this
+export, in all three reward modes, is \`bench/results/marti-dry-run.md\` there). Their checkout at ${MARTI_COMMIT}, unmodified,
+with this folder copied in by steps 1, 3 and 4, Hydra 1.3.2 and OmegaConf 2.3.0 built from source, torch 1.13 on the CPU:
+\`python data/mappa/${LAUNCHER_FILE} --config-name ${MARTI_CONFIG_NAME} default_agent.max_samples=24\` ran their \`train.py\`
+(Hydra composition, \`_rationalize_config\`, \`_validate_config\`), their controller's build (datasets, logging, the three
+agents, the world, their tool manager with the code tool), the step-0 evaluation (their \`evaluate_samples\` over
+\`heldout\` and the first 3 % of \`train.jsonl\`, ${EVAL_SAMPLES} samples each), and rollout steps 1 and 2: their workflow wrapper
+calling \`${WORKFLOW_FILE}\`, their coach's prompt and score parsing, their processor, packing (\`prepare_samples\` and its
+\`output_len > 1\` assert), their sample filter, their experience maker (KL, rewards, REINFORCE++ returns and global
+normalisation), their replay buffer and PPO loop (micro-batches, \`drop_last\`), and \`save_logs\` with the launcher writing
+TensorBoard event files through torch's \`SummaryWriter\`. Every sample each agent generated reached its PPO loop at both steps.
 
-Not checked: no GPU and no trainer of theirs ran here. Not run: Hydra's composition, Ray, vLLM and DeepSpeed
-start-up, the weight sync, whether vLLM serves this base model and FlashAttention its head size, memory on your
-GPUs, SandboxFusion, the coach API, the hour estimate, and whether results match the sandbox's.
+**Stood in for** (no GPU, cluster or network there): vLLM generation (scripted replies, right and wrong, with and without
+code), the policy and reference forward passes and the optimizer step (no weights change), Ray placement (one process),
+DeepSpeed, the hosted coach's HTTP call (scripted scores), SandboxFusion (a local server in its API running python3), and
+HF transformers' tokenizer (the model's own chat template, not its token ids) and datasets' JSON loader.
+
+**Checked by the tests** (\`test/unit/loop/export-marti.test.ts\`, \`test/unit/interop/\`) against \`${FIXTURE}\`, written from
+their files: every key is one of their config keys with its type; the batch sizes their filter keeps; \`${WORKFLOW_FILE}\` renders
+every prompt as the sandbox does and rewards as the sandbox does, and grades answers as the sandbox's \`answersEqual\`;
+\`${LAUNCHER_FILE}\` flattens dictionaries and lists; the stop ids of \`${GENERATION_CONFIG_FILE}\` are the ones their mask keeps.
+
+**Not run anywhere here**: vLLM, DeepSpeed and FlashAttention on GPUs, the weight sync, real gradients, Ray across
+processes and machines, more than one GPU per agent, memory on your GPUs, SandboxFusion itself, the coach API, the hour
+estimate, and whether results match the sandbox's.
 
 Their files read, at that commit:
 

@@ -35,7 +35,13 @@ export const MARTI_SOURCES = [
   'marti/worlds/multi_agent_world_async.py: the agents a workflow gets (get_rank_agent), evaluation (evaluate_samples, distribute_prompts), coach_metadata',
   'marti/controllers/base_controller.py _init_logging, fit, save_logs: the logger choice, the evaluation schedule, what add_scalar is given',
   'marti/controllers/multi_agent_controller.py: _rollout_metadata in every step\'s logs; the eos id the truncation mask takes (trainers/ppo/trainer.py)',
-  'marti/verifiers/coach/external_coach.py create_coach and evaluate; marti/verifiers/qwen/qwen_eval_timeout.py: the math grader',
+  'marti/verifiers/coach/external_coach.py create_coach and evaluate; marti/verifiers/qwen/qwen_eval_timeout.py: their math grader, ' +
+    'not used (it needs func_timeout, which neither their requirements nor MARTI\'s list)',
+  'marti/controllers/multi_agent_controller.py generate_shared_samples: filter_agents_data keeps whole micro-batches, then whole ' +
+    'train batches of one GPU\'s count (lines 575-613)',
+  'marti/trainers/ppo/trainer.py ppo_train: the replay buffer read in micro_train_batch_size batches with drop_last; ' +
+    'multi_agent_world_async.py prepare_samples: assert output_len > 1',
+  'marti/controllers/base_controller.py _init_logging: "import os" in the use_wandb branch makes os local (use_tensorboard fails at line 403)',
   'marti/worlds/tools/sandbox.py SandboxFusionExecutor.execute: what a code run returns (run_status, stdout, stderr)',
   'marti/worlds/tool_world.py: tools_config.tools.<name> {type, base_url, timeout, schema_path}; ' +
     'the stock schema_path examples/schema/code.json is absent from the repository',

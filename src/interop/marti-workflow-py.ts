@@ -10,7 +10,8 @@
  *   the coach called once per agent on its whole work (coach-format.ts: input text, observation limit).
  * - answers.ts answersEqual: the team's answer graded as the sandbox grades it (ported: their grader needs
  *   func_timeout, which neither their requirements nor MARTI's list).
- * The coach is theirs (create_coach), the code runs on their SandboxFusion tool. Evaluation (is_eval) calls no coach: outcome_score is the answer's correctness.
+ * The coach is theirs (create_coach), the code runs on their SandboxFusion tool. Evaluation (is_eval) calls no coach:
+ * outcome_score is the answer's correctness.
  *
  * For: marti-workflow.ts. Not for: anything TypeScript runs. No backticks and no "${" in the Python, so
  * that it can sit in template literals (a fence is chr(96) * 3 there).

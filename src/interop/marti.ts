@@ -33,13 +33,14 @@ import { martiReadme } from './marti-readme.ts';
 import { martiWorkflowFile, WORKFLOW_FILE } from './marti-workflow.ts';
 import { LAUNCHER_FILE, martiLauncherFile } from './marti-launcher.ts';
 import {
-  CODE_SCHEMA_FILE, EVAL_SAMPLES, EVAL_WORKERS, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError, martiPlan,
-  WORKFLOW_CONCURRENCY, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
+  actionsPerTrajectory, CODE_SCHEMA_FILE, EVAL_SAMPLES, EVAL_WORKERS, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR,
+  MARTI_MODELS_DIR, MartiExportError, martiPlan, WORKFLOW_CONCURRENCY, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
 } from './marti-plan.ts';
 
 export { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY, MARTI_SOURCES } from './marti-sources.ts';
 export {
-  DEFAULT_GPUS_PER_AGENT, CODE_SCHEMA_FILE, filterKeeps, martiBatches, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME, MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError,
+  actionsPerTrajectory, DEFAULT_GPUS_PER_AGENT, CODE_SCHEMA_FILE, filterKeeps, martiBatches, GENERATION_CONFIG_FILE, MARTI_CONFIG_NAME,
+  MARTI_DATA_DIR, MARTI_MODELS_DIR, MartiExportError,
   type MartiBench, type MartiExportOptions, type MartiPlan, type MartiRecord, type MartiStops,
 } from './marti-plan.ts';
 export { LAUNCHER_FILE } from './marti-launcher.ts';
@@ -219,8 +220,10 @@ function runRows(config: TrainConfig, plan: MartiPlan): Row[] {
     ['micro_rollout_batch_size', b.microRollout, b.filter ? 'divides each GPU\'s samples, so filter_agents_data keeps them all' : undefined],
     ['train_batch_size', b.trainBatch, `ours: ${config.update.miniBatches} optimizer step(s) per iteration`],
     ['micro_train_batch_size', b.microTrain,
-      `ours: update.microBatchSize ${config.update.microBatchSize}` +
-      `${b.microTrain === config.update.microBatchSize ? '' : `, lowered so that ${b.gpus} GPU(s) divide the batch`}`],
+      `ours: update.microBatchSize ${config.update.microBatchSize}` + (b.microTrain === config.update.microBatchSize ? ''
+        : b.microTrain === 1 && agents.some((a) => actionsPerTrajectory(a)[0] !== actionsPerTrajectory(a)[1])
+          ? '; 1 because their PPO loop drops a last partial micro-batch and the Executor\'s sample count varies'
+          : `, lowered so that ${b.gpus} GPU(s) divide the batch`)],
     'Generation',
     ['prompt_max_len', plan.promptMaxLen, `prompt + generation fit the base model's ${plan.contextLength ?? 'assumed'} positions`],
     ['generate_max_len', plan.generateMaxLen, `the largest of ours (${agents.map((a) => `${a.id} ${a.maxTokens}`).join(', ')}); the workflow sets each's`],

@@ -16,7 +16,8 @@ describe('MARTI export: batch sizes their filter keeps whole', () => {
 
   it('the shipped layout: 1 GPU per agent, filter off, one optimizer step of 24', () => {
     const b = martiBatches(resolveTrainConfig({}), 360);
-    expect(b).toMatchObject({ gpus: 1, filter: false, trainBatch: 24, microTrain: 4 });
+    // microTrain 1: the Executor's count varies, and their PPO loop drops a last partial micro-batch.
+    expect(b).toMatchObject({ gpus: 1, filter: false, trainBatch: 24, microTrain: 1 });
     const yaml = exportMarti(resolveTrainConfig({}), { source: 'x' }).files['mappa_mathchat.yaml'];
     expect(yaml).toMatch(/\nfilter_agents_data: false\n/);
     expect(yaml).toMatch(/actor_num_gpus_per_node: 1\n/);

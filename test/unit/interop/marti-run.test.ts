@@ -163,7 +163,8 @@ print(json.dumps(m.first_messages(1, sys.argv[2], {"solver": sys.argv[3]})))`;
     expect(tags).toEqual(expect.arrayContaining(['train/per_prompt/0', 'train/per_prompt/1/right', 'perf/experience_maker/generate_time']));
     expect(tags).not.toContain('train/per_prompt/2');
     expect(out.refused).toBeNull();
-    expect(python({ ...job, argv: ['use_tensorboard=/x'] }).refused).toMatch(/^mappa_train.py: remove use_tensorboard=\/x: their use_tensorboard path stops at build/);
+    const refused = python({ ...job, argv: ['use_tensorboard=/x'] }).refused;
+    expect(refused).toMatch(/^mappa_train.py: remove use_tensorboard=\/x: their use_tensorboard path stops at build/);
   });
 
   it('the workflow grades answers as the sandbox does (answersEqual, ported)', () => {
