@@ -112,10 +112,10 @@ describe.skipIf(!have.ok)('a page a class can rely on', () => {
     await ctx.close();
   }, 900_000);
 
-  it('a counterfactual run\'s words name no coach: the line above the charts, the settings line and the verdict', async () => {
+  it('a counterfactual run\'s words name no coach (line above the charts, settings line, verdict); its replays are a folded tree', async () => {
     const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
     const page = await ctx.newPage();
-    const cf = { ...small, seed: 31, iterations: 2, evalEvery: 2, promptsPerIteration: 1, samplesPerPrompt: 1, rewards: { mode: 'counterfactual' } };
+    const cf = { ...small, seed: 31, iterations: 2, evalEvery: 2, promptsPerIteration: 1, samplesPerPrompt: 2, rewards: { mode: 'counterfactual' } };
     await page.goto(`${site.url}?config=${encodeURIComponent(JSON.stringify(cf))}`); // the untrained team is measured: the verdict needs it
     await waitFor(page, (s) => s.state === 'ready', 180_000, 'ready');
     const line = (await page.getByTestId('coach-line').textContent())!;
@@ -127,6 +127,11 @@ describe.skipIf(!have.ok)('a page a class can rely on', () => {
     const verdict = (await page.getByTestId('verdict').textContent())!;
     expect(verdict).toMatch(/After iteration 2 \(the end of the run\)/);
     expect(verdict).not.toMatch(/coach agrees|judge models|Coach:/);
+    // The tree of replays: one folded group per sample (2 here, 4 leaves each), the selected one open, its deciding leaf first.
+    expect(await page.getByTestId('replay-group').count()).toBe(2);
+    expect(await page.locator('[data-testid=replay-group][open]').count()).toBe(1);
+    expect(await page.locator('[data-testid=trajectory-tab]:visible').count()).toBe(4);
+    expect(await page.getByTestId('chart-score').textContent()).toMatch(/none \(counterfactual credit reads no coach\)/);
     await screenshot(page, 'class-counterfactual-words');
     await ctx.close();
   }, 600_000);

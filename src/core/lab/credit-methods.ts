@@ -64,8 +64,8 @@ export const METHOD_WORDS: Record<RewardMode, { option: string; needs: string; c
  * The settings' hint for the reward in force: what it needs, costs and gets. For counterfactual, the
  * fan-out and the generations it costs; for groups, what it needs to form a group.
  * Example (relay of 4, counterfactual, 8 prompts x 2): 'Replays each agent's turn: every agent replies 2, 2, 2, 2
- *   times to the same frozen input, so a prompt costs 30 agent generations (16 leaves) instead of 4: 480 an
- *   iteration. It costs generations, not coach calls: no coach is read. ...'
+ *   times to the same frozen input, so a prompt costs 60 agent generations (2 samples, each a tree of 16 leaves and
+ *   30 generations) instead of 8: 480 an iteration. It costs generations, not coach calls: no coach is read. ...'
  */
 export function methodHint(
   c: { rewards: RewardSettings; workflow: { agents: readonly unknown[] }; promptsPerIteration: number; samplesPerPrompt: number },
@@ -76,8 +76,13 @@ export function methodHint(
     const fan = fanOutOf(c.rewards, n)!;
     const tree = treeCost(fan);
     const perIteration = tree.generations * c.promptsPerIteration * c.samplesPerPrompt;
+    // A prompt is played once a sample, each a whole tree: with 2 samples it costs two trees' generations.
+    const perPrompt = c.samplesPerPrompt > 1
+      ? `${tree.generations * c.samplesPerPrompt} agent generations (${c.samplesPerPrompt} samples, each a tree of ${tree.leaves} leaves and `
+        + `${tree.generations} generations)`
+      : `${tree.generations} agent generations (${tree.leaves} leaves)`;
     return `Replays each agent's turn: every agent replies ${fan.join(', ')} times to the same frozen input (its fan-out), so a prompt `
-      + `costs ${tree.generations} agent generations (${tree.leaves} leaves) instead of ${n}: ${perIteration.toLocaleString('en-US')} an iteration. `
+      + `costs ${perPrompt} instead of ${n * c.samplesPerPrompt}: ${perIteration.toLocaleString('en-US')} an iteration. `
       + 'It costs generations, not coach calls: no coach is read. Each reply is credited with the mean outcome of its replays '
       + 'against the other replies to the same input.';
   }

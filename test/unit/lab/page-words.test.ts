@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { refusal } from '../../../src/core/lab/lab-state.ts';
 import { coachQuality, reportRanking } from '../../../src/core/lab/coach-quality.ts';
 import { causeWords, readsLine } from '../../../src/core/lab/run-verdict.ts';
-import { recordSigns, whyWords, type MethodRunData } from '../../../src/core/lab/credit-methods.ts';
+import { methodHint, recordSigns, whyWords, type MethodRunData } from '../../../src/core/lab/credit-methods.ts';
+import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { lessonPatch } from '../../../src/core/lab/lesson-summary.ts';
 import { wilson } from '../../../src/core/stats/intervals.ts';
 
 describe('one state, each request allowed or refused in words', () => {
@@ -75,5 +77,13 @@ describe('the credit comparison says why, from the records', () => {
     const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
       { p: 0.55, low: 0.45, high: 0.65 });
     expect(why).toMatch(/^groups ended within the noise of the untrained team\. .*only 45 % of steps met an input another step met/);
+  });
+});
+
+describe('the counterfactual hint counts a prompt\'s samples', () => {
+  it('a prompt of 2 samples costs two trees', () => {
+    const base = lessonPatch(4, 'process') as Record<string, unknown>;
+    const c = resolveTrainConfig({ ...base, rewards: { mode: 'counterfactual' }, promptsPerIteration: 8, samplesPerPrompt: 2 });
+    expect(methodHint(c)).toMatch(/^Replays each agent's turn: every agent replies 2, 2, 2, 2 times to the same frozen input \(its fan-out\), so a prompt costs 60 agent generations \(2 samples, each a tree of 16 leaves and 30 generations\) instead of 8: 480 an iteration\./);
   });
 });
