@@ -1,14 +1,15 @@
 """
 Stand-ins for the MAPPA authors' trainer, to run the MARTI export's Python files without it: their
 engines (vLLM's generate_async and SamplingParams), a ChatML tokenizer, the SandboxFusion code tool, the
-math grader, the coach, and torch's TensorBoard writer. Each follows the interface the fixture
-(test/fixtures/marti/multiagent-coaching-ed66921.json) records; none is their code.
+coach, their save_logs without a logger, and torch's TensorBoard writer (the workflow grades answers itself).
+Each follows the interface the fixture (test/fixtures/marti/multiagent-coaching-ed66921.json) records; none is
+their code. Their code itself runs in scripts/marti-dry-run.sh.
 
 For: test/unit/interop/marti-run.test.ts, which writes a job as JSON on stdin and reads JSON on stdout.
 Not for: anything else.
 
 Example: echo '{"kind": "launcher", "launcher": "mappa_train.py", "eval_logs": {"eval/reward": 0.5}, "logs": {"a": 1}}' | python3 marti-standins.py
-         -> {"scalars": [["train/a", 1]], "error": null, ...}
+         -> {"writers": 1, "scalars": [["eval/reward", 0.5, 0], ["train/a", 1, 1]], "refused": null, ...}
 """
 import asyncio
 import importlib.util
