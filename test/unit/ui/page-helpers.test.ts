@@ -21,7 +21,8 @@ const { backendNotice, whereItRuns } = backendPanel as unknown as {
   whereItRuns(info: BackendInfo, lanes?: number): string;
 };
 const { formatTicks } = chart as unknown as { formatTicks(splits: number[], incr?: number): string[] };
-const { evalPoint, overlayLines, pickOverlays, settingsDiff, xRangeOf } = charts as unknown as {
+const { evalPoint, overlayLabel, overlayLines, pickOverlays, settingsDiff, xRangeOf } = charts as unknown as {
+  overlayLabel(label: string, mode: string, diff: string, sharesBaseline: boolean): string;
   evalPoint(r: EvalResult | undefined, which: 'greedy' | 'sampled'): { value: number | null; low: number | null; high: number | null; note: string | null };
   overlayLines(overlays: Overlay[], runId: string, max?: number): { label: string; mode: string; sharesBaseline: boolean; evals: Map<number, EvalResult> }[];
   xRangeOf(first: number, iterations: number | undefined, last: number): [number, number];
@@ -132,6 +133,7 @@ describe('overlays', () => {
     expect(o.map((x) => [x.mode, x.sharesBaseline])).toEqual([['process', false], ['process', false]]); // same mode: not a twin
     const twin = pickOverlays([rec('math-chain-outcome-seed0-ff', { rewards: { mode: 'outcome' } }, 1, [1, 2])], math, 'x', {});
     expect(twin.map((x) => [x.mode, x.sharesBaseline, x.label])).toEqual([['outcome', true, 'outcome twin']]);
+    expect(overlayLabel('credit methods: relay of 4, groups, seed 0', 'groups', 'checkpoint every (iterations)=5 +4', false)).toBe('groups · seed 0');
     // A lesson run's legend fits one line: its budget differs from the open run's, and that is what a lesson run is.
     const lesson = pickOverlays([{ ...rec('math-chain-outcome-seed0-hh', { rewards: { mode: 'outcome' }, iterations: 15, evalEvery: 5, checkpointEvery: 5, evalTasks: 100 }, 1, [1, 2]), label: 'lesson: relay of 4, outcome, seed 0' }], math, 'x', {});
     expect(lesson[0].label).toBe('lesson, outcome');
