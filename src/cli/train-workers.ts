@@ -92,7 +92,7 @@ async function serve(): Promise<void> {
     postMessage: (m: unknown, t?: Transferable[]) => parentPort!.postMessage(m, t as never),
     onMessage: (h: (m: unknown) => void) => parentPort!.on('message', h),
   };
-  serveLaneJobs<LaneJob, LaneResult>(endpoint, (job) => server.handle(job), laneTransfer);
+  serveLaneJobs<LaneJob, LaneResult>(endpoint, (job, signal) => server.handle(job, signal), laneTransfer);
 }
 
 if (!isMainThread && (workerData as { role?: string } | null)?.role === 'update-lane') void serve();

@@ -47,10 +47,10 @@ async function parts(config: TrainConfig): Promise<TeamParts> {
 
 serveLaneJobs<LaneJob | LaneBoot, LaneResult>(
   { postMessage: (m, t) => scope.postMessage(m, t ?? []), onMessage: (h) => scope.addEventListener('message', (ev) => h(ev.data)) },
-  (job) => {
+  (job, signal) => {
     if (job.kind === 'boot') return boot(job);
     if (!replica) throw new Error('lane worker: a job arrived before the model was loaded');
-    return replica.server.handle(job);
+    return replica.server.handle(job, signal); // a pause stops it at its next decoding step
   },
   laneTransfer,
 );

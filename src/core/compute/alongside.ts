@@ -43,10 +43,16 @@ export function alongside(compute: Compute): StepHook {
   const background = () => (compute instanceof LaneCompute ? compute.background() : null);
   return {
     finalChunk: MAX_CHUNK,
-    async around(step: () => Promise<IterationMetrics | null>, session: RunSession): Promise<IterationMetrics | null> {
+    async around(step: () => Promise<IterationMetrics | null>, session: RunSession, signal?: AbortSignal): Promise<IterationMetrics | null> {
       const { queue, trainer } = session;
       const player = background();
-      const beside = player && queue.pending.length ? queue.runChunk(size, player) : null;
+      // A pause reaches the lanes: the chunk they play stops at its next decoding step (and runs again on resuming).
+      const beside = player && queue.pending.length
+        ? queue.runChunk(size, player, signal).catch((e) => {
+          if (signal?.aborted) return null;
+          throw e;
+        })
+        : null;
       let metrics: IterationMetrics | null;
       try {
         metrics = await step();
@@ -61,7 +67,10 @@ export function alongside(compute: Compute): StepHook {
       const { rollout, coach, update } = metrics.seconds;
       if (beside) size = nextChunkSize(size, chunk, rollout + coach);
       else if (queue.pending.length && !background()) {
-        const here = await queue.runChunk(size);
+        const here = await queue.runChunk(size, undefined, signal).catch((e) => {
+          if (signal?.aborted) return null; // paused: the iteration is whole; the chunk runs again on resuming
+          throw e;
+        });
         await session.record(here);
         size = nextChunkSize(size, here, LOCAL_SHARE * (rollout + coach + update));
       }

@@ -22,7 +22,15 @@ export interface LanePort {
   terminate(): Promise<unknown> | void;
 }
 
-type Reply<R> = { id: number; ok: true; result: R } | { id: number; ok: false; error: string };
+type Reply<R> = { id: number; ok: true; result: R } | { id: number; ok: false; error: string; aborted?: boolean };
+
+/** A lane's job stopped by its signal (a pause), not a failure of the lane. */
+export class LaneJobAborted extends Error {
+  constructor(lane: string) {
+    super(`${lane}: its job was stopped by a pause`);
+    this.name = 'LaneJobAborted';
+  }
+}
 
 export class LanePool<Job, Result> {
   /** Per lane: replies awaited, by job id. */
@@ -40,7 +48,7 @@ export class LanePool<Job, Result> {
         if (!p) return;
         this.pending[i].delete(reply.id);
         if (reply.ok) p.resolve(reply.result);
-        else p.reject(new Error(`${label} ${i + 1}: ${reply.error}`));
+        else p.reject(reply.aborted ? new LaneJobAborted(`${label} ${i + 1}`) : new Error(`${label} ${i + 1}: ${reply.error}`));
       },
       (e) => {
         this.dead[i] = new Error(`${label} ${i + 1} died: ${e.message}`);
@@ -55,15 +63,22 @@ export class LanePool<Job, Result> {
     return this.ports.length;
   }
 
-  /** Posts `job` to lane `lane` (1-based) now; resolves with its result, rejects if the lane fails. */
-  post(lane: number, job: Job, transfer: Transferable[] = []): Promise<Result> {
+  /**
+   * Posts `job` to lane `lane` (1-based) now; resolves with its result, rejects if the lane fails. When
+   * `signal` aborts, the lane is told at once and its job stops at its next pause point (a decoding step):
+   * the promise rejects with a LaneJobAborted.
+   */
+  post(lane: number, job: Job, transfer: Transferable[] = [], signal?: AbortSignal): Promise<Result> {
     const i = lane - 1;
     const port = this.ports[i];
     if (!port) return Promise.reject(new Error(`no lane ${lane} (${this.ports.length} started)`));
     if (this.dead[i]) return Promise.reject(this.dead[i]!);
     const id = this.nextId++;
     return new Promise<Result>((resolve, reject) => {
-      this.pending[i].set(id, { resolve, reject });
+      const cancel = () => port.postMessage({ cancel: id });
+      signal?.addEventListener('abort', cancel, { once: true });
+      const done = () => signal?.removeEventListener('abort', cancel);
+      this.pending[i].set(id, { resolve: (r) => (done(), resolve(r)), reject: (e) => (done(), reject(e)) });
       port.postMessage({ id, job }, transfer);
     });
   }
@@ -80,18 +95,29 @@ export interface LaneEndpoint {
 }
 
 /**
- * Lane side: answers `{id, job}` messages with `handle(job)`, one job at a time in the order posted
- * (a job's awaits may let the next message arrive; it waits its turn). `transfer` names the result's
- * buffers to move rather than copy.
+ * Lane side: answers `{id, job}` messages with `handle(job, signal)`, one job at a time in the order posted
+ * (a job's awaits may let the next message arrive; it waits its turn). A `{cancel: id}` message aborts that
+ * job's signal (a pause: the job stops at its next pause point, or never starts) and it answers `aborted`.
+ * `transfer` names the result's buffers to move rather than copy.
  */
-export function serveLaneJobs<Job, Result>(endpoint: LaneEndpoint, handle: (job: Job) => Promise<Result>,
+export function serveLaneJobs<Job, Result>(endpoint: LaneEndpoint, handle: (job: Job, signal: AbortSignal) => Promise<Result>,
   transfer: (result: Result) => Transferable[] = () => []): void {
   let chain: Promise<unknown> = Promise.resolve();
+  const running = new Map<number, AbortController>();
   endpoint.onMessage((m) => {
+    if (typeof (m as { cancel?: unknown }).cancel === 'number') {
+      running.get((m as { cancel: number }).cancel)?.abort();
+      return;
+    }
     const { id, job } = m as { id: number; job: Job };
-    chain = chain.then(() => handle(job)).then(
+    const controller = new AbortController();
+    running.set(id, controller);
+    chain = chain.then(() => {
+      controller.signal.throwIfAborted();
+      return handle(job, controller.signal);
+    }).then(
       (result) => endpoint.postMessage({ id, ok: true, result } satisfies Reply<Result>, transfer(result)),
-      (e: Error) => endpoint.postMessage({ id, ok: false, error: e?.message ?? String(e) } satisfies Reply<Result>),
-    );
+      (e: Error) => endpoint.postMessage({ id, ok: false, error: e?.message ?? String(e), aborted: controller.signal.aborted } satisfies Reply<Result>),
+    ).finally(() => running.delete(id));
   });
 }

@@ -60,7 +60,8 @@ export class LaneServer {
     return assignValues(a, v);
   }
 
-  async handle(job: LaneJob): Promise<LaneResult> {
+  /** Runs `job`; a play job stops at its next decoding step once `signal` aborts (a pause reaching the lane). */
+  async handle(job: LaneJob, signal?: AbortSignal): Promise<LaneResult> {
     if (job.kind === 'logprobs') {
       const [logp] = await this.local.logProbs([
         { adapter: job.adapter ? this.adapter(job.adapter) : null, ids: job.ids, mask: job.mask, positions: job.positions },
@@ -68,7 +69,7 @@ export class LaneServer {
       return { kind: 'logprobs', logp };
     }
     if (job.kind === 'play') {
-      const [trajectories] = await this.local.play([job.pass]);
+      const [trajectories] = await this.local.play([job.pass], { signal });
       return { kind: 'play', trajectories };
     }
     const [g] = await this.local.gradients(this.adapter(job.adapter), [job.job]);

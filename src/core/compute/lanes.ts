@@ -25,12 +25,13 @@ import type { PlayOptions, TeamParts, TeamPass, Trajectory } from '../loop/rollo
 import type { Compute } from '../loop/train.ts';
 import type { LaneJob, LaneResult } from './lane-server.ts';
 import { LocalCompute } from './local.ts';
+import { LaneJobAborted } from './lane-pool.ts';
 
 /** Lane threads, numbered 1..count, as LaneCompute uses them (a LanePool over any transport is one). */
 export interface Lanes {
   readonly count: number;
-  /** Posts `job` to lane `lane` now; resolves with its result, rejects if the lane fails. */
-  post(lane: number, job: LaneJob): Promise<LaneResult>;
+  /** Posts `job` to lane `lane` now; resolves with its result, rejects if the lane fails (LaneJobAborted once `signal` aborts). */
+  post(lane: number, job: LaneJob, transfer?: Transferable[], signal?: AbortSignal): Promise<LaneResult>;
   close(): Promise<void>;
 }
 
@@ -64,9 +65,9 @@ export class LaneCompute implements Compute {
   }
 
   /** Posts a job, counting it in flight on its lane until it settles. */
-  private send(lane: number, job: LaneJob): Promise<LaneResult> {
+  private send(lane: number, job: LaneJob, signal?: AbortSignal): Promise<LaneResult> {
     this.inFlight.set(lane, (this.inFlight.get(lane) ?? 0) + 1);
-    return this.pool.post(lane, job).finally(() => this.inFlight.set(lane, this.inFlight.get(lane)! - 1));
+    return this.pool.post(lane, job, [], signal).finally(() => this.inFlight.set(lane, this.inFlight.get(lane)! - 1));
   }
 
   private readonly failed = (e: Error): void => {
@@ -114,11 +115,13 @@ export class LaneCompute implements Compute {
     };
     const remote = passes.map((pass, i) => {
       const lane = laneOf(i); // in order: a pass posted makes its lane busy for the next
-      return lane === 0 ? null : this.send(lane, { kind: 'play', pass }).then((r) => expect(r, 'play').trajectories, (e: Error) => {
+      return lane === 0 ? null : this.send(lane, { kind: 'play', pass }, opts.signal).then((r) => expect(r, 'play').trajectories, (e: Error) => {
+        if (e instanceof LaneJobAborted) throw opts.signal?.reason ?? e; // a pause reached the lane: not a failure
         this.failed(e);
         return null;
       });
     });
+    remote.forEach((r) => r?.catch(() => undefined)); // each is awaited below; a pause rejects them all at once
     const out: Trajectory[][] = [];
     for (const [i, pass] of passes.entries()) out.push((await remote[i]) ?? (await this.here.play([pass], opts))[0]);
     return out;

@@ -69,15 +69,16 @@ export class EvalQueue {
   /**
    * Advances the oldest evaluation by up to `size` problems (Infinity: all that are left), played by
    * `on` (default: the queue's own). Resolves with the running result, or null when nothing is queued.
+   * Once `signal` aborts (a pause), the chunk stops at its next decoding step and rejects: nothing of it is kept.
    */
-  async runChunk(size: number, on: Player = this.compute): Promise<EvalChunk | null> {
+  async runChunk(size: number, on: Player = this.compute, signal?: AbortSignal): Promise<EvalChunk | null> {
     const p = this.queue[0];
     if (!p) return null;
     const started = performance.now();
     const from = p.greedy.length;
     const tasks = this.tasks.slice(from, from + Math.max(1, Math.floor(Math.min(size, this.tasks.length))));
     const pass = (temperature: number) => ({ config: this.config, adapters: p.adapters, tasks, samplesPerTask: 1, temperature, seed: EVAL_SEED + from });
-    const [greedy, sampled] = await on.play([pass(0), pass(this.config.evalTemperature)]);
+    const [greedy, sampled] = await on.play([pass(0), pass(this.config.evalTemperature)], { signal }); // aborted: nothing kept, the chunk runs again
     p.greedy.push(...greedy);
     p.sampled.push(...sampled);
     const finished = p.greedy.length >= this.tasks.length;

@@ -39,10 +39,11 @@ export type SessionEvent =
 /**
  * Evaluation work fitted around each iteration (compute/alongside.ts has the page's). `around` plays
  * `step` (one iteration; null when a pause stopped it) with whatever it runs alongside or after it, and
- * records each evaluation chunk it runs with `record`; the session's own loop stays the same.
+ * records each evaluation chunk it runs with `record`; a pause (`signal`) stops that work at its next
+ * decoding step too. The session's own loop stays the same.
  */
 export interface StepHook {
-  around(step: () => Promise<IterationMetrics | null>, session: RunSession): Promise<IterationMetrics | null>;
+  around(step: () => Promise<IterationMetrics | null>, session: RunSession, signal?: AbortSignal): Promise<IterationMetrics | null>;
   /** Problems per chunk for the evaluations left after the last iteration. */
   readonly finalChunk: number;
 }
@@ -154,7 +155,14 @@ export class RunSession {
   private async evaluateQueued(size: number, signal?: AbortSignal): Promise<boolean> {
     while (this.queue.pending.length) {
       if (signal?.aborted) return false;
-      await this.record(await this.queue.runChunk(size));
+      let chunk;
+      try {
+        chunk = await this.queue.runChunk(size, undefined, signal);
+      } catch (e) {
+        if (signal?.aborted) return false; // stopped at its next decoding step; the chunk runs again on resuming
+        throw e;
+      }
+      await this.record(chunk);
     }
     return true;
   }
@@ -177,7 +185,7 @@ export class RunSession {
       if (opts.signal?.aborted) return 'paused';
       if (this.trainer.iteration >= this.trainer.config.iterations) return this.finish(opts.signal);
       const step = () => this.step(opts.signal);
-      const metrics = hook ? await hook.around(step, this) : await step();
+      const metrics = hook ? await hook.around(step, this, opts.signal) : await step();
       if (!metrics) return 'paused';
       if (opts.single) return 'stepped';
     }

@@ -109,6 +109,38 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(strip(there.records)).toEqual(strip(here.records));
   });
 
+  it('a pause reaches the lane: its evaluation chunk stops at its next decoding step, not at the chunk\'s end; resuming measures it whole', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const server = new LaneServer(model.model, async () => parts());
+    const pause = new AbortController();
+    const plays: string[] = [];
+    // The lane's side, in the order things happen there: a play job starts (Pause is pressed at that moment),
+    // then it either finishes its whole chunk or stops.
+    serveLaneJobs<LaneJob, LaneResult>({ postMessage: (m) => port2.postMessage(m), onMessage: (h) => port2.on('message', h) }, (job, signal) => {
+      if (job.kind !== 'play') return server.handle(job, signal);
+      plays.push('start');
+      if (plays.length === 1) pause.abort();
+      return server.handle(job, signal).then((r) => (plays.push('finished'), r), (e) => (plays.push('stopped'), Promise.reject(e)));
+    });
+    const pool = new LanePool<LaneJob, LaneResult>([{
+      postMessage: (m) => port1.postMessage(m), listen: (onReply) => port1.on('message', onReply), terminate: () => { port1.close(); port2.close(); },
+    }]);
+    const warnings: string[] = [];
+    const compute = new LaneCompute(LocalCompute.forTeam(parts()), pool, (m) => warnings.push(m));
+    const store = new MemoryStore();
+    const first = await session(store, compute);
+    expect(await first.s.run({ signal: pause.signal })).toBe('paused');
+    expect(plays.slice(0, 2)).toEqual(['start', 'stopped']); // stopped mid-chunk: a pause is not a lane failure
+    expect(warnings).toEqual([]);
+    expect(store.records.filter((r) => (r as { eval?: unknown }).eval)).toEqual([]); // nothing of the stopped chunk kept
+    const again = await session(store, compute);
+    expect(await again.s.run()).toBe('done');
+    await pool.close();
+    server.dispose();
+    const evals = store.records.filter((r) => !(r as { perAgent?: unknown }).perAgent) as { iteration: number; eval: { tasks: number; of?: number } }[];
+    expect(evals.map((r) => [r.iteration, r.eval.tasks, r.eval.of])).toEqual([[0, 10, undefined], [2, 10, undefined]]);
+  });
+
   it('a pause in the middle of an iteration leaves no trace: the run goes on exactly as an uninterrupted one', async () => {
     const reference = new MemoryStore();
     const a = await session(reference, undefined, { baseline: false }); // no evaluations: the iterations alone
