@@ -52,12 +52,15 @@ export const EXPERIMENTS: Record<ExperimentName, ExperimentKind> = {
   },
 };
 
-/** The stored view of each experiment, posted as its event (the page draws them at once after a reload); `skip`: one running now. */
-export async function readBackAll(host: ExperimentHost, skip: () => ExperimentName | null = () => null): Promise<void> {
+/**
+ * The stored view of each experiment, posted as its event (the page draws them at once after a reload);
+ * `running`: whether an experiment runs now (its own views are the ones to show, not a read-back's).
+ */
+export async function readBackAll(host: ExperimentHost, running: () => boolean = () => false): Promise<void> {
   for (const name of Object.keys(EXPERIMENTS) as ExperimentName[]) {
     const view = await EXPERIMENTS[name].open(host).readBack();
     // The lesson's idle view names its coach; an idle comparison shows nothing until pressed.
-    if (skip() === name || (name !== 'lesson' && view.status === 'idle')) continue;
+    if (running() || (name !== 'lesson' && view.status === 'idle')) continue;
     host.post({ kind: name, view } as WorkerEvent);
   }
 }

@@ -440,10 +440,16 @@ export class Lab implements LabApi {
    */
   private async showStoredLesson(): Promise<void> {
     try {
-      await readBackAll(this.experimentHost(), () => (this.mode.state === 'running' && this.mode.activity in EXPERIMENTS ? 'lesson' : null));
+      await readBackAll(this.experimentHost(), () => this.experimentRuns());
     } catch (e) {
       this.reportError(e);
     }
+  }
+
+  /** Whether an experiment runs (or is pausing) now. */
+  private experimentRuns(): boolean {
+    const m = this.mode;
+    return (m.state === 'running' || m.state === 'pausing') && m.activity in EXPERIMENTS;
   }
 
   /** What an experiment needs of the lab. */
