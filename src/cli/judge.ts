@@ -93,11 +93,14 @@ async function teach(argv: string[]): Promise<void> {
     const started = performance.now();
     const cpu = process.cpuUsage();
     const judge = await openModel(dir, { tokenizer: 'required' });
-    // A correction without its own answer teaches the judge's own answer with the verdict put in.
-    const own = await readJudge(judge, ratings.map((r) => r.prompt));
+    // A rated action without its own answer teaches the judge's own answer (its scratchpad) with the verdict put in.
+    const unanswered = [...ratings, ...replayRated].filter((r) => r.answer === undefined);
+    const readings = await readJudge(judge, unanswered.map((r) => r.prompt));
+    const own = new Map(unanswered.map((r, i) => [r, readings[i].answer]));
     judge.model.dispose();
-    const examples: TeachExample[] = ratings.map((r, i) => ({ prompt: r.prompt, answer: teachingAnswer(r, own[i].answer) }));
-    const replay: TeachExample[] = replayRated.map((r) => ({ prompt: r.prompt, answer: teachingAnswer(r, '') }));
+    const example = (r: RatedAction): TeachExample => ({ prompt: r.prompt, answer: teachingAnswer(r, own.get(r) ?? '') });
+    const examples = ratings.map(example);
+    const replay = replayRated.map(example);
     const trainable = await trainableJudge(folderSource(dir));
     const result = await teachJudge(trainable, examples, replay, {
       ...opts, signal: controller.signal,
