@@ -28,7 +28,7 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     site = await npmStart();
     browser = await launchChromium();
     ({ page, problems } = await open(browser, site.url));
-  }, 300_000);
+  }, 900_000);
   afterAll(async () => {
     await browser?.close();
     await site?.close();
@@ -36,11 +36,11 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
 
   it('prints a URL with no query string, and the page becomes ready', async () => {
     expect(new URL(site.url).search).toBe('');
-    await waitFor(page, (s) => s.state === 'ready', 120_000, 'ready');
+    await waitFor(page, (s) => s.state === 'ready', 360_000, 'ready');
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true); // npm start sends COOP/COEP
     expect(problems).toEqual([]);
     await screenshot(page, 'start-ready');
-  }, 150_000);
+  }, 450_000);
 
   it('uses every core: one lane worker per extra core', async () => {
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
@@ -52,16 +52,16 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
   it('Start trains at once: the first iteration\'s metrics arrive, and the untrained team is measured alongside', async () => {
     const started = Date.now();
     await page.getByTestId('btn-start').click();
-    const first = await waitFor(page, (s) => s.metrics >= 1, 180_000, 'first iteration');
+    const first = await waitFor(page, (s) => s.metrics >= 1, 540_000, 'first iteration');
     const seconds = (Date.now() - started) / 1000;
     console.log(`[e2e] first iteration's metrics ${seconds.toFixed(1)} s after Start; lanes ${first.lanes}`);
     // The baseline evaluation runs alongside: a running estimate over some problems, not all 200 first.
-    const s = await waitFor(page, (x) => x.evals.some((e) => e.iteration === 0 && e.tasks > 0), 120_000, 'a running baseline estimate');
+    const s = await waitFor(page, (x) => x.evals.some((e) => e.iteration === 0 && e.tasks > 0), 360_000, 'a running baseline estimate');
     const base = s.evals.find((e) => e.iteration === 0)!;
     expect(base.tasks).toBeGreaterThan(0);
     if (base.of !== undefined) expect(base.tasks).toBeLessThan(base.of);
     await screenshot(page, 'start-mid-run');
-  }, 320_000);
+  }, 960_000);
 
   it('while training, the page redraws only when its numbers change, not at the frame rate', async () => {
     // Every layout pass is main-thread CPU that the model's workers need on a CPU-only machine. An
@@ -78,27 +78,27 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     console.log(`[e2e] layouts while training: ${perSecond.toFixed(1)} a second`);
     expect(perSecond).toBeLessThan(12);
     await cdp.detach();
-  }, 30_000);
+  }, 90_000);
 
   it('Pause stops promptly and leaves no stale progress bar', async () => {
     await page.getByTestId('btn-pause').click();
     const t0 = Date.now();
-    await waitFor(page, (s) => s.state === 'ready', 90_000, 'paused');
+    await waitFor(page, (s) => s.state === 'ready', 270_000, 'paused');
     console.log(`[e2e] Pause took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const bars = await page.evaluate(() => Object.keys((window as unknown as { __mappa: { run: { progress: object } } }).__mappa.run.progress));
     expect(bars.filter((b) => b !== 'download')).toEqual([]);
-  }, 100_000);
+  }, 300_000);
 
   it('the relay team (the teaching demo) trains from the team menu, on its own shipped model', async () => {
     await page.getByTestId('team-preset').selectOption('relay-4');
-    await waitFor(page, (s) => s.team === 'relay-4' && s.state === 'ready', 120_000, 'the relay team configured');
+    await waitFor(page, (s) => s.team === 'relay-4' && s.state === 'ready', 360_000, 'the relay team configured');
     await page.getByTestId('btn-start').click();
-    await waitFor(page, (s) => s.team === 'relay-4' && s.metrics >= 2, 240_000, 'two relay iterations');
+    await waitFor(page, (s) => s.team === 'relay-4' && s.metrics >= 2, 720_000, 'two relay iterations');
     await page.getByTestId('btn-pause').click();
-    await waitFor(page, (s) => s.state === 'ready', 120_000, 'paused');
+    await waitFor(page, (s) => s.state === 'ready', 360_000, 'paused');
     await screenshot(page, 'start-relay');
     expect(problems).toEqual([]);
-  }, 500_000);
+  }, 1_500_000);
 
   // On the relay team just opened (seconds an iteration; the math team's take tens of seconds each).
   it('"Process vs outcome" trains the twin run with the same seed and overlays it', async () => {
@@ -110,19 +110,19 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
       const runs = await m.client.request('listRuns', {});
       return runs.filter((r) => /outcome/.test(r.label)).map((r) => r.metrics.filter((x) => (x as { perAgent?: unknown }).perAgent).length);
     });
-    const deadline = Date.now() + 240_000;
+    const deadline = Date.now() + 720_000;
     while (!(await twin()).some((n) => n >= 1)) {
-      if (Date.now() > deadline) throw new Error('the outcome twin trained no iteration in 240 s');
+      if (Date.now() > deadline) throw new Error('the outcome twin trained no iteration in 720 s');
       await page.waitForTimeout(1000);
     }
     await page.getByTestId('btn-pause').click();
-    const s = await waitFor(page, (x) => x.state === 'ready', 120_000, 'paused after the comparison');
+    const s = await waitFor(page, (x) => x.state === 'ready', 360_000, 'paused after the comparison');
     expect(s.iteration).toBeGreaterThan(before);
     // The twin's training accuracy is overlaid (dashed) on the reward chart from its first iteration.
-    await page.waitForFunction(() => /outcome/.test(document.querySelector('[data-testid=chart-reward]')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => /outcome/.test(document.querySelector('[data-testid=chart-reward]')?.textContent ?? ''), undefined, { timeout: 90_000 });
     await screenshot(page, 'start-process-vs-outcome');
     expect(problems).toEqual([]);
-  }, 400_000);
+  }, 1_200_000);
 });
 
 describe.skipIf(!have.ok)('the same build behind other static hosts', () => {
@@ -130,7 +130,7 @@ describe.skipIf(!have.ok)('the same build behind other static hosts', () => {
   beforeAll(async () => {
     await ensureBuilt('site');
     browser = await launchChromium();
-  }, 300_000);
+  }, 900_000);
   afterAll(async () => browser?.close());
 
   for (const host of [
@@ -141,13 +141,13 @@ describe.skipIf(!have.ok)('the same build behind other static hosts', () => {
       const server = await serveStatic(await ensureBuilt('site'), {}, host.opts);
       try {
         const { page, problems } = await open(browser, server.url);
-        await waitFor(page, (s) => s.state === 'ready', 120_000, 'ready');
+        await waitFor(page, (s) => s.state === 'ready', 360_000, 'ready');
         expect(await page.getByTestId('config-error').count()).toBe(0);
         expect(problems).toEqual([]);
         await page.context().close();
       } finally {
         await server.close();
       }
-    }, 150_000);
+    }, 450_000);
   }
 });

@@ -50,7 +50,7 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
     const relay = JSON.parse(readFileSync(path.join(repoRoot, 'configs/relay-2.json'), 'utf8'));
     const config = { ...relay, iterations: 40, promptsPerIteration: 4, evalEvery: 40, evalTasks: 8, checkpointEvery: 1 };
     url = `${site.url}?baseline=0&config=${encodeURIComponent(JSON.stringify(config))}`;
-  }, 300_000);
+  }, 900_000);
   afterAll(async () => {
     await browser?.close();
     await site?.close();
@@ -59,13 +59,13 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
   it('the second tab is read-only and says so; Take over moves the run; each iteration is stored once, in order', async () => {
     const a = await context.newPage();
     await a.goto(url);
-    await waitFor(a, (s) => s.state === 'ready', 180_000, 'tab A ready');
+    await waitFor(a, (s) => s.state === 'ready', 540_000, 'tab A ready');
     await a.getByTestId('btn-start').click();
-    await waitFor(a, (s) => s.metrics >= 2, 180_000, 'tab A trains');
+    await waitFor(a, (s) => s.metrics >= 2, 540_000, 'tab A trains');
 
     const b = await context.newPage();
     await b.goto(url);
-    await waitFor(b, (s) => s.state === 'readonly', 180_000, 'tab B read-only');
+    await waitFor(b, (s) => s.state === 'readonly', 540_000, 'tab B read-only');
     await expect.poll(() => b.getByTestId('read-only').textContent()).toMatch(/this run is training in another tab; this tab shows it read-only/);
     expect(await b.getByTestId('btn-start').isDisabled()).toBe(true);
     await screenshot(b, 'tabs-read-only');
@@ -82,9 +82,9 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
       });
     });
     await b.getByTestId('btn-take-over').click();
-    const letGo = await waitFor(a, (s) => s.state === 'readonly', 60_000, 'tab A let go'); // A stopped at a checkpoint
+    const letGo = await waitFor(a, (s) => s.state === 'readonly', 180_000, 'tab A let go'); // A stopped at a checkpoint
     // "Take over" trains the run here (its tooltip says so): B goes on at once, from A's last checkpoint.
-    await waitFor(b, (s) => s.state === 'running' || s.iteration > letGo.iteration, 60_000, 'tab B took over and trains');
+    await waitFor(b, (s) => s.state === 'running' || s.iteration > letGo.iteration, 180_000, 'tab B took over and trains');
     await expect.poll(() => a.getByTestId('read-only').textContent()).toMatch(/another tab took this run over/);
     const openedAt = await b.evaluate(() => (window as unknown as { __mappa: { opened: number | null } }).__mappa.opened);
     expect(letGo.iteration).toBeGreaterThanOrEqual(before.checkpoint ?? 0);
@@ -92,9 +92,9 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
     const handed = await stored(b, runId);
     expect(handed.checkpoint!).toBeGreaterThanOrEqual(letGo.iteration);
 
-    await waitFor(b, (s) => s.iteration >= letGo.iteration + 2, 120_000, 'tab B trains');
+    await waitFor(b, (s) => s.iteration >= letGo.iteration + 2, 360_000, 'tab B trains');
     await b.getByTestId('btn-pause').click();
-    await waitFor(b, (s) => s.state === 'ready', 60_000, 'tab B paused');
+    await waitFor(b, (s) => s.state === 'ready', 180_000, 'tab B paused');
     const after = await stored(b, runId);
     expect(after.iterations).toEqual(Array.from({ length: after.iterations.length }, (_, i) => i + 1)); // once each, in order
     expect(after.checkpoint!).toBeGreaterThanOrEqual(handed.checkpoint!);
@@ -103,18 +103,18 @@ describe.skipIf(!have.ok)('two tabs on one run', () => {
     await screenshot(a, 'tabs-taken-over');
     await a.close();
     await b.close();
-  }, 600_000);
+  }, 1_800_000);
 
   it('a broken ?config= and an unknown ?backend= are named in a banner; the link stays as it was', async () => {
     const page = await context.newPage();
     const broken = `${site.url}?config=%7B&backend=quantum`;
     await page.goto(broken);
-    await waitFor(page, (s) => s.state === 'ready' || s.state === 'readonly', 180_000, 'ready');
+    await waitFor(page, (s) => s.state === 'ready' || s.state === 'readonly', 540_000, 'ready');
     const text = await page.getByTestId('link-error').textContent();
     expect(text).toMatch(/\?backend=quantum is not a backend \(webgpu, wasm or cpu\)/);
     expect(text).toMatch(/\?config= is not a JSON object .*using the default configuration/);
     expect(text).not.toMatch(/update\.|rewards\.|promptsPerIteration/); // no raw config path
     expect(page.url()).toBe(broken);
     await page.close();
-  }, 240_000);
+  }, 720_000);
 });
