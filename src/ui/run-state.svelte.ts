@@ -154,6 +154,8 @@ export class RunState {
           this.evals = [...this.evals.filter((x) => x.iteration !== ev.iteration), { iteration: ev.iteration, result: ev.result }]
             .sort((a, b) => a.iteration - b.iteration);
           this.version++;
+        } else if (ev.type === 'warning') {
+          this.notices = [...this.notices.slice(-2), ev.message]; // e.g. an evaluation a take-over starts again, a lane that failed
         }
         break;
       }

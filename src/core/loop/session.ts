@@ -131,6 +131,15 @@ export class RunSession {
     const session = new RunSession(trainer, new EvalQueue(config, trainer.compute, { heldOut: parts.dataset?.eval }), opts, history);
     const measured = records.filter((r) => r.eval).map((r) => r.iteration);
     session.queueMissing(opts.baseline === false ? [0, ...measured] : measured);
+    // A run keeps finished evaluations only: one that a stopped run (a pause, a closed tab, a take-over by
+    // another tab, a kill) had begun is measured again from its first problem, and says so.
+    if (saved) {
+      for (const it of session.queue.pending) {
+        const whose = it === 0 ? 'the untrained team' : `the team after iteration ${it}`;
+        const message = `the held-out evaluation of ${whose} starts again from its first problem (a stopped run keeps finished evaluations only)`;
+        opts.emit({ type: 'warning', message });
+      }
+    }
     return session;
   }
 

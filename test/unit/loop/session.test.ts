@@ -109,6 +109,21 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(strip(there.records)).toEqual(strip(here.records));
   });
 
+  it('a run stopped with an evaluation half measured (a take-over, a closed tab) says that the evaluation starts again', async () => {
+    const store = new MemoryStore();
+    const first = await session(store);
+    expect(await first.s.run({ single: true })).toBe('stepped'); // the untrained team's evaluation: a first chunk of its 10 problems
+    expect(first.events.some((e) => e.type === 'eval' && e.iteration === 0 && e.result.of === 10)).toBe(true);
+    await first.s.saveIfBehind(); // where another tab takes the run over
+    const again = await session(store);
+    expect(again.events.filter((e) => e.type === 'warning')).toEqual([{
+      type: 'warning', message: 'the held-out evaluation of the untrained team starts again from its first problem (a stopped run keeps finished evaluations only)',
+    }]);
+    expect(await again.s.run()).toBe('done');
+    const base = store.records.find((r) => (r as { iteration: number; eval?: unknown }).iteration === 0 && (r as { eval?: unknown }).eval);
+    expect(base).toMatchObject({ eval: { tasks: 10 } }); // measured whole, once
+  });
+
   it('a pause reaches the lane: its evaluation chunk stops at its next decoding step, not at the chunk\'s end; resuming measures it whole', async () => {
     const { port1, port2 } = new MessageChannel();
     const server = new LaneServer(model.model, async () => parts());
