@@ -115,7 +115,7 @@ describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)'
     await waitFor(page, (s) => s.state === 'ready', 120_000, 'the counterfactual run ready');
     const hint = (await page.getByTestId('reward-hint').textContent()) ?? '';
     console.log(`[e2e] ${hint}`);
-    expect(hint).toMatch(/^Replays each agent's turn: every agent replies 2, 2, 2, 2 times to the same frozen input \(its fan-out\), so a prompt costs 30 agent generations \(16 leaves\) instead of 4: 60 an iteration\. It costs generations, not coach calls/);
+    expect(hint).toMatch(/^Replays each agent's turn: every agent replies 2, 2, 2, 2 times to the same frozen input \(its fan-out\), so a prompt costs 60 agent generations \(2 samples, each a tree of 16 leaves and 30 generations\) instead of 8: 60 an iteration\. It costs generations, not coach calls/);
     expect(await page.getByTestId('run-size').textContent()).toMatch(/each a tree of replays: 16 leaves, 30 agent generations/);
     await page.getByTestId('settings').screenshot({ path: `${resultsDir}/credit-setting.png` });
     await page.getByTestId('btn-step').click();
