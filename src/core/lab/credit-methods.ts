@@ -215,13 +215,17 @@ export function recordSigns(run: Pick<MethodRunData, 'records'>): { right: numbe
  * of its training rollouts, and a reply's credit is 0 wherever all its replays end wrong.'
  */
 export function whyWords(row: Pick<MethodRow, 'method' | 'final' | 'vsOutcome' | 'coachCalls'>, run: MethodRunData | undefined,
-  outcome: MethodRunData | undefined, untrained: Interval | null): string {
+  outcome: MethodRunData | undefined, untrained: Interval | null, untrainedEval: EvalResult | null = null): string {
   if (!run?.done || !row.final) return '';
   const m = recordSigns(run);
   const base = outcome?.done ? recordSigns(outcome) : null;
-  const against = untrained
-    ? row.final.high < untrained.low ? ' ended below the untrained team' : row.final.low > untrained.high ? ' ended above the untrained team'
-      : ' ended within the noise of the untrained team'
+  // Against the untrained team: paired on the same problems where both evaluations hold them, else by the two intervals.
+  const paired = pairedGap(finalEval(run), untrainedEval);
+  const [below, above] = paired ? [paired.high < 0, paired.low > 0]
+    : untrained ? [row.final.high < untrained.low, row.final.low > untrained.high] : [false, false];
+  const against = paired || untrained
+    ? `${below ? ' ended below the untrained team' : above ? ' ended above the untrained team' : ' ended within the noise of the untrained team'}`
+      + (paired ? ` (${pointsWords(paired)}, paired)` : '')
     : '';
   const right = `the team was right in ${Math.round(m.right * 100)} % of its training rollouts`;
   const drift = `KL to the base model up to ${m.drift.toFixed(2)} per token${base && row.method !== 'outcome' ? ` (outcome: ${base.drift.toFixed(2)})` : ''}`;
@@ -350,9 +354,10 @@ export function methodsView(runs: readonly MethodRunData[], now: Omit<CreditMeth
   n = COMPARE_AGENTS, plan: LessonPlan = LESSON_PLAN): CreditMethodsView {
   const find = (m: CreditMethod) => runs.find((r) => r.method === m);
   const untrained = untrainedOf(runs);
+  const untrainedEval = runs.flatMap((r) => r.records).find((x) => x.iteration === 0 && x.eval && x.eval.of === undefined && x.eval.tasks > 0)?.eval ?? null;
   const rows = CREDIT_METHODS.map((m) => {
     const row = methodRow(find(m), m, find('outcome'), now.coach);
-    return { ...row, why: whyWords(row, find(m), find('outcome'), untrained) };
+    return { ...row, why: whyWords(row, find(m), find('outcome'), untrained, untrainedEval) };
   });
   const budget = generationBudget(n, plan).total;
   return { ...now, n, budget, evalTasks: plan.evalTasks, rows, untrained, words: methodsWords(rows, n, budget, plan.evalTasks, untrained) };

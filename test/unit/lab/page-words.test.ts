@@ -72,6 +72,16 @@ describe('the credit comparison says why, from the records', () => {
       + 'agent4 on 32; its signal: a reply\'s credit is 0 wherever all its replays end wrong (the team was right in 15 % of its training '
       + 'rollouts); its drift: KL to the base model up to 1.20 per token (outcome: 0.30).');
   });
+  it('against the untrained team, paired on the same problems when both evaluations hold them', () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `t${i}`);
+    const ev = (k: number) => ({ greedy: k / 100, sampled: k / 100, tasks: 100, perTask: { ids, greedy: ids.map((_, i) => i < k), sampled: ids.map((_, i) => i < k) } });
+    const g = run('groups', [rec(1, 0.1, [16, 16], 0.2, 0.5), { ...rec(2, 0.2, [16, 16], 0.2, 0.4), eval: ev(47) }]);
+    const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
+      { p: 0.55, low: 0.45, high: 0.64 }, ev(55));
+    // Intervals that overlap can still differ beyond the noise when paired: 8 problems lost, none gained.
+    expect(why).toMatch(/^groups ended below the untrained team \(-8\.0 pts \[-\d+\.\d, -\d+\.\d\], paired\)\. /);
+  });
+
   it('groups: the share of steps a group speaks for', () => {
     const g = run('groups', [rec(1, 0.1, [16, 16], 0.2, 0.5), rec(2, 0.2, [16, 16], 0.2, 0.4)]);
     const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
