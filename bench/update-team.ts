@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<void> {
   }));
   const log = (m: string) => console.error(`[bench update --agents ${new Date().toISOString().slice(11, 19)}] ${m}`);
   // Wall time and this process's CPU time (user + system): on a shared machine the CPU time is the steadier figure.
-  type Timing = { wall: number; cpu: number };
+  type Timing = { wall: number; cpu: number; lo?: number; hi?: number };
   const rows: { n: number; perAgent: Timing; gather: Timing; masked: Timing }[] = [];
   for (const n of o.agents) {
     const policies = new Map<string, AgentPolicy>();
@@ -108,7 +108,10 @@ export async function main(argv: string[]): Promise<void> {
     for (const [b, f] of ways) await once(b, f);
     const got: Timing[][] = [[], [], []];
     for (let r = 0; r < o.reps; r++) for (const [k, [b, f]] of ways.entries()) got[k].push(await once(b, f));
-    const med = (ts: Timing[]) => ({ wall: median(ts.map((t) => t.wall)), cpu: median(ts.map((t) => t.cpu)) });
+    const med = (ts: Timing[]) => ({
+      wall: median(ts.map((t) => t.wall)), cpu: median(ts.map((t) => t.cpu)),
+      lo: Math.min(...ts.map((t) => t.cpu)), hi: Math.max(...ts.map((t) => t.cpu)),
+    });
     const [perAgent, gather, masked] = got.map(med);
     rows.push({ n, perAgent, gather, masked });
     log(`N = ${n}: CPU s per agent ${perAgent.cpu.toFixed(2)}, batched (gather) ${gather.cpu.toFixed(2)}, batched (masked) ${masked.cpu.toFixed(2)}`);
@@ -124,11 +127,12 @@ export async function main(argv: string[]): Promise<void> {
     + `${o.model} (${loaded.config.numLayers} layers, hidden ${loaded.config.hiddenSize}), rank-8 LoRA on q, k, v, o per agent; `
     + `${o.samples} samples of ${o.prompt} + ${o.action} tokens, round-robin over the agents; micro-batches of ${o.micro} rows; `
     + `median of ${o.reps} updates per way after a warm-up, the ways alternated. Seconds are this process's CPU time `
-    + `(user + system; wall time in brackets); ratios are of CPU time to one agent's per-agent update of the same samples. `
+    + `(user + system), the median with the range of the reps [min, max], wall time in parentheses; ratios are of median CPU time to `
+    + 'one agent\'s per-agent update of the same samples; a difference inside the ranges is no difference. '
     + 'Batched, gather: A and B gathered per row, batched matmuls; masked: the used pairs concatenated, one matmul, each row keeping its own columns.\n');
   console.log('| agents | samples per agent | per agent | batched, gather | batched, masked | per agent / one agent | gather / one agent | masked / one agent |');
   console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
-  const sec = (t: Timing) => `${t.cpu.toFixed(2)} s (${t.wall.toFixed(2)})`;
+  const sec = (t: Timing) => `${t.cpu.toFixed(2)} s [${t.lo!.toFixed(2)}, ${t.hi!.toFixed(2)}] (${t.wall.toFixed(2)})`;
   for (const r of rows) {
     const ratio = (t: Timing) => (one ? `${(t.cpu / one.cpu).toFixed(2)}x` : '-');
     console.log(`| ${r.n} | ${+(o.samples / r.n).toFixed(1)} | ${sec(r.perAgent)} | ${sec(r.gather)} | ${sec(r.masked)} | `
