@@ -5,7 +5,7 @@
  * ("rubric (simulated person)" in every record): its verdict is the correction.
  *
  * For: `npm run -s bench -- corrections [--judges DIR,...] [--ks 0,25,50,100] [--rules uncertainty,random]
- * [--seeds 0] [--pool-tasks 60] [--held-tasks 40] [--replay-tasks 40] [--epochs 6] [--lr 0.002] [--mix 1]
+ * [--seeds 0] [--pool-tasks 60] [--held-tasks 40] [--replay-tasks 40] [--epochs 6] [--lr 0.0005] [--mix 1]
  * [--out bench/results/corrections]`: a markdown table on stdout, and <out>.md and <out>.svg.
  *
  * The actions (models/relay, no adapter, T = 1, the untrained team as the coach meets it):

@@ -54,7 +54,7 @@ export interface TeachOptions {
   signal?: AbortSignal;
 }
 
-export const TEACH_DEFAULTS: Omit<TeachOptions, 'onProgress' | 'signal'> = { epochs: 6, mix: 1, lr: 2e-3, tokensPerBatch: 4096, seed: 0 };
+export const TEACH_DEFAULTS: Omit<TeachOptions, 'onProgress' | 'signal'> = { epochs: 6, mix: 1, lr: 5e-4, tokensPerBatch: 4096, seed: 0 };
 
 export interface TeachResult {
   safetensors: Uint8Array;
