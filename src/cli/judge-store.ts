@@ -41,7 +41,8 @@ export async function writeJudgeVersion(judgeDir: string, outDir: string, r: Tea
     const taught = { hash: r.hash, parent: path.resolve(judgeDir), parentHash, ...record, steps: r.steps, seconds: +r.seconds.toFixed(1),
       loss: { first: +r.firstLoss.toFixed(4), final: +r.finalLoss.toFixed(4) } };
     await writeFile(path.join(tmp, 'taught.json'), JSON.stringify(taught, null, 2) + '\n');
-    await writeFile(path.join(tmp, 'README.md'), `# ${path.basename(final)}: a taught judge\n\n${path.basename(judgeDir)} (weights sha-256 ${parentHash.slice(0, 12)}) `
+    await writeFile(path.join(tmp, 'README.md'), `# ${path.basename(final)}: a taught judge\n\n`
+      + `${path.basename(judgeDir)} (weights sha-256 ${parentHash.slice(0, 12)}) `
       + `taught by \`mappa judge teach\` on ${record.corrections ?? '?'} corrections (${record.ratings ?? 'a rating file'}), `
       + `${r.steps} steps in ${r.seconds.toFixed(0)} s. Its weights' sha-256 is ${r.hash}; taught.json has the recipe.\n`);
     if (await exists(final)) await rm(tmp, { recursive: true, force: true });

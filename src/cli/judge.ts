@@ -78,7 +78,8 @@ async function teach(argv: string[]): Promise<void> {
   const dir = checkJudge(o.judge);
   const ratings = readRatings(o.ratings, '--ratings');
   if (o.replay === undefined) {
-    throw new CliError('--replay FILE|none is required: the judge\'s earlier training data as rated actions, mixed in so that it does not forget; "none" teaches without it');
+    throw new CliError('--replay FILE|none is required: the judge\'s earlier training data as rated actions, mixed in so that it does not forget; '
+      + '"none" teaches without it');
   }
   const replayRated = o.replay === 'none' ? [] : readRatings(o.replay, '--replay');
   const opts = { epochs: positive(o.epochs, '--epochs', TEACH_DEFAULTS.epochs, true), lr: positive(o.lr, '--lr', TEACH_DEFAULTS.lr),
@@ -138,14 +139,17 @@ function runContexts(runDir: string): { contexts: ActionContext[]; template: str
   const contexts: ActionContext[] = [];
   readFileSync(trajFile, 'utf8').split('\n').forEach((line, i) => {
     if (!line.trim()) return;
-    let l: { task: string; problem: string; answer: string; actions: { agent: string; turn: number; input: { role: string; content: string }[]; output: string; observation?: string }[] };
+    let l: {
+      task: string; problem: string; answer: string;
+      actions: { agent: string; turn: number; input: { role: string; content: string }[]; output: string; observation?: string }[];
+    };
     try {
       l = JSON.parse(line);
     } catch (e) {
       throw new CliError(`${trajFile} line ${i + 1}: not JSON (${(e as Error).message})`);
     }
-    const t = { task: { id: l.task, problem: l.problem, answer: l.answer }, actions: l.actions.map((a) => ({ agentId: a.agent, turn: a.turn, messages: a.input, text: a.output,
-      observation: a.observation })) } as unknown as Trajectory;
+    const actions = l.actions.map((a) => ({ agentId: a.agent, turn: a.turn, messages: a.input, text: a.output, observation: a.observation }));
+    const t = { task: { id: l.task, problem: l.problem, answer: l.answer }, actions } as unknown as Trajectory;
     for (const spec of config.workflow.agents) {
       const ctx = agentContext(config.workflow, t, spec.id, domain.facts?.(t, spec.id));
       if (ctx) contexts.push(ctx);
@@ -163,7 +167,9 @@ async function ask(argv: string[]): Promise<void> {
   if (!o.run) throw new CliError('--run DIR is required: a run folder of "mappa train" (its trajectories.jsonl holds the actions to ask about)');
   const k = positive(o.k, '--k', NaN, true);
   if (Number.isNaN(k)) throw new CliError('--k N is required: how many actions to ask about');
-  if (o.simulate !== undefined && o.simulate !== 'rater') throw new CliError(`--simulate takes "rater" (the team's rubric answers as the person), got "${o.simulate}"`);
+  if (o.simulate !== undefined && o.simulate !== 'rater') {
+    throw new CliError(`--simulate takes "rater" (the team's rubric answers as the person), got "${o.simulate}"`);
+  }
   const run = runContexts(o.run);
   const template = o.template === undefined ? run.template : coachTemplateOf({ template: o.template }, { ruleCoach: () => run.rubric });
   // The same action may recur across iterations: ask about each once.

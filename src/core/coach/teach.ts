@@ -151,7 +151,8 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
  * Teaches `judge` (its weights change in place) and returns the new weights as safetensors with their
  * hash. Refuses no corrections; an aborted `signal` throws before the next step.
  */
-export async function teachJudge(judge: TrainableJudge, corrections: TeachExample[], replay: TeachExample[], given: Partial<TeachOptions> = {}): Promise<TeachResult> {
+export async function teachJudge(judge: TrainableJudge, corrections: TeachExample[], replay: TeachExample[],
+  given: Partial<TeachOptions> = {}): Promise<TeachResult> {
   const o = { ...TEACH_DEFAULTS, ...given };
   if (!corrections.length) throw new Error('teach: no corrections to teach');
   const rng = new Rng(`teach/${o.seed}`);
@@ -164,7 +165,8 @@ export async function teachJudge(judge: TrainableJudge, corrections: TeachExampl
     return batchesOf([...corr, ...extra], o.tokensPerBatch, rng);
   });
   const longest = Math.max(...[...corr, ...tokenized.values()].map((e) => e.ids.length));
-  if (longest > judge.config.maxPositionEmbeddings) throw new Error(`teach: an example has ${longest} tokens, over the judge's ${judge.config.maxPositionEmbeddings} positions`);
+  const positions = judge.config.maxPositionEmbeddings;
+  if (longest > positions) throw new Error(`teach: an example has ${longest} tokens, over the judge's ${positions} positions`);
   const steps = epochs.reduce((s, e) => s + e.length, 0);
   const model = new CausalLM(judge.config, judge.weights as Map<string, tf.Tensor>);
   const optimizer = tf.train.adam(o.lr, 0.9, 0.95, 1e-8);
