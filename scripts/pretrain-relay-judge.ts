@@ -33,7 +33,14 @@
  *        schedule decays by time), --checkpoints (steps and ranges, e.g. 50,150 or 3000-4500:100),
  *        --checkpoint-dir (default /tmp/relay-judge-ckpt), --relay (the team's model), --init (warm start;
  *        '' = random), --scratchpad 0|1|2, --pairs 0|1 (add each step's counterfactual twin: the same
- *        context with another reply, re-rated), --template team|generic (the coach template it learns).
+ *        context with another reply, re-rated), --template team|generic (the coach template it learns),
+ *        --sizes (the team sizes played, e.g. 1-6 or 1-6,7-128:11; default 1-6), --large-steps (a size above 6
+ *        plays ceil(large-steps / n) tasks, so each such size gives about large-steps x samples steps and the
+ *        sizes 1..6, at --tasks each, keep their weight).
+ * Larger teams: the recipe's judge, trained on 1..6, copies the agent's reply from a fixed distance before the
+ * prompt's end, and every prompt of 1..6 has the same length; "of 16" adds a token and it reads the wrong one.
+ * Continuing it on teams up to 128 (docs/judges.md, "The relay judge at any team size"):
+ *   npx tsx scripts/pretrain-relay-judge.ts --seed 0 --init models/relay-judge --sizes 1-6,7-128:11 --steps 3000 ...
  * Measured fully by: npm run bench -- judge --relay (bench/judge.ts).
  * Example: npx tsx scripts/pretrain-relay-judge.ts --seed 0 --steps 100 --out /tmp/rj   (a quick trial)
  */
@@ -48,7 +55,7 @@ import { folderSource } from '../src/core/engine/model/sources.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
 import { coachPrompt, DEFAULT_COACH_TEMPLATE, formatCoachAnswer } from '../src/core/coach/coach-format.ts';
-import { RELAY_PRETRAINED_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
+import { RELAY_MAX_AGENTS, RELAY_MIN_AGENTS, RELAY_PRETRAINED_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
@@ -64,7 +71,7 @@ import { checkpointList, failWith, parseScriptFlags } from './pretrain/flags.ts'
 const DEFAULTS = {
   seed: 0, out: 'models/relay-judge', tasks: 300, samples: 2, steps: 7000, lr: 3e-3, hidden: 64, layers: 2, vocab: 640,
   'tokens-per-batch': 4096, 'max-seconds': 2300, checkpoints: '2000-6000:100', 'checkpoint-dir': '/tmp/relay-judge-ckpt', relay: 'models/relay',
-  scratchpad: 2, init: 'models/relay', pairs: 1, template: 'team',
+  scratchpad: 2, init: 'models/relay', pairs: 1, template: 'team', sizes: '1-6', 'large-steps': 400,
 };
 type Flags = typeof DEFAULTS;
 
@@ -123,6 +130,32 @@ export function judgeTemplate(name: string): string {
   throw new Error(`--template: "team" (the relay's own) or "generic", got "${name}"`);
 }
 
+/**
+ * The team sizes of a --sizes spec: sizes and ranges FROM-TO or FROM-TO:BY, each within 1..RELAY_MAX_AGENTS.
+ * Example: teamSizes('1-6,7-128:11') -> [1, 2, 3, 4, 5, 6, 7, 18, 29, ..., 117, 128]
+ */
+export function teamSizes(spec: string): number[] {
+  const out = spec.split(',').filter(Boolean).flatMap((part) => {
+    const m = /^(\d+)(?:-(\d+)(?::(\d+))?)?$/.exec(part.trim());
+    if (!m) throw new Error(`--sizes: team sizes like 1-6,8,16 or 7-128:11, got "${part}"`);
+    const [a, b, by] = [Number(m[1]), Number(m[2] ?? m[1]), Number(m[3] ?? 1)];
+    if (by < 1 || b < a) throw new Error(`--sizes: a range runs FROM-TO:BY with TO >= FROM and BY >= 1, got "${part}"`);
+    return Array.from({ length: Math.floor((b - a) / by) + 1 }, (_, i) => a + i * by);
+  });
+  const bad = out.find((n) => n < RELAY_MIN_AGENTS || n > RELAY_MAX_AGENTS);
+  if (bad !== undefined) throw new Error(`--sizes: a relay team has ${RELAY_MIN_AGENTS}..${RELAY_MAX_AGENTS} agents, got ${bad}`);
+  return [...new Set(out)].sort((x, y) => x - y);
+}
+
+/**
+ * Training tasks a team of n plays: --tasks for the sizes the recipe knows (1..6), else ceil(largeSteps / n),
+ * so every larger size adds about largeSteps steps a sample and the small sizes are not outweighed.
+ * Example: tasksFor(4, 300, 400) -> 300; tasksFor(128, 300, 400) -> 4
+ */
+export function tasksFor(n: number, tasks: number, largeSteps: number): number {
+  return n <= RELAY_PRETRAINED_AGENTS ? tasks : Math.max(1, Math.ceil(largeSteps / n));
+}
+
 /** Equal numbers of 0s and 10s (the larger class subsampled, seeded); every other score kept. */
 export function balanceRated(steps: RatedStep[], rng: Rng): RatedStep[] {
   const zeros = steps.filter((s) => s.rating.score === 0).length;
@@ -147,8 +180,10 @@ async function main(): Promise<void> {
   const relay = await loadModel(folderSource(flags.relay), { tokenizer: 'required' });
   const agents = new EngineAgents(relay, new Map(), 64);
   const rated: RatedStep[] = [];
-  for (let n = 1; n <= RELAY_PRETRAINED_AGENTS; n++) {
-    rated.push(...(await relayRatedSteps(agents, n, relayTasks(n, `judge-${flags.seed}`, flags.tasks), { seed: 1000 * flags.seed + n, samples: flags.samples })));
+  const sizes = teamSizes(String(flags.sizes));
+  for (const n of sizes) {
+    const count = tasksFor(n, flags.tasks, flags['large-steps']);
+    rated.push(...(await relayRatedSteps(agents, n, relayTasks(n, `judge-${flags.seed}`, count), { seed: 1000 * flags.seed + n, samples: flags.samples })));
   }
   // --pairs 1: every step with a digit input also as its counterfactual twin (another reply, re-rated).
   if (flags.pairs) {
@@ -212,14 +247,19 @@ async function main(): Promise<void> {
   await writeModelFolder(flags.out, files({ 'README.md': '(being written)\n' }), weights as Map<string, tf.Tensor>);
   const judge = await loadModel(folderSource(flags.out), { tokenizer: 'required' });
   const held: RatedStep[] = [];
-  for (const n of [2, 4, 6]) held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, 40), { seed: 77 + n })));
+  // N = 2/4/6 (40 tasks each); with larger sizes trained, also 16 and 128 (about 240 steps each).
+  const checkSizes = sizes.some((n) => n > RELAY_PRETRAINED_AGENTS) ? [2, 4, 6, 16, 128] : [2, 4, 6];
+  for (const n of checkSizes) {
+    const count = n <= RELAY_PRETRAINED_AGENTS ? 40 : Math.ceil(240 / n);
+    held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, count), { seed: 77 + n })));
+  }
   const scored = await new ModelCoach(judge, template).scoreBatch(held.map((s) => s.context));
   const rater = held.map((s) => s.rating.score);
   const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
   const base = baselineScores(rater);
   const meanVs = judgeVsRater(rater, base.mean, held.map((s) => s.group));
   const failures = scored.filter((r) => !r.ok).length;
-  log(`held-out check (${held.length} steps, N = 2/4/6): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
+  log(`held-out check (${held.length} steps, N = ${checkSizes.join('/')}): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
   judge.model.dispose();
   relay.model.dispose();
 
@@ -227,7 +267,7 @@ async function main(): Promise<void> {
   const summary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), vocabSize: bpe.vocab.size,
     rated: histogram(rated), balanced: histogram(balanced), examples: examples.length, meanTokens: meanLength, longest, playSeconds,
-    train: report, check: { steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
+    train: report, check: { sizes: checkSizes, steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
     checkpoints: snapshots.map((s) => `${flags['checkpoint-dir']}/step-${s.step}`), totalSeconds,
   };
   await writeModelFolder(flags.out, files({ 'README.md': judgeCard(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
@@ -238,7 +278,7 @@ export function judgeCard(s: {
   seed: number; flags: Flags; backend: string; parameters: number; vocabSize: number; rated: Record<string, number>; balanced: Record<string, number>;
   examples: number; meanTokens: number; longest: number; playSeconds: number;
   train: { steps: number; seconds: number; firstLoss: number; finalLoss: number };
-  check: { steps: number; ranking: { p: number }; mae: { p: number }; agreement: { p: number }; meanMae: { p: number }; failures: number }; totalSeconds: number;
+  check: { sizes?: number[]; steps: number; ranking: { p: number }; mae: { p: number }; agreement: { p: number }; meanMae: { p: number }; failures: number }; totalSeconds: number;
 }): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   return `---
@@ -256,8 +296,8 @@ ModelCoach formats it for one relay action, with ${s.flags.template === 'team' ?
 \`coach.model: "team"\` names for the relay team (src/core/domains/relay/index.ts), read with \`coach.template: "team"\`.
 
 ## Recipe
-- Data: models/relay (no adapter) played the relay workflow of every team size 1..6 on ${s.flags.tasks} training tasks
-  per size (never held-out ones), ${s.flags.samples} samples each at temperature 1: ${JSON.stringify(s.rated)} steps
+- Data: models/relay (no adapter) played the relay workflow of the team sizes ${s.flags.sizes ?? '1-6'} on ${s.flags.tasks} training tasks
+  per size up to 6${Number(s.flags['large-steps']) ? ` and ceil(${s.flags['large-steps']} / n) for a larger size n` : ''} (never held-out ones), ${s.flags.samples} samples each at temperature 1: ${JSON.stringify(s.rated)} steps
   (${s.playSeconds.toFixed(0)} s). The relay rubric (relayRuleScore) is the rater. Balanced to equal 0s and 10s:
   ${JSON.stringify(s.balanced)}; ${s.examples} examples, ${s.meanTokens.toFixed(0)} tokens on average (longest ${s.longest}).
 - Counterfactual twins: ${s.flags.pairs ? 'every step with a digit input is also added with another reply, re-rated (the reply alone decides the score)' : 'none'}.
@@ -267,7 +307,7 @@ ModelCoach formats it for one relay action, with ${s.flags.template === 'team' ?
   by steps or by the time cap (${s.flags['max-seconds']} s), whichever is further along.
 - Wall time: ${(s.totalSeconds / 60).toFixed(1)} min in all (playing, training, checkpoints, the check below).
 
-## Quick check on held-out steps (N = 2, 4, 6; 40 held-out tasks each, T = 1)
+## Quick check on held-out steps (N = ${(s.check.sizes ?? [2, 4, 6]).join(', ')}; 40 held-out tasks each up to 6, ceil(240 / N) above, T = 1)
 ${s.check.steps} steps: within-agent ranking accuracy ${pct(s.check.ranking.p)}, MAE ${s.check.mae.p.toFixed(2)} (always-the-mean: ${s.check.meanMae.p.toFixed(2)}),
 agreement at the pass line (score >= 5) ${pct(s.check.agreement.p)}, ${s.check.failures} unparsed answers.
 The measurement with intervals and baselines: \`npm run bench -- judge --relay\` (docs/judges.md).

@@ -15,7 +15,7 @@ import { domainOf } from '../../../src/core/domains/index.ts';
 import { relayHeldOut, relayStep } from '../../../src/core/domains/relay/tasks.ts';
 import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayRuleScore, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { baselineScores, judgeVsRater, type RatedStep } from '../../../src/core/domains/relay/judge.ts';
-import { counterfactualTwin, relayWant } from '../../../scripts/pretrain-relay-judge.ts';
+import { counterfactualTwin, relayWant, tasksFor, teamSizes } from '../../../scripts/pretrain-relay-judge.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { DEFAULT_TRAIN_CONFIG } from '../../../src/core/loop/config.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
@@ -114,5 +114,18 @@ describe('counterfactualTwin (scripts/pretrain-relay-judge.ts --pairs 1)', () =>
     expect(last.rating).toEqual({ score: 10, correct: true });
     // Everything but the reply is the same context.
     expect({ ...passed.context, output: '' }).toEqual({ ...step((x) => x).context, output: '' });
+  });
+});
+
+describe('teamSizes and tasksFor (scripts/pretrain-relay-judge.ts --sizes, --large-steps)', () => {
+  it('reads sizes and ranges, refuses sizes outside 1..128, and keeps the small sizes at --tasks', () => {
+    expect(teamSizes('1-6')).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(teamSizes('1-6,7-128:11')).toEqual([1, 2, 3, 4, 5, 6, 7, 18, 29, 40, 51, 62, 73, 84, 95, 106, 117, 128]);
+    expect(teamSizes('16,8,8')).toEqual([8, 16]);
+    expect(() => teamSizes('1-129')).toThrow(/--sizes: a relay team has 1..128 agents, got 129/);
+    expect(() => teamSizes('a-b')).toThrow(/--sizes: team sizes like/);
+    expect(tasksFor(4, 300, 400)).toBe(300);
+    expect(tasksFor(7, 300, 400)).toBe(58);
+    expect(tasksFor(128, 300, 400)).toBe(4);
   });
 });
