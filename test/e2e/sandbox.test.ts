@@ -262,7 +262,9 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const { temperature, evalTasks, promptsPerIteration } = DATA_TEAM_SETTINGS;
     expect(await config()).toMatchObject({ temperature, evalTasks, promptsPerIteration });
     // The link follows the run's 'run' event, which may reach the page after its state does (a busy machine): poll it.
-    await expect.poll(() => new URL(page.url()).searchParams.get('config'), { timeout: 60_000 }).toContain(`"temperature":${temperature}`);
+    // It names the team; the team's own settings come from resolveTrainConfig when the link is opened (one origin per
+    // setting: test/unit/loop/team-defaults.test.ts resolves a link alike in the CLI and the page).
+    await expect.poll(() => new URL(page.url()).searchParams.get('config'), { timeout: 60_000 }).toContain('"domain":"data"');
     await page.getByTestId('team-preset').selectOption('math-chain');
     await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
     expect(await config()).toMatchObject({ temperature: 1, evalTasks: 200, promptsPerIteration: 12 });

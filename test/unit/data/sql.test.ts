@@ -28,7 +28,7 @@ function workspace(): Workspace {
   return ws;
 }
 
-async function run(ws: Workspace, code: string, owner = 'data_engineer', timeoutMs = 2000) {
+async function run(ws: Workspace, code: string, owner = 'data_engineer', timeoutMs = 20_000) { // 10x a run alone: a busy machine must not turn a result into a timeout
   const r = await sql.run(code, { workspace: ws, owner, timeoutMs });
   return { ...r, text: formatObservation(r) };
 }

@@ -8,8 +8,10 @@ import { Workspace } from '../../../src/core/tools/workspace.ts';
 
 const sandbox = createSandbox();
 afterAll(() => sandbox.dispose());
-const py = (code: string, opts: RunOptions = {}) => sandbox.run(code, { language: 'python', timeoutMs: 1500, ...opts });
-const js = (code: string, opts: RunOptions = {}) => sandbox.run(code, { language: 'javascript', timeoutMs: 500, ...opts });
+// Time limits: a run that should end by itself gets 10x what it takes alone on a busy machine (a memory error or a
+// refusal must not turn into a timeout when the cores are shared); a test of the time limit passes its own short one.
+const py = (code: string, opts: RunOptions = {}) => sandbox.run(code, { language: 'python', timeoutMs: 15_000, ...opts });
+const js = (code: string, opts: RunOptions = {}) => sandbox.run(code, { language: 'javascript', timeoutMs: 5_000, ...opts });
 
 describe('extractCodeBlocks', () => {
   it('finds python, py, js, javascript and bare fences; skips other languages', () => {
@@ -122,7 +124,7 @@ describe('javascript sandbox (QuickJS)', () => {
     expect(await js('console.log([1, 2, 3].map((x) => x * 2).join(","), {a: 1})')).toMatchObject({ ok: true, stdout: '2,4,6 {"a":1}\n' });
   });
   it('stops an infinite loop and the next run works', async () => {
-    const r = await js('while (true) {}');
+    const r = await js('while (true) {}', { timeoutMs: 500 });
     expect(r.error?.kind).toBe('timeout');
     expect((await js('console.log("alive")')).stdout).toBe('alive\n');
   });
