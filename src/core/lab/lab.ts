@@ -139,7 +139,7 @@ export class Lab implements LabApi {
       } catch (e) {
         if (ours()) {
           this.reportError(e);
-          failed = (e as Error).message;
+          failed = this.failedWords(e as Error);
         }
       } finally {
         this.bars.clear();
@@ -148,6 +148,17 @@ export class Lab implements LabApi {
       if (ours()) this.setMode({ state: 'ready' }, failed ?? this.pausedWords());
     })();
     return mode.done;
+  }
+
+  /**
+   * The ready state's words after a failure. Storage full (the page's StorageQuotaError) pauses the run: a write that
+   * failed left the stored run whole, so they say where it paused and where a reload opens it, e.g. "paused at
+   * iteration 2: browser storage is full while saving ...; the last whole checkpoint (iteration 1) is kept".
+   */
+  private failedWords(e: Error): string {
+    const s = this.run?.session;
+    if (e?.name !== 'StorageQuotaError' || !s) return e?.message ?? String(e);
+    return `paused at iteration ${s.trainer.iteration}: ${e.message}; the last whole checkpoint (iteration ${s.checkpointed}) is kept`;
   }
 
   /** The ready state's words: paused where the open run has begun and not ended. */
@@ -198,6 +209,9 @@ export class Lab implements LabApi {
       const lanes = await this.shelf.lanes(c.agentModel);
       const compute = computeFor(parts, lanes, this.warn);
       const runParts: RunParts = { ...parts, dataset: this.dataset ? { train: this.dataset.tasks } : undefined, compute };
+      // Warnings come while the session opens (records cut back to the checkpoint, an evaluation begun again), before
+      // `session` is assigned (reading it there threw, and the page refused the run's link): those carry iteration 0.
+      let opened: RunSession | null = null;
       const session = await RunSession.open(c, runParts, {
         store, hook: alongside(compute), baseline: this.baselineEval, fresh: opts.fresh,
         // The models it uses by content, in every checkpoint; a stored run checkpointed with others is refused, naming which.
@@ -205,9 +219,10 @@ export class Lab implements LabApi {
           (spec) => (parts.coach.name.startsWith('model:') ? this.platform.modelSource(spec, this.shelf.baseUrl) : null)),
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
-          this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: session.trainer.iteration, message: e.message } : e });
+          this.post({ kind: 'train', event: e.type === 'warning' ? { type: 'warning', iteration: opened?.trainer.iteration ?? 0, message: e.message } : e });
         },
       });
+      opened = session;
       session.trainer.on((e) => {
         if (e.type === 'trajectories') {
           void trajectoryViews(c.workflow, e.trajectories, parts.coach.name).then((trajectories) => {
