@@ -1,14 +1,15 @@
 // The page's own storage faults, in the real browser behind the real `npm start`: a page closed the moment
 // a checkpoint write begins reopens at the last whole checkpoint, each iteration stored once (the store
 // replaces a checkpoint in one IndexedDB transaction). A relay of 2 on its shipped model, a checkpoint every
-// iteration (seconds an iteration). Not here yet: storage full during a checkpoint (CDP's
-// Storage.overrideQuotaForOrigin, set on the page's session, did not make this chromium refuse the writes).
-// Skips loudly without chromium.
+// iteration (seconds an iteration). Storage full during a checkpoint: CDP's Storage.overrideQuotaForOrigin puts
+// the origin's quota just above its usage, so the run's next checkpoint (about 480 KiB) is refused by Chromium itself;
+// Chromium's IndexedDB lets writes through on an allowance it cached for up to 30 s, so the test waits until a write
+// from the page is refused before it trains (docs/testing.md). Skips loudly without chromium.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, repoRoot, type StartedSite } from '../helpers/browser.ts';
+import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, repoRoot, screenshot, type StartedSite } from '../helpers/browser.ts';
 import { until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 
@@ -91,6 +92,54 @@ describe.skipIf(!have.ok)('the page\'s storage faults (npm start)', () => {
     expect([1, 2]).toContain(back.iteration); // the checkpoint before the write, or the one written whole
     expect(back.iteration).toBe(kept.checkpoint);
     expect(kept.iterations).toEqual(Array.from({ length: back.iteration }, (_, i) => i + 1)); // each once, none after it
+    await context.close();
+  }, 1_200_000);
+
+  it('storage full during a checkpoint: the run pauses and says so, the last whole checkpoint stays, a reload opens it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'load' });
+    await waitFor(page, (s) => s.state === 'ready', 300_000, 'ready');
+    const runId = await runIdOf(page);
+    await page.getByTestId('btn-step').click(); // iteration 1, checkpointed
+    await waitFor(page, (s) => s.state === 'ready' && s.iteration === 1, 300_000, 'the first checkpoint');
+    expect((await stored(page, runId)).checkpoint).toBe(1);
+    // A write of 256 KiB from the page, into a database of its own (made before the quota falls, then rewritten in place).
+    const write = () => page.evaluate(() => new Promise<string>((resolve) => {
+      const r = indexedDB.open('quota-probe', 1);
+      r.onupgradeneeded = () => r.result.createObjectStore('s');
+      r.onsuccess = () => {
+        const t = r.result.transaction('s', 'readwrite');
+        t.objectStore('s').put(new Uint8Array(256 * 1024), 1);
+        t.oncomplete = t.onabort = () => (r.result.close(), resolve(t.error?.name ?? 'ok'));
+      };
+    }));
+    expect(await write()).toBe('ok');
+    // The quota: 128 KiB above the usage, room for an iteration's records, not for its checkpoint.
+    const { usage } = await page.evaluate(() => navigator.storage.estimate());
+    const cdp = await context.newCDPSession(page);
+    const origin = new URL(site.url).origin;
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: usage! + 128 * 1024 });
+    // Until Chromium asks the quota again (its allowance lapses within 30 s), writes still pass: wait for one refused.
+    const refused = await until(page, write, (r) => r !== 'ok', 60_000, 'a write refused under the quota', 1000);
+    expect(refused).toBe('QuotaExceededError');
+    await page.getByTestId('btn-start').click();
+    await waitFor(page, (s) => s.state === 'ready' && s.errors.length > 0, 300_000, 'the refused checkpoint');
+    const words = await page.getByTestId('run-state').innerText();
+    const kept = await stored(page, runId);
+    console.log(`[e2e] storage full: "${words.replace(/\n/g, ' | ')}"; stored checkpoint ${kept.checkpoint}, iterations ${kept.iterations.join(',')}`);
+    await screenshot(page, 'storage-full');
+    expect(words).toMatch(/paused at iteration 2: browser storage is full while saving the checkpoint .*the last whole checkpoint \(iteration 1\) is kept/);
+    expect(await page.getByTestId('run-error').first().innerText()).toContain('browser storage is full while saving the checkpoint');
+    expect(kept.checkpoint).toBe(1);
+    // Space again (the override lifted), the page reloaded: the run opens at its last whole checkpoint.
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin });
+    await page.reload({ waitUntil: 'load' });
+    const back = await waitFor(page, (s) => s.state === 'ready', 300_000, 'reopened');
+    const after = await stored(page, runId);
+    console.log(`[e2e] reloaded: ${back.team} at iteration ${back.iteration}; "${(await page.getByTestId('banners').innerText()).replace(/\n/g, ' | ')}"`);
+    expect(back).toMatchObject({ team: 'relay-2', iteration: 1 });
+    expect(after).toEqual({ checkpoint: 1, iterations: [1] }); // iteration 2, never checkpointed, is dropped
     await context.close();
   }, 1_200_000);
 });
