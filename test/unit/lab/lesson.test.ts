@@ -213,7 +213,7 @@ describe('the lesson\'s coach, in words', () => {
     expect(lessonCoachWords(q, true)).toBe(`An AI judge, models/relay-judge, scored every step of the process runs: it ranks ${span} of an agent's `
       + `differently-rated steps as the rubric does (${report.check.steps} held-out steps, models/relay-judge/report.json). `
       + 'Outcome reward needs no coach: every agent gets the team\'s 1 or 0.');
-    expect(q.build).toEqual({ parameters: report.parameters, from: 'models/relay', examples: report.examples, template: 'team', checkSteps: report.check.steps });
+    expect(q.build).toEqual({ parameters: report.parameters, from: report.flags.init, examples: report.examples, template: 'team', checkSteps: report.check.steps });
     expect(lessonCoachWords(coachQuality('rule:relay', 'relay', null), false)).toMatch(/^The rubric \(the rater itself\) scores every step/);
   });
 
