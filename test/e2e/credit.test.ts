@@ -81,7 +81,7 @@ describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)'
     console.log(`[e2e] intro: ${judge} | ${JSON.stringify(prompt)} | ${trained}`);
     expect(judge).toMatch(/The relay team's coach \(the lesson's process runs\) is an AI judge, models\/relay-judge, a 121k-parameter model\. It reads the agent's reply, then its input, which ends with the step/);
     expect(prompt).toBe('Relay agent 2 replied "2".\nRelay agent 2 of 4: reply with the last digit of the sum.\n\n7 + 5');
-    expect(trained).toMatch(/trained, from models\/relay's weights, on 24,268 of the relay team's own steps, each rated by the rubric.*It ranks \d+\.\d % \[\d+\.\d, \d+\.\d\] of an agent's differently-rated steps as the rubric does \(\d+ held-out steps, models\/relay-judge\/report\.json\)/);
+    expect(trained).toMatch(/trained, from models\/relay's weights, in 3 stages, on 114,437 of the relay team's own steps, each rated by the rubric.*It ranks \d+\.\d % \[\d+\.\d, \d+\.\d\] of an agent's differently-rated steps as the rubric does \(\d+ held-out steps, models\/relay-judge\/report\.json\)/);
     await page.getByTestId('intro').screenshot({ path: `${resultsDir}/credit-intro.png` });
     expect(await unserved(page, site.url)).toEqual([]);
   }, 120_000);

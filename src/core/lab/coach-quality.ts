@@ -68,25 +68,39 @@ export interface CoachQuality {
  */
 export interface JudgeBuild {
   parameters: number | null;
-  /** The model it was warm-started from ("models/relay"), if any. */
+  /** The model it was warm-started from ("models/relay"), if any: the first stage's start where it was built in stages. */
   from: string | null;
-  /** Training examples: the team's steps, each rated by the rubric. */
+  /** Training examples: the team's steps, each rated by the rubric (summed over its stages). */
   examples: number | null;
+  /** How many builds it went through, each continuing the last (report.json `lineage`); 1 when it records none. */
+  stages: number;
   template: string | null;
   /** Held-out steps of the ranking check. */
   checkSteps: number | null;
 }
 
-/** The build a judge's report.json records, or null when it records none of it. */
+/**
+ * The build a judge's report.json records, or null when it records none of it. A judge built in stages, each
+ * continuing the last (models/relay-judge: teams of 1..6 from models/relay, then twice on teams up to 128), lists
+ * them in `lineage`; its start is then the first stage's and its examples the sum over the stages, e.g.
+ * lineage [{ init: 'models/relay', examples: 24268 }, { init: 'stage 1', examples: 45082 }] -> from 'models/relay',
+ * examples 69350, stages 2.
+ */
 export function judgeBuild(report: unknown): JudgeBuild | null {
-  const r = report as { parameters?: unknown; examples?: unknown; flags?: { init?: unknown; template?: unknown }; check?: { steps?: unknown } } | null;
+  const r = report as {
+    parameters?: unknown; examples?: unknown; flags?: { init?: unknown; template?: unknown }; check?: { steps?: unknown };
+    lineage?: { init?: unknown; examples?: unknown }[];
+  } | null;
   if (!r || typeof r !== 'object') return null;
   const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
   const str = (x: unknown) => (typeof x === 'string' && x ? x : null);
-  const build = {
-    parameters: num(r.parameters), from: str(r.flags?.init), examples: num(r.examples), template: str(r.flags?.template), checkSteps: num(r.check?.steps),
+  const lineage = Array.isArray(r.lineage) && r.lineage.length > 0 ? r.lineage : null;
+  const summed = lineage?.every((s) => num(s?.examples) !== null) ? lineage.reduce((a, s) => a + (s.examples as number), 0) : null;
+  const found = {
+    parameters: num(r.parameters), from: str(lineage ? lineage[0]?.init : r.flags?.init), examples: lineage ? summed : num(r.examples),
+    template: str(r.flags?.template), checkSteps: num(r.check?.steps),
   };
-  return Object.values(build).some((v) => v !== null) ? build : null;
+  return Object.values(found).some((v) => v !== null) ? { ...found, stages: lineage?.length ?? 1 } : null;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;

@@ -213,7 +213,11 @@ describe('the lesson\'s coach, in words', () => {
     expect(lessonCoachWords(q, true)).toBe(`An AI judge, models/relay-judge, scored every step of the process runs: it ranks ${span} of an agent's `
       + `differently-rated steps as the rubric does (${report.check.steps} held-out steps, models/relay-judge/report.json). `
       + 'Outcome reward needs no coach: every agent gets the team\'s 1 or 0.');
-    expect(q.build).toEqual({ parameters: report.parameters, from: report.flags.init, examples: report.examples, template: 'team', checkSteps: report.check.steps });
+    // Built in three stages (teams of 1..6 from models/relay, then twice on teams up to 128): its start is the first stage's.
+    expect(q.build).toEqual({ parameters: report.parameters, from: 'models/relay', examples: 24268 + 45082 + 45087, stages: 3, template: 'team',
+      checkSteps: report.check.steps });
+    expect(judgeBuild({ parameters: 10, examples: 5, flags: { init: 'models/x', template: 'team' } })).toEqual({ parameters: 10, from: 'models/x', examples: 5,
+      stages: 1, template: 'team', checkSteps: null });
     expect(lessonCoachWords(coachQuality('rule:relay', 'relay', null), false)).toMatch(/^The rubric \(the rater itself\) scores every step/);
   });
 
