@@ -16,7 +16,7 @@ const ev = (g: number, s = g, of?: number): EvalResult => ({
   greedy: g / 100, sampled: s / 100, tasks: 100, ...(of ? { of } : {}),
   perTask: { ids: IDS, greedy: IDS.map((_, i) => i < g), sampled: IDS.map((_, i) => i < s) },
 });
-const relay = { iterations: 15, evalTemperature: 1, rewards: { mode: 'process' } };
+const relay = { iterations: 15, evalTemperature: 1, rewards: { mode: 'process' as const } };
 
 describe('the coach, in one line', () => {
   it('reads a judge\'s ranking from its folder\'s report (the shipped relay judge, and the weak fixture)', () => {

@@ -66,7 +66,7 @@ describe('the credit comparison says why, from the records', () => {
   it('counterfactual: its budget (samples per agent), its drift against outcome\'s, its signal; and where it ended', () => {
     const cf = run('counterfactual', [rec(1, 0.5, [4, 32], 0.1), rec(2, 1.2, [4, 32], 0.2)]);
     expect(recordSigns(cf)).toEqual({ right: 0.15000000000000002, drift: 1.2, samples: { agent1: 4, agent4: 32 }, shared: null });
-    const why = whyWords({ method: 'counterfactual', final: { p: 0.27, low: 0.19, high: 0.36 }, vsOutcome: null, coachCalls: 0 }, cf, outcome,
+    const why = whyWords({ method: 'counterfactual', final: { p: 0.27, low: 0.19, high: 0.36, tasks: 100 }, vsOutcome: null, coachCalls: 0 }, cf, outcome,
       { p: 0.55, low: 0.45, high: 0.65 });
     expect(why).toBe('counterfactual ended below the untrained team. Its budget went to replays: agent1 trained on 4 samples an iteration, '
       + 'agent4 on 32; its signal: a reply\'s credit is 0 wherever all its replays end wrong (the team was right in 15 % of its training '
@@ -76,7 +76,7 @@ describe('the credit comparison says why, from the records', () => {
     const ids = Array.from({ length: 100 }, (_, i) => `t${i}`);
     const ev = (k: number) => ({ greedy: k / 100, sampled: k / 100, tasks: 100, perTask: { ids, greedy: ids.map((_, i) => i < k), sampled: ids.map((_, i) => i < k) } });
     const g = run('groups', [rec(1, 0.1, [16, 16], 0.2, 0.5), { ...rec(2, 0.2, [16, 16], 0.2, 0.4), eval: ev(47) }]);
-    const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
+    const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567, tasks: 100 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
       { p: 0.55, low: 0.45, high: 0.64 }, ev(55));
     // Intervals that overlap can still differ beyond the noise when paired: 8 problems lost, none gained.
     expect(why).toMatch(/^groups ended below the untrained team \(-8\.0 pts \[-\d+\.\d, -\d+\.\d\], paired\)\. /);
@@ -84,7 +84,7 @@ describe('the credit comparison says why, from the records', () => {
 
   it('groups: the share of steps a group speaks for', () => {
     const g = run('groups', [rec(1, 0.1, [16, 16], 0.2, 0.5), rec(2, 0.2, [16, 16], 0.2, 0.4)]);
-    const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
+    const why = whyWords({ method: 'groups', final: { p: 0.47, low: 0.375, high: 0.567, tasks: 100 }, vsOutcome: null, coachCalls: 0 }, g, outcome,
       { p: 0.55, low: 0.45, high: 0.65 });
     expect(why).toMatch(/^groups ended within the noise of the untrained team\. .*only 45 % of steps met an input another step met/);
   });
