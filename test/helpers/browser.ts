@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { repoRoot } from './webgpu.ts';
+import { alive } from '../../src/platform/node/run-lock.ts';
 
 export { repoRoot };
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -71,16 +72,6 @@ function newestMtime(p: string): number {
   let newest = st.mtimeMs;
   for (const e of fs.readdirSync(p)) newest = Math.max(newest, newestMtime(path.join(p, e)));
   return newest;
-}
-
-/** Whether process `pid` still runs (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

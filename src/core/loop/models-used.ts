@@ -13,7 +13,7 @@
  *               coachTemplate: { name: 'team', sha256: '51…' } }
  *          usedChange(saved, used) -> 'the judge models/relay-judge (sha256 9c0a1b2c then, 77d1e0f3 now)' or null
  */
-import type { ModelSource } from '../engine/model/source.ts';
+import { readAllBytes, type ModelSource } from '../engine/model/source.ts';
 import { coachTemplateOf, judgeSpec, templateName, type CoachingTeam, type CoachSettings } from '../coach/coaches.ts';
 
 export interface ModelUsed {
@@ -61,19 +61,8 @@ export async function modelHash(source: ModelSource): Promise<string> {
   }
   const lines: string[] = [];
   for (const f of files) {
-    const chunks: Uint8Array[] = [];
-    let n = 0;
-    for await (const c of source.stream(f)) {
-      chunks.push(c);
-      n += c.length;
-    }
-    const all = new Uint8Array(n);
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
-    lines.push(`${f} ${n} ${await sha256(all)}`);
+    const all = await readAllBytes(source, f);
+    lines.push(`${f} ${all.length} ${await sha256(all)}`);
   }
   return sha256(utf8(lines.join('\n')));
 }

@@ -33,7 +33,7 @@ export class RunLockedError extends Error {
 }
 
 /** Whether a process with this pid runs on this host (EPERM: it runs, as another user). */
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
