@@ -31,41 +31,21 @@ export class LocalCompute implements Compute {
 
   // Between two jobs the event loop gets a turn now and then (pausePoint, no signal: an update, once
   // begun, completes), so that a Pause sent meanwhile is received and shown at once.
-  async logProbs(jobs: LogProbJob[]): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
-    for (const j of jobs) {
-      await pausePoint();
-      out.push(await positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter));
-    }
-    return out;
+  logProbs(jobs: LogProbJob[]): Promise<Float32Array[]> {
+    return inTurn(jobs, (j) => positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter));
   }
 
-  async gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]> {
-    const out: Gradient[] = [];
-    for (const j of jobs) {
-      await pausePoint();
-      out.push(await ppoGradient(this.model, adapter, j));
-    }
-    return out;
+  gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]> {
+    return inTurn(jobs, (j) => ppoGradient(this.model, adapter, j));
   }
 
   /** Rows of several agents in one pass (rl/team-passes.ts), for the batched update. */
-  async teamLogProbs(jobs: TeamLogProbJob[]): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
-    for (const j of jobs) {
-      await pausePoint();
-      out.push(await teamLogProbs(this.model, j));
-    }
-    return out;
+  teamLogProbs(jobs: TeamLogProbJob[]): Promise<Float32Array[]> {
+    return inTurn(jobs, (j) => teamLogProbs(this.model, j));
   }
 
-  async teamGradients(jobs: TeamGradientJob[]): Promise<TeamGradient[]> {
-    const out: TeamGradient[] = [];
-    for (const j of jobs) {
-      await pausePoint();
-      out.push(await teamGradient(this.model, j));
-    }
-    return out;
+  teamGradients(jobs: TeamGradientJob[]): Promise<TeamGradient[]> {
+    return inTurn(jobs, (j) => teamGradient(this.model, j));
   }
 
   async play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
@@ -79,4 +59,14 @@ export class LocalCompute implements Compute {
 /** This thread alone, for the update of `model` (benchmarks and tests that update without a team). */
 export function thisThread(model: CausalLM): LocalCompute {
   return new LocalCompute(model);
+}
+
+/** Each job in order, the event loop given a turn before each one. */
+async function inTurn<J, R>(jobs: J[], run: (job: J) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (const j of jobs) {
+    await pausePoint();
+    out.push(await run(j));
+  }
+  return out;
 }

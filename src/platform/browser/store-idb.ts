@@ -221,7 +221,9 @@ export class IdbStore implements RunStore {
       try {
         cut = cutJsonl(log, n);
       } catch (e) {
-        if (e instanceof JsonlLineError) throw new RunFileError(`the stored run "${this.runId}": ${TRAJECTORIES} line ${e.line}`, e.problem, STORED_RUN_WAY_OUT);
+        if (e instanceof JsonlLineError) {
+          throw new RunFileError(`the stored run "${this.runId}": ${TRAJECTORIES} line ${e.line}`, e.problem, STORED_RUN_WAY_OUT);
+        }
         throw e;
       }
       if (cut.later || cut.torn) await this.writeFile(TRAJECTORIES, cut.text);

@@ -330,7 +330,6 @@ export class CausalLM {
       let xa = x2;
       const p = opts.adapter?.dropout ?? 0;
       if (opts.train && p > 0) xa = tf.dropout(x2, p) as tf.Tensor2D;
-      const x3 = tf.reshape(xa, [b, t, din]) as tf.Tensor3D;
       if (rowLora.masked) {
         const m = rowLora.masked;
         const all = tf.reshape(tf.matMul(xa, m.a, false, true), [b, t, m.a.shape[0]]); // [B, T, U*r]
@@ -338,6 +337,7 @@ export class CausalLM {
         y = tf.add(y, tf.mul(tf.matMul(own, m.b, false, true), rowLora.scale)); // [BT, out]
         return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
       }
+      const x3 = tf.reshape(xa, [b, t, din]) as tf.Tensor3D;
       const down = tf.matMul(x3, tf.gather(rowLora.a, rowLora.rows), false, true); // [B, T, r]
       const up = tf.matMul(down, tf.gather(rowLora.b, rowLora.rows), false, true) as tf.Tensor3D; // [B, T, out]
       y = tf.add(y, tf.mul(tf.reshape(up, [b * t, up.shape[2]]), rowLora.scale));
