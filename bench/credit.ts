@@ -27,7 +27,8 @@ import path from 'node:path';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { relayConfig, relayRuleCoach } from '../src/core/domains/relay/team.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
-import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
+import { type TrainConfig } from '../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../src/core/domains/index.ts';
 import type { RewardMode } from '../src/core/loop/rewards.ts';
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
@@ -205,7 +206,7 @@ async function runMethod(n: number, method: Method, seed: number, o: CreditBench
   const dir = path.join(o.out, `n${n}-${method}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${method} seed ${seed}: ${config.iterations} iterations x ${config.promptsPerIteration} prompts -> ${dir}`);
-    await runOne(config, { agentModel: model, coach: cachedCoach(relayRuleCoach()), tools: {} }, baseline, dir,
+    await runOne(config, { team: teamOf(config.workflow), agentModel: model, coach: cachedCoach(relayRuleCoach()), tools: {} }, baseline, dir,
       (it, e) => log(`  iter ${it}: step ${(100 * (e.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.sampled).toFixed(1)} %`));
   } else log(`N=${n} ${method} seed ${seed}: finished run found in ${dir}, reused`);
   return readCreditRun(dir, n, method, seed);
@@ -231,7 +232,7 @@ export async function main(argv: string[]): Promise<void> {
     for (const n of o.agents) {
       const config = resolveTrainConfig(relayConfig(n));
       log(`N=${n}: the untrained team, once for every method and seed`);
-      const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
+      const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
       const runs = new Map<Method, CreditRun[]>();
       for (const seed of o.seeds) for (const m of o.methods) runs.set(m, [...(runs.get(m) ?? []), await runMethod(n, m, seed, o, model, baseline)]);
       const out = runs.get('outcome');

@@ -21,7 +21,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { relayConfig } from '../src/core/domains/relay/team.ts';
-import { resolveTrainConfig } from '../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../src/core/domains/index.ts';
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import { formatPercent } from '../src/core/stats/intervals.ts';
@@ -94,7 +94,7 @@ export async function main(argv: string[]): Promise<void> {
   const info = await initBackend({ force: 'wasm' });
   const config = resolveTrainConfig(relayConfig(N));
   const model = await openModel(config.agentModel, { tokenizer: 'required' });
-  const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
+  const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
   const steps = await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES);
   log(`${steps.length} held-out steps to rank the judges on`);
   const seeds = async (mode: 'process' | 'outcome', judge?: string) => {

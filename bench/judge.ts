@@ -29,9 +29,9 @@ import os from 'node:os';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
-import { DATA_TEAM, dataHeldOut } from '../src/core/domains/data/team.ts';
+import { DATA_CHAIN, dataHeldOut } from '../src/core/domains/data/team.ts';
 import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
-import { resolveTrainConfig } from '../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../src/core/domains/index.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
@@ -241,7 +241,7 @@ export async function main(argv: string[]): Promise<void> {
     log(`math team greedy on ${math.length} held-out problems`);
     const mathRun = (await teamAccuracy(agent, tools, resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: math.length }))).greedy;
     const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
-    const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, evalTasks: dataHeld.length }); // with the team's own settings
+    const dataConfig = resolveTrainConfig({ workflow: DATA_CHAIN, evalTasks: dataHeld.length }); // with the team's own settings
     if (!o.mathOnly) log(`data team greedy on the held-out tables`);
     const dataRun = o.mathOnly ? null : (await teamAccuracy(agent, tools, dataConfig, dataHeld)).greedy;
     const view = mathView(o as unknown as Parameters<typeof mathView>[0]);

@@ -33,8 +33,8 @@ import path from 'node:path';
 import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
 import { relayConfig } from '../src/core/domains/relay/team.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
-import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
-import { domainOf } from '../src/core/domains/index.ts';
+import { type TrainConfig } from '../src/core/loop/config.ts';
+import { teamOf, resolveTrainConfig } from '../src/core/domains/index.ts';
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
@@ -170,8 +170,8 @@ export async function relayRun(n: number, v: Variant, seed: number, o: RelayBenc
   const dir = path.join(o.out, `n${n}-${v.label}${judged ? `-judge${judgeName}` : ''}-seed${seed}`);
   if (!(await finishedRun(config, dir, true))) {
     log(`N=${n} ${v.label} seed ${seed}: ${config.iterations} iterations -> ${dir}`);
-    const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow));
-    await runOne(config, { agentModel: model, coach, tools: {} }, baseline, dir,
+    const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow));
+    await runOne(config, { team: teamOf(config.workflow), agentModel: model, coach, tools: {} }, baseline, dir,
       (it, e) => log(`  iter ${it}: step ${(100 * (e.sampledMetrics?.stepAccuracy ?? NaN)).toFixed(1)} %, team ${(100 * e.sampled).toFixed(1)} %`));
   } else log(`N=${n} ${v.label} seed ${seed}: finished run found in ${dir}, reused`);
   return readRelayRun(dir, v.label, n, v.mode, seed);
@@ -235,7 +235,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   for (const n of o.agents) {
     const config = resolveTrainConfig(relayConfig(n));
     log(`N=${n}: evaluating the untrained team once (the same for every seed and reward)`);
-    const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
+    const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
     const runs: Record<Mode, RelayRun[]> = { process: [], outcome: [] };
     for (const seed of o.seeds) {
       for (const mode of ['process', 'outcome'] as const) runs[mode].push(await relayRun(n, { label: mode, mode, patch: {} }, seed, o, model, baseline));
@@ -288,7 +288,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
 async function coachReport(o: RelayBenchOptions, model: LoadedModel, backend: string): Promise<string> {
   const n = 4;
   const config = resolveTrainConfig({ ...relayConfig(n), coach: { kind: 'rule' } });
-  const baseline = (await evaluateTeam(config, LocalCompute.forTeam({ agentModel: model, tools: {} }))).result;
+  const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
   const coach = (m: Record<string, unknown> | null) => ({ coach: { ...config.coach, miscalibration: m } });
   const variants: Variant[] = [
     { label: 'process', mode: 'process', patch: {} },

@@ -30,9 +30,10 @@ import path from 'node:path';
 import { initBackend, describeBackend, type BackendName } from '../src/core/engine/backend.ts';
 import type { Coach } from '../src/core/coach/coach.ts';
 import { cachedCoach } from '../src/core/coach/coach.ts';
-import { MATH_TEAM } from '../src/core/domains/math/index.ts';
-import { resolveTrainConfig, type TrainConfig } from '../src/core/loop/config.ts';
+import { type TrainConfig } from '../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../src/core/domains/index.ts';
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
+import type { Team } from '../src/core/loop/team.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult } from '../src/core/loop/records.ts';
 import { RunSession } from '../src/core/loop/session.ts';
@@ -132,14 +133,14 @@ export function quickConfig(iterations = 2): TrainConfig {
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 /** What a benchmark run trains with; it runs on this thread (runOne adds the Compute). */
-export interface Parts { agentModel: LoadedModel; coach: Coach; tools: ToolRunners }
+export interface Parts { team: Team; agentModel: LoadedModel; coach: Coach; tools: ToolRunners }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
   if (o.quick) {
     const { tinyTeamModel } = await import('../test/helpers/tiny-team.ts');
     const tools: ToolRunners = {};
     if (config.workflow.agents.some((a) => a.tools.length > 0)) tools.python = tools.javascript = createSandbox();
-    return { agentModel: await tinyTeamModel(1), coach: cachedCoach(MATH_TEAM.domainFor(config.workflow).ruleCoach()), tools };
+    return { team: teamOf(config.workflow), agentModel: await tinyTeamModel(1), coach: cachedCoach(teamOf(config.workflow).ruleCoach()), tools };
   }
   for (const spec of [config.agentModel, ...(config.coach.kind === 'model' ? [config.coach.model] : [])]) {
     if (!/^https?:\/\//.test(spec) && !existsSync(spec)) {
@@ -293,7 +294,7 @@ export async function runRolloutsBenchmark(o: RolloutsBenchOptions): Promise<str
     if (baseline) log(`every run is finished: the untrained team's evaluation is the one they recorded`);
     else {
       log('evaluating the untrained team once (the same for every seed and mode)');
-      baseline = (await evaluateTeam(base, LocalCompute.forTeam(parts))).result;
+      baseline = (await evaluateTeam(base, parts.team, LocalCompute.forTeam(parts))).result;
     }
     log(`untrained: held-out greedy ${pct(baseline.greedy)}, sampled ${pct(baseline.sampled)}`);
     const target = o.target ?? Math.min(1, baseline[o.metric] + 0.1);

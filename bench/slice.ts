@@ -14,9 +14,8 @@ import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { registerWasmSlice, unregisterWasmSlice } from '../src/core/engine/kernels/wasm-slice.ts';
 import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
-import { resolveTrainConfig } from '../src/core/loop/config.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
-import { domainOf } from '../src/core/domains/index.ts';
+import { teamOf, resolveTrainConfig } from '../src/core/domains/index.ts';
 import { coachTrajectories, trainSamples } from '../src/core/loop/rewards.ts';
 import { runRollouts } from '../src/core/loop/rollout.ts';
 import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
@@ -43,7 +42,7 @@ export async function main(argv: string[]): Promise<void> {
   const config = resolveTrainConfig({});
   const model = await openModel(config.agentModel, { tokenizer: 'required' });
   const sandbox = createSandbox();
-  const coach = await buildCoach(config.coach, () => Promise.reject(new Error('rule coach only')), domainOf(config.workflow));
+  const coach = await buildCoach(config.coach, () => Promise.reject(new Error('rule coach only')), teamOf(config.workflow));
   const tasks = generateMathTasks({ seed: 'bench-slice', count: prompts });
   const times: Record<'stock' | 'project', { rollout: number[]; update: number[] }> = { stock: { rollout: [], update: [] }, project: { rollout: [], update: [] } };
   try {

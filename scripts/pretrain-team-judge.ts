@@ -41,7 +41,7 @@ import type { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { runRollouts, type Trajectory } from '../src/core/loop/rollout.ts';
 import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS, dataRolloutTask } from '../src/core/domains/data/team.ts';
+import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataRolloutTask } from '../src/core/domains/data/team.ts';
 import { dataOutcome } from '../src/core/domains/data/outcome.ts';
 import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
@@ -99,7 +99,7 @@ export function mathView(flags: Pick<Flags, 'template' | 'truth' | 'scratchpad'>
 
 /** One stage's rated actions: the math team and the data team on their own training tasks (seeded by stage). */
 async function playStage(flags: Flags, agent: LoadedModel, stage: string, index: number, tools: ToolRunners, tok: Parameters<typeof judgeExamples>[1]): Promise<{ math: JudgeItem[]; data: JudgeItem[]; mathRight: number; dataRight: number }> {
-  const ids = [...new Set([...MATH_CHAIN.agents, ...DATA_TEAM.agents].map((a) => a.id))];
+  const ids = [...new Set([...MATH_CHAIN.agents, ...DATA_CHAIN.agents].map((a) => a.id))];
   const adapters = await stageAdapters(stage, ids, agent.model.config);
   const agents = new EngineAgents(agent, adapters, 40);
   // A run's adapters train one team: a stage plays the teams it holds adapters for (base plays both).
@@ -107,8 +107,8 @@ async function playStage(flags: Flags, agent: LoadedModel, stage: string, index:
   const seed = `team-judge-${flags.seed}-${index}`;
   const math = plays(MATH_CHAIN) ? generateMathTasks({ seed, count: flags['math-tasks'] }) : [];
   const mathRuns: Trajectory[] = await runRollouts(MATH_CHAIN, math, { agents, tools, samplesPerTask: 1, temperature: 1, seed: 1000 * flags.seed + index });
-  const tables = plays(DATA_TEAM) ? generateTabularTasks({ seed, count: flags['data-tasks'] }).map(dataRolloutTask) : [];
-  const dataRuns: Trajectory[] = await runRollouts(DATA_TEAM, tables, { agents, tools, samplesPerTask: 1, temperature: DATA_TEAM_SETTINGS.temperature,
+  const tables = plays(DATA_CHAIN) ? generateTabularTasks({ seed, count: flags['data-tasks'] }).map(dataRolloutTask) : [];
+  const dataRuns: Trajectory[] = await runRollouts(DATA_CHAIN, tables, { agents, tools, samplesPerTask: 1, temperature: DATA_TEAM_SETTINGS.temperature,
     seed: 1000 * flags.seed + index, outcome: dataOutcome, toolTimeoutMs: 5000 });
   for (const a of adapters.values()) a?.dispose();
   const share = (ts: Trajectory[]) => ts.filter((t) => t.correct).length / Math.max(1, ts.length);

@@ -34,9 +34,9 @@ import { parameterCount } from '../src/core/engine/model/config.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import type { TextTokenizer } from '../src/core/engine/tokenizer/tokenizer.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/domains/data/team.ts';
+import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '../src/core/domains/data/team.ts';
 import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
-import { resolveTrainConfig } from '../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../src/core/domains/index.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/domains/math/tasks.ts';
 import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
 import { Rng } from '../src/core/stats/rng.ts';
@@ -178,7 +178,7 @@ const notMeasured = (): Measured => ({ greedy: null, sampled: null, dataGreedy: 
 async function measure(flags: Flags, dirs: { agentDir: string; judgeDir: string }, tools: ToolRunners, math: MathPlays, runTool: ToolRunner, tok: TextTokenizer): Promise<Measured> {
   const dataHeld = dataHeldOut(['classification', 'regression', 'table-question']);
   const mathConfig = resolveTrainConfig({ workflow: MATH_CHAIN, evalTasks: flags['eval-tasks'], evalTemperature: 1 });
-  const dataConfig = resolveTrainConfig({ workflow: DATA_TEAM, evalTasks: dataHeld.length }); // with the team's own settings
+  const dataConfig = resolveTrainConfig({ workflow: DATA_CHAIN, evalTasks: dataHeld.length }); // with the team's own settings
   const agent = await loadModel(folderSource(dirs.agentDir));
   const show = (name: string, a: TeamAccuracy) => {
     log(`${name}: ${(a.accuracy * 100).toFixed(1)}% ${JSON.stringify(a.byLevel)} format ${JSON.stringify(a.onFormat)}${a.metrics ? ' metrics ' + JSON.stringify(a.metrics) : ''} (${a.seconds.toFixed(0)} s)`);

@@ -1,6 +1,6 @@
 /**
  * Synthetic data-team transcripts: a scripted Data Engineer -> Modeler -> Analyst play the real
- * DATA_TEAM workflow through the real rollout runner (src/core/loop/rollout.ts), so their SQL runs
+ * DATA_CHAIN workflow through the real rollout runner (src/core/loop/rollout.ts), so their SQL runs
  * on the real DuckDB tool over a real per-trajectory workspace, the outcome and metrics come from
  * dataOutcome, and the coach facts from dataFacts: the transcripts are exactly what a trained team
  * would produce, flaws included.
@@ -25,7 +25,7 @@
 import type { AgentBackend, GenerationRequest, GenerationResult } from '../../src/core/loop/agents.ts';
 import { dataFacts, dataRuleScore } from '../../src/core/domains/data/coach.ts';
 import { dataOutcome } from '../../src/core/domains/data/outcome.ts';
-import { DATA_TEAM, dataReferenceReplies, type DataRolloutTask } from '../../src/core/domains/data/team.ts';
+import { DATA_CHAIN, dataReferenceReplies, type DataRolloutTask } from '../../src/core/domains/data/team.ts';
 import { agentContext } from '../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../src/core/loop/rollout.ts';
 import type { ActionContext } from '../../src/core/coach/coach-format.ts';
@@ -167,7 +167,7 @@ export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; t
   const out: DataTranscript[] = [];
   for (const task of tasks) {
     const plan = dataPlan(task, opts.rng, opts.rates);
-    const [trajectory] = await runRollouts(DATA_TEAM, [task], {
+    const [trajectory] = await runRollouts(DATA_CHAIN, [task], {
       agents: new ScriptedAgents(plan), tools: opts.tools, samplesPerTask: 1, temperature: 0, seed: 0,
       toolTimeoutMs: opts.toolTimeoutMs ?? 5000, outcome: dataOutcome,
     });
@@ -178,7 +178,7 @@ export async function playDataTeam(tasks: DataRolloutTask[], opts: { rng: Rng; t
 
 /** The coach's view of each agent of a data trajectory, exactly as training builds it (facts included). */
 export function dataCoachContexts(t: Trajectory): ActionContext[] {
-  return DATA_TEAM.agents.map((a) => agentContext(DATA_TEAM, t, a.id, dataFacts(t, a.id))).filter((c): c is ActionContext => c !== null);
+  return DATA_CHAIN.agents.map((a) => agentContext(DATA_CHAIN, t, a.id, dataFacts(t, a.id))).filter((c): c is ActionContext => c !== null);
 }
 
 /** Judge examples of a data trajectory, labelled by the rule data coach (facts: files, owners, metrics). */

@@ -20,7 +20,8 @@ import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { parseSteps } from '../../src/core/domains/math/rule-coach.ts';
 import type { CausalLM } from '../../src/core/engine/model/llama.ts';
 import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
-import { domainOf, meanMetrics } from '../../src/core/domains/index.ts';
+import { teamOf } from '../../src/core/domains/index.ts';
+import { meanMetrics } from '../../src/core/loop/team.ts';
 import { generate, promptBatches } from '../../src/core/engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../../src/core/engine/model/load.ts';
 import type { MathTask } from '../../src/core/domains/math/tasks.ts';
@@ -65,7 +66,7 @@ function passReport(workflow: WorkflowSpec, trajectories: Trajectory[], temperat
     const acts = trajectories.flatMap((t) => t.actions.filter((a) => a.agentId === id));
     onFormat[id] = acts.filter((a) => ROLE_FORMAT[id](a.text, a.turn)).length / Math.max(1, acts.length);
   }
-  const names = domainOf(workflow).metricNames;
+  const names = teamOf(workflow).metricNames;
   const metrics = names.length ? meanMetrics(trajectories, names) : undefined;
   const correct = trajectories.filter((t) => t.correct).length;
   return { temperature, tasks: trajectories.length, correct, accuracy: correct / Math.max(1, trajectories.length), byLevel, onFormat, metrics, seconds, trajectories };
@@ -77,7 +78,8 @@ function passReport(workflow: WorkflowSpec, trajectories: Trajectory[], temperat
  * instead of the domain's), read per pass: greedy, and sampled at `config.evalTemperature`.
  */
 export async function teamAccuracy(agent: LoadedModel, tools: ToolRunners, config: TrainConfig, heldOut?: RolloutTask[]): Promise<{ greedy: TeamAccuracy; sampled: TeamAccuracy }> {
-  const chunk = await evaluateTeam(config, LocalCompute.forTeam({ agentModel: agent, tools }), { heldOut });
+  const team = teamOf(config.workflow);
+  const chunk = await evaluateTeam(config, team, LocalCompute.forTeam({ team, agentModel: agent, tools }), { heldOut });
   return {
     greedy: passReport(config.workflow, chunk.greedy, 0, chunk.seconds),
     sampled: passReport(config.workflow, chunk.sampled, config.evalTemperature, chunk.seconds),

@@ -44,7 +44,7 @@ export async function evalCommand(argv: string[]): Promise<void> {
   let chunk;
   try {
     const compute = computeFor(parts, worker, (m) => process.stderr.write(`warning: ${m}\n`));
-    chunk = await evaluateTeam(config, compute, { heldOut, adapters: new Map([...adapters].map(([id, a]) => [id, a ? adapterValues(a) : null])) });
+    chunk = await evaluateTeam(config, parts.team, compute, { heldOut, adapters: new Map([...adapters].map(([id, a]) => [id, a ? adapterValues(a) : null])) });
   } finally {
     await worker?.close();
   }

@@ -28,10 +28,9 @@ import { coachPrompt, type ActionContext } from '../core/coach/coach-format.ts';
 import { parseRatings, rankAgainst, SIMULATED_RATER, type RatedAction } from '../core/coach/corrections.ts';
 import { disposeJudge, teachingAnswer, teachJudge, trainableJudge, TEACH_DEFAULTS, type TeachExample } from '../core/coach/teach.ts';
 import { pickUncertain, readJudge } from '../core/coach/uncertainty.ts';
-import { domainOf } from '../core/domains/index.ts';
+import { teamOf, resolveTrainConfig } from '../core/domains/index.ts';
 import { describeBackend, currentBackend } from '../core/engine/backend.ts';
 import { folderSource } from '../core/engine/model/sources.ts';
-import { resolveTrainConfig } from '../core/loop/config.ts';
 import { agentContext } from '../core/loop/rewards.ts';
 import type { Trajectory } from '../core/loop/trajectory.ts';
 import { formatPercent } from '../core/stats/intervals.ts';
@@ -130,12 +129,12 @@ async function teach(argv: string[]): Promise<void> {
 }
 
 /** A run's actions as its coach saw them: config.json's team, trajectories.jsonl's work. */
-function runContexts(runDir: string): { contexts: ActionContext[]; template: string; rubric: ReturnType<ReturnType<typeof domainOf>['ruleCoach']> } {
+function runContexts(runDir: string): { contexts: ActionContext[]; template: string; rubric: ReturnType<ReturnType<typeof teamOf>['ruleCoach']> } {
   const cfgFile = path.join(runDir, 'config.json');
   const trajFile = path.join(runDir, 'trajectories.jsonl');
   for (const f of [cfgFile, trajFile]) if (!existsSync(f)) throw new CliError(`--run ${runDir}: no ${path.basename(f)}; is this a folder "mappa train" wrote?`);
   const config = resolveTrainConfig(JSON.parse(readFileSync(cfgFile, 'utf8')));
-  const domain = domainOf(config.workflow);
+  const domain = teamOf(config.workflow);
   const contexts: ActionContext[] = [];
   readFileSync(trajFile, 'utf8').split('\n').forEach((line, i) => {
     if (!line.trim()) return;

@@ -4,13 +4,13 @@
  * before any work (the checkpoint readable, made with the same models).
  */
 import { readFile } from 'node:fs/promises';
-import { resolveTrainConfig, type TrainConfig } from '../core/loop/config.ts';
+import { type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { TeamParts } from '../core/loop/rollout.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
-import { domainOf } from '../core/domains/index.ts';
+import { teamOf, resolveTrainConfig } from '../core/domains/index.ts';
 import { formatDatasetErrors, loadJsonlDatasetFile } from '../core/tasks/dataset.ts';
 import type { RolloutTask } from '../core/loop/rollout.ts';
 import type { RunParts } from '../core/loop/session.ts';
@@ -70,19 +70,19 @@ export async function readConfig(file: string | undefined, overrides: Record<str
 /** The team's model and tools, loaded: what playing it needs (`mappa eval`, a worker thread's passes). */
 export async function setUpTeam(config: TrainConfig): Promise<TeamParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
-  return { agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool() }) };
+  return { team: teamOf(config.workflow), agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool() }) };
 }
 
 /** The run's models, coach and tools, loaded, on this thread alone: what a RunSession opens with (RunParts; the caller may share its compute out). */
 export async function setUpRun(config: TrainConfig): Promise<RunParts> {
-  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), domainOf(config.workflow));
+  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow));
   const team = await setUpTeam(config);
   return { ...team, coach, compute: LocalCompute.forTeam(team) };
 }
 
 /** The models the run uses (the agents', the judge's) and the judge's template, hashed: before the backend starts. */
 export async function modelsUsed(config: TrainConfig): Promise<RunUsed> {
-  const team = domainOf(config.workflow);
+  const team = teamOf(config.workflow);
   const judge = config.coach.kind === 'model' ? await sourceFor(judgeSpec(config.coach, team)) : null;
   return usedBy(config, team, await sourceFor(config.agentModel), () => judge);
 }

@@ -23,7 +23,7 @@ import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 import { templateName } from '../core/coach/coaches.ts';
 import type { RunUsed } from '../core/loop/models-used.ts';
-import { domainOf } from '../core/domains/index.ts';
+import { teamOf } from '../core/domains/index.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
@@ -133,7 +133,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   const metrics = session.trainer.metrics;
   const summary = {
     out, iterations: session.trainer.iteration, reward: config.rewards.mode, seed: config.seed, coach: parts.coach.name,
-    ...(config.coach.kind === 'model' ? { coachTemplate: templateName(config.coach, domainOf(config.workflow)) } : {}),
+    ...(config.coach.kind === 'model' ? { coachTemplate: templateName(config.coach, teamOf(config.workflow)) } : {}),
     used: models.used, // what took part, by content (config.json keeps what was asked)
     baseline: baseline ?? null, final: metrics.filter((m) => m.eval).at(-1)?.eval ?? null,
     seconds: Math.round((Date.now() - started) / 1000),

@@ -26,7 +26,7 @@
 import { mathHeldOut, generateMathTasks } from '../core/domains/math/tasks.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { coachTemplateOf } from '../core/coach/coaches.ts';
-import { domainOf } from '../core/domains/index.ts';
+import { teamOf } from '../core/domains/index.ts';
 import { MARTI_COMMIT, MARTI_PROCESSOR, MARTI_REPOSITORY } from './marti-sources.ts';
 import { martiYaml, yfloat, type YamlNote } from './marti-yaml.ts';
 import { martiReadme } from './marti-readme.ts';
@@ -125,7 +125,7 @@ function workflowArgs(config: TrainConfig, plan: MartiPlan): Row[] {
     ['coach_type', 'simple'],
     ['use_vertex_ai', false],
     ['use_weave', false, 'the stock config: true (needs W&B Weave)'],
-    ['coach_prompt_template', toMartiCoachTemplate(coachTemplateOf(config.coach, domainOf(config.workflow))) + '\n', 'ours, in str.format placeholders'],
+    ['coach_prompt_template', toMartiCoachTemplate(coachTemplateOf(config.coach, teamOf(config.workflow))) + '\n', 'ours, in str.format placeholders'],
   );
   return out;
 }

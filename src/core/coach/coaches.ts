@@ -11,7 +11,7 @@
  *                   anything else: that judge folder or URL
  *   coach.template  "team" (or ""): the team's own template, the generic one for a team without its own;
  *                   "generic": DEFAULT_COACH_TEMPLATE; anything else: that template text
- * Example: await buildCoach({kind: 'model', model: 'team', template: 'team', miscalibration: null}, load, domainOf(relayWorkflow(4)))
+ * Example: await buildCoach({kind: 'model', model: 'team', template: 'team', miscalibration: null}, load, teamOf(relayWorkflow(4)))
  *            -> a cached ModelCoach named "model:models/relay-judge", reading RELAY_COACH_TEMPLATE
  */
 import type { LoadedModel } from '../engine/model/load.ts';

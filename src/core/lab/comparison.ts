@@ -11,7 +11,7 @@
  * Example: const c = new CreditComparison(host);
  *          await c.run(signal);     // posts a CreditMethodsView after every iteration; its rows: process, outcome, counterfactual, groups
  */
-import { resolveTrainConfig } from '../loop/config.ts';
+import { resolveTrainConfig } from '../domains/index.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, LESSON_METHODS, methodsView, type CreditMethod, type CreditMethodsView, type MethodRecord,

@@ -11,7 +11,7 @@
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
-import { domainOf } from '../domains/index.ts';
+import { teamOf } from '../domains/index.ts';
 import type { IterationMetrics } from '../loop/records.ts';
 import { agentContext } from '../loop/rewards.ts';
 import type { Trajectory } from '../loop/trajectory.ts';
@@ -71,7 +71,7 @@ export function trajectoryView(t: Trajectory): TrajectoryView {
 export async function trajectoryViews(w: WorkflowSpec, trajs: Trajectory[], coachName: string): Promise<TrajectoryView[]> {
   const views = trajs.map(trajectoryView);
   if (!/^(model|webllm):/.test(coachName)) return views;
-  const domain = domainOf(w);
+  const domain = teamOf(w);
   const jobs = trajs.flatMap((t, i) => w.agents.flatMap((spec) => {
     const ctx = agentContext(w, t, spec.id, domain.facts?.(t, spec.id));
     return ctx ? [{ i, agentId: spec.id, ctx }] : [];

@@ -19,13 +19,13 @@ import { importPeft } from '../engine/lora/peft.ts';
 import { memorySource } from '../engine/model/sources.ts';
 import { alongside } from '../compute/alongside.ts';
 import { computeFor } from '../compute/lanes.ts';
-import { ConfigFileError, resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
+import { ConfigFileError, type TrainConfig } from '../loop/config.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
 import type { RolloutTask } from '../loop/trajectory.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import { RunSession, TRAJECTORIES, type RunParts } from '../loop/session.ts';
 import { usedBy } from '../loop/models-used.ts';
-import { domainOf } from '../domains/index.ts';
+import { resolveTrainConfig } from '../domains/index.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
 import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
@@ -215,7 +215,7 @@ export class Lab implements LabApi {
       const session = await RunSession.open(c, runParts, {
         store, hook: alongside(compute), baseline: this.baselineEval, fresh: opts.fresh,
         // The models it uses by content, in every checkpoint; a stored run checkpointed with others is refused, naming which.
-        used: await usedBy(c, domainOf(c.workflow), parts.agentModel.source,
+        used: await usedBy(c, parts.team, parts.agentModel.source,
           (spec) => (parts.coach.name.startsWith('model:') ? this.platform.modelSource(spec, this.shelf.baseUrl) : null)),
         emit: (e) => {
           if (e.type === 'eval') this.bars.evaluation(e.iteration, e.result);
@@ -243,7 +243,7 @@ export class Lab implements LabApi {
       if (dataset && !resumed) await store.writeFile(DATASET_FILE, dataset.text);
       await store.describe(`${dataset ? `dataset ${dataset.name}: ` : ''}${c.rewards.mode}, seed ${c.seed}`, partial, session.trainer.iteration);
       this.post({ kind: 'history', runId, metrics, evals, trajectories: typeof last === 'string' ? JSON.parse(last) : null });
-      const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
+      const plan = planForModel(parts.agentModel, c, parts.team, currentBackend()?.name ?? 'cpu', backendLimits());
       this.run = { config: c, partial, runId, parts: runParts, store, session, plan };
       this.partialConfig = partial;
       const iteration = session.trainer.iteration;
@@ -347,7 +347,7 @@ export class Lab implements LabApi {
     const evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
     const iteration = metrics.at(-1)?.iteration ?? 0;
     this.post({ kind: 'history', runId, metrics, evals, trajectories: null });
-    const plan = planForModel(parts.agentModel, c, currentBackend()?.name ?? 'cpu', backendLimits());
+    const plan = planForModel(parts.agentModel, c, parts.team, currentBackend()?.name ?? 'cpu', backendLimits());
     const coachQuality = await this.shelf.coachQuality(c, parts.coach.name);
     this.post({ kind: 'run', config: c, partial, runId, iteration, resumed: true, lanes: 0, plan, coach: parts.coach.name, coachQuality, pool: Infinity });
     return { config: c, runId, iteration, resumed: true };

@@ -11,7 +11,7 @@
  */
 import { coachPrompt } from '../coach/coach-format.ts';
 import { RELAY_COACH_TEMPLATE, relayConfig, relayWorkflow } from '../domains/relay/team.ts';
-import { resolveTrainConfig } from '../loop/config.ts';
+import { resolveTrainConfig } from '../domains/index.ts';
 import { placeVars, renderTemplate } from '../loop/workflow.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { usesCoach, type RewardMode } from '../loop/rewards.ts';

@@ -18,7 +18,8 @@
  *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
 import type { RunStore } from '../loop/checkpoint.ts';
-import { resolveTrainConfig, type TrainConfig } from '../loop/config.ts';
+import { type TrainConfig } from '../loop/config.ts';
+import { resolveTrainConfig } from '../domains/index.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import type { CoachQuality } from './coach-quality.ts';

@@ -18,7 +18,7 @@ import type { Coach } from '../coach/coach.ts';
 import { buildCoach, judgeSpec, wrapCoach } from '../coach/coaches.ts';
 import { coachQuality, judgeBuild, reportRanking, type CoachQuality } from './coach-quality.ts';
 import { LocalCompute } from '../compute/local.ts';
-import { domainOf } from '../domains/index.ts';
+import { teamOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { Lanes } from '../compute/lanes.ts';
@@ -156,7 +156,7 @@ export class Shelf {
   }
 
   private coach(c: TrainConfig): Promise<Coach> | Coach {
-    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), domainOf(c.workflow));
+    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), teamOf(c.workflow));
     return wrapCoach(this.webllm.coach, c.coach);
   }
 
@@ -167,7 +167,7 @@ export class Shelf {
   async coachQuality(c: TrainConfig, coachName: string): Promise<CoachQuality> {
     const domain = c.workflow.domain;
     if (!coachName.startsWith('model:')) return coachQuality(coachName, domain, c.coach.miscalibration);
-    const spec = judgeSpec(c.coach, domainOf(c.workflow));
+    const spec = judgeSpec(c.coach, teamOf(c.workflow));
     let report: unknown = null;
     try {
       const source = this.platform.modelSource(spec, this.baseUrl);
@@ -182,7 +182,7 @@ export class Shelf {
   /** The name of the coach a config builds, without building it (no model loaded): "model:<judge>", "webllm:<id>" or "rule:<domain>". */
   coachNameOf(c: TrainConfig): string {
     if (this.webllm) return `webllm:${this.webllm.modelId}`;
-    return c.coach.kind === 'model' ? `model:${judgeSpec(c.coach, domainOf(c.workflow))}` : `rule:${c.workflow.domain}`;
+    return c.coach.kind === 'model' ? `model:${judgeSpec(c.coach, teamOf(c.workflow))}` : `rule:${c.workflow.domain}`;
   }
 
   /** The agents' code sandbox, started on first use. */
@@ -196,7 +196,8 @@ export class Shelf {
     const coach = await this.coach(c);
     this.announce(c.agentModel); // a judge loaded just now announced itself; the panel shows the agents' model
     const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool()) });
-    return { agentModel, coach, tools, compute: LocalCompute.forTeam({ agentModel, tools }) };
+    const team = teamOf(c.workflow);
+    return { team, agentModel, coach, tools, compute: LocalCompute.forTeam({ team, agentModel, tools }) };
   }
 
   /** The lanes already running, if any. */

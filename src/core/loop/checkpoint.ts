@@ -21,9 +21,14 @@ import { decodeSafetensors, encodeSafetensors } from '../engine/model/safetensor
 import { memorySource } from '../engine/model/sources.ts';
 import type { AdamWState } from '../rl/adamw.ts';
 import type { CurriculumState } from './curriculum.ts';
-import { jsonWhere } from './models-used.ts';
 
 export type CheckpointFiles = Record<string, Uint8Array>;
+
+/** "position 16" from a JSON.parse error, or its message. */
+export function jsonWhere(e: Error): string {
+  const m = /position (\d+)/.exec(e.message);
+  return m ? `position ${m[1]}` : e.message;
+}
 
 /** The run's trajectory log in its store: one JSON line per trajectory (rollout.ts trajectoryLines). */
 export const TRAJECTORIES = 'trajectories.jsonl';

@@ -4,18 +4,17 @@
  *
  * A value comes from one of three layers, in this order: `DEFAULT_TRAIN_CONFIG`, then the settings
  * the config's team brings (`Team.settings`, e.g. the relay's lr 2e-3 and model), then the config
- * itself. `resolveTrainConfig` is the one place that applies them, for the CLI, the page and the
- * scripts alike.
+ * itself. `resolveConfig` is the one place that applies them, with the teams the caller knows (the
+ * registry's `resolveTrainConfig` passes its own: the CLI, the page and the scripts all resolve through it).
  *
- * For: `resolveTrainConfig(partial)` -> a complete TrainConfig. Not for: running it (train.ts).
- * Example: resolveTrainConfig({rewards: {mode: 'outcome'}, seed: 3}) -> defaults with those two changed.
- *          resolveTrainConfig({workflow: relayWorkflow(4)}).lr -> 0.002 (the relay team's), not the default 0.001
- *          resolveTrainConfig({lerning_rate: 1}) -> ConfigFileError: unknown key "lerning_rate" ...
+ * For: `resolveConfig(partial, teams)` -> a complete TrainConfig. Not for: running it (train.ts).
+ * Example: resolveConfig({rewards: {mode: 'outcome'}, seed: 3}, teams) -> defaults with those two changed.
+ *          resolveConfig({workflow: relayWorkflow(4)}, teams).lr -> 0.002 (the relay team's), not the default 0.001
+ *          resolveConfig({lerning_rate: 1}, teams) -> ConfigFileError: unknown key "lerning_rate" ...
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { CoachSettings } from '../coach/coaches.ts';
-import { defaultWorkflow, teamDomains, teamSettings } from '../domains/index.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
@@ -56,11 +55,10 @@ export interface TrainConfig {
   toolTimeoutMs: number;
 }
 
-export const DEFAULT_TRAIN_CONFIG: TrainConfig = {
+/** Every setting's default but the workflow's (the caller's teams name the default workflow: the math chain). */
+export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   seed: 0,
   agentModel: 'models/agent',
-  // The first registered team's first workflow: the math chain.
-  workflow: defaultWorkflow(),
   iterations: 30,
   // 12 prompts rather than 8: the measured choice (README, "Training the embedded default").
   promptsPerIteration: 12,
@@ -113,21 +111,31 @@ function merge<T>(base: T, patch: unknown, path: string): T {
   return patch as T;
 }
 
+/** What resolving a config needs of the teams the caller knows. */
+export interface ConfigTeams {
+  /** The workflow of a config that names none. */
+  defaultWorkflow: WorkflowSpec;
+  /** The domains a workflow may name. */
+  domains: string[];
+  /** The settings a workflow's team brings (a config patch without the workflow). */
+  settings(w: WorkflowSpec): Record<string, unknown>;
+}
+
 /**
  * A complete, validated config from a partial one (a parsed configs/*.json, the page's patch): the
  * defaults, overlaid by the settings the workflow's team brings, overlaid by `partial`.
  */
-export function resolveTrainConfig(partial: unknown = {}): TrainConfig {
+export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig {
   const patch = (partial ?? {}) as Json;
   // The workflow is replaced whole (it is validated as a unit), not merged key by key.
-  const { workflow = DEFAULT_TRAIN_CONFIG.workflow, ...rest } = patch;
+  const { workflow = teams.defaultWorkflow, ...rest } = patch;
   try {
-    validateWorkflow(workflow as WorkflowSpec, teamDomains());
+    validateWorkflow(workflow as WorkflowSpec, teams.domains);
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');
   }
-  const teamDefaults = merge(DEFAULT_TRAIN_CONFIG, teamSettings(workflow as WorkflowSpec), '');
-  const c = merge(teamDefaults, rest, '');
+  const teamDefaults = merge(DEFAULT_TRAIN_CONFIG, teams.settings(workflow as WorkflowSpec), '');
+  const c = merge(teamDefaults, rest, '') as TrainConfig;
   c.workflow = workflow as WorkflowSpec;
   checkFields(c);
   return c;

@@ -11,17 +11,17 @@
  * Each chunk is a deterministic pass (greedy, and sampled at the evaluation temperature with the seed
  * EVAL_SEED + its first problem's index), so a run's evaluations repeat exactly; chunks of different
  * sizes are different random draws of the sampled pass, not the same trajectories.
- * The tasks come in the held-out order of domains/index.ts (heldOutTasks; math: levels interleaved),
- * so each chunk's running estimate is that of a level-balanced prefix, not of the easiest problems.
+ * The tasks come in the team's held-out order (heldOutOf; math: levels interleaved), so each chunk's
+ * running estimate is that of a level-balanced prefix, not of the easiest problems.
  *
- * Example: const q = new EvalQueue(config, compute, { heldOut });
+ * Example: const q = new EvalQueue(config, team, compute, { heldOut });
  *          q.enqueue(0, new Map());                  // the untrained team
  *          const r = await q.runChunk(20);           // { iteration: 0, result: { greedy, sampled, tasks: 20, of: 200 }, ... }
  */
 import type { AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { Compute } from './train.ts';
 import type { TrainConfig } from './config.ts';
-import { heldOutTasks } from '../domains/index.ts';
+import type { Team } from './team.ts';
 import type { RolloutTask, Trajectory } from './trajectory.ts';
 import { EVAL_SEED, evalResultOf } from './evaluate.ts';
 import type { EvalResult } from './records.ts';
@@ -47,12 +47,24 @@ export interface EvalChunk {
   sampled: Trajectory[];
 }
 
+/**
+ * The held-out tasks an evaluation of `config` runs, in order: the first `config.evalTasks` of a given
+ * held-out dataset (the user's file, in its order), else the team's fixed set in its order. Every
+ * evaluation (the page's chunks, `mappa train`, `mappa eval`, the model cards, the lesson) selects
+ * through it: one order everywhere.
+ * Example: heldOutOf(mathTeam, { evalTasks: 50 }) -> 50 level-balanced held-out problems, levels interleaved
+ */
+export function heldOutOf(team: Pick<Team, 'heldOut'>, config: { evalTasks: number }, given?: RolloutTask[]): RolloutTask[] {
+  return given?.length ? given.slice(0, config.evalTasks) : team.heldOut(config.evalTasks);
+}
+
 export class EvalQueue {
   private readonly queue: Pending[] = [];
   readonly tasks: RolloutTask[];
 
-  constructor(private readonly config: TrainConfig, private readonly compute: Player, opts: { heldOut?: RolloutTask[] } = {}) {
-    this.tasks = heldOutTasks(config, opts.heldOut);
+  constructor(private readonly config: TrainConfig, private readonly team: Team, private readonly compute: Player,
+    opts: { heldOut?: RolloutTask[] } = {}) {
+    this.tasks = heldOutOf(team, config, opts.heldOut);
   }
 
   /** Evaluations waiting or under way, oldest first (their iterations). */
@@ -83,7 +95,7 @@ export class EvalQueue {
     p.sampled.push(...sampled);
     const finished = p.greedy.length >= this.tasks.length;
     if (finished) this.queue.shift();
-    const result = evalResultOf(this.config, p.greedy, p.sampled, finished ? undefined : this.tasks.length);
+    const result = evalResultOf(this.team, this.config.workflow, p.greedy, p.sampled, finished ? undefined : this.tasks.length);
     return { iteration: p.iteration, result, finished, seconds: (performance.now() - started) / 1000, greedy, sampled };
   }
 }
@@ -91,11 +103,11 @@ export class EvalQueue {
 /**
  * A whole evaluation at once: the team with these adapters (none: the base model) on every held-out
  * problem, as one chunk. `mappa eval` and the benchmarks measure with it.
- * Example: const { result } = await evaluateTeam(config, compute);   // result.greedy 0.25, result.tasks 200
+ * Example: const { result } = await evaluateTeam(config, team, compute);   // result.greedy 0.25, result.tasks 200
  */
-export async function evaluateTeam(config: TrainConfig, compute: Player,
+export async function evaluateTeam(config: TrainConfig, team: Team, compute: Player,
   opts: { adapters?: Map<string, AdapterValues | null>; heldOut?: RolloutTask[] } = {}): Promise<EvalChunk> {
-  const queue = new EvalQueue(config, compute, { heldOut: opts.heldOut });
+  const queue = new EvalQueue(config, team, compute, { heldOut: opts.heldOut });
   queue.enqueue(0, opts.adapters ?? new Map());
   return (await queue.runChunk(Infinity))!;
 }

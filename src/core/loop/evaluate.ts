@@ -5,10 +5,9 @@
  * chunks) is played by eval-queue.ts and summed up here.
  *
  * For: evalResultOf and EVAL_SEED. Not for: playing the passes or choosing when (eval-queue.ts, session.ts).
- * Example: evalResultOf(config, greedy, sampled)   // {greedy: 0.25, sampled: 0.2, tasks: 200, perTask: {...}}
+ * Example: evalResultOf(team, workflow, greedy, sampled)   // {greedy: 0.25, sampled: 0.2, tasks: 200, perTask: {...}}
  */
-import { domainOf, meanMetrics } from '../domains/index.ts';
-import type { TrainConfig } from './config.ts';
+import { meanMetrics, type Team } from './team.ts';
 import type { WorkflowSpec } from './workflow.ts';
 import type { EvalResult } from './records.ts';
 import type { Trajectory } from './trajectory.ts';
@@ -17,12 +16,12 @@ import type { Trajectory } from './trajectory.ts';
 export const EVAL_SEED = 1_000_003;
 
 /**
- * Per agent (the workflow's order), its greedy steps right and judged, where the domain judges steps.
+ * Per agent (the workflow's order), its greedy steps right and judged, where the team judges steps.
  * Example: two relay trajectories of 2 agents, agent 1 right in both, agent 2 in one ->
- *          {ids: ['agent1', 'agent2'], right: [2, 1], judged: [2, 2]}
+ *          agentStepsOf(relayTeam, workflow, trajs) -> {ids: ['agent1', 'agent2'], right: [2, 1], judged: [2, 2]}
  */
-export function agentStepsOf(workflow: WorkflowSpec, trajs: Trajectory[]): EvalResult['agentSteps'] {
-  const stepRight = domainOf(workflow).stepRight;
+export function agentStepsOf(team: Team, workflow: WorkflowSpec, trajs: Trajectory[]): EvalResult['agentSteps'] {
+  const stepRight = team.stepRight;
   if (!stepRight) return undefined;
   const ids = workflow.agents.map((a) => a.id);
   const right = ids.map(() => 0);
@@ -44,9 +43,9 @@ export function agentStepsOf(workflow: WorkflowSpec, trajs: Trajectory[]): EvalR
  * greedy step counts where the domain judges steps. `of`: the tasks a running evaluation will have in
  * all (the page's running estimate).
  */
-export function evalResultOf(config: TrainConfig, greedy: Trajectory[], sampled: Trajectory[], of?: number): EvalResult {
-  const names = domainOf(config.workflow).metricNames;
-  const agentSteps = agentStepsOf(config.workflow, greedy);
+export function evalResultOf(team: Team, workflow: WorkflowSpec, greedy: Trajectory[], sampled: Trajectory[], of?: number): EvalResult {
+  const names = team.metricNames;
+  const agentSteps = agentStepsOf(team, workflow, greedy);
   const accuracy = (trajs: Trajectory[]) => trajs.filter((t) => t.correct).length / Math.max(trajs.length, 1);
   const metrics = meanMetrics(greedy, names);
   const sampledMetrics = meanMetrics(sampled, names);

@@ -15,6 +15,7 @@
  */
 import { readAllBytes, type ModelSource } from '../engine/model/source.ts';
 import { coachTemplateOf, judgeSpec, templateName, type CoachingTeam, type CoachSettings } from '../coach/coaches.ts';
+import { jsonWhere } from './checkpoint.ts';
 
 export interface ModelUsed {
   /** 'agents' (the team's model) or 'judge' (the coach's model). */
@@ -80,7 +81,7 @@ export async function runUsed(parts: { agents: ModelSource; judge?: ModelSource 
 /**
  * What a run of these settings uses: the agents' model as loaded, and the judge and its template that
  * `coach` names for `team` (none with a rubric coach, or where `sourceOf` gives none, e.g. a WebLLM coach).
- * Example: usedBy({ coach: config.coach }, domainOf(config.workflow), loaded.source, (spec) => folderSource(spec))
+ * Example: usedBy({ coach: config.coach }, team, loaded.source, (spec) => folderSource(spec))
  */
 export function usedBy(c: { coach: CoachSettings }, team: CoachingTeam, agents: ModelSource, sourceOf: (spec: string) => ModelSource | null):
   Promise<RunUsed> {
@@ -124,10 +125,4 @@ export function parseUsed(bytes: Uint8Array | undefined, file: string): RunUsed 
   } catch (e) {
     throw new Error(`${file} is not valid JSON (${jsonWhere(e as Error)})`);
   }
-}
-
-/** "position 16" from a JSON.parse error, or its message. */
-export function jsonWhere(e: Error): string {
-  const m = /position (\d+)/.exec(e.message);
-  return m ? `position ${m[1]}` : e.message;
 }

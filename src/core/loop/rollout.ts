@@ -25,9 +25,9 @@ import { adapterFromValues, type AdapterValues } from '../engine/lora/adapter-va
 import type { GenerationProgress } from '../engine/model/generate.ts';
 import { pausePoint } from '../engine/pause-point.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
-import { domainOf } from '../domains/index.ts';
 import type { TrainConfig } from './config.ts';
 import { EngineAgents, type AgentBackend, type GenerationResult } from './agents.ts';
+import type { Team } from './team.ts';
 import type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
@@ -90,8 +90,9 @@ export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], 
   return rows.map((row) => row.trajectory);
 }
 
-/** What playing a team needs: the agents' model (with its tokenizer) and the tools their code runs on. */
+/** What playing a team needs: the team (its outcome), the agents' model (with its tokenizer) and the tools their code runs on. */
 export interface TeamParts {
+  team: Team;
   agentModel: LoadedModel;
   tools: ToolRunners;
 }
@@ -117,7 +118,7 @@ export interface PlayOptions {
 
 /**
  * One pass of the team: the adapters made from their values, the workflow played on the pass's tasks
- * with the domain's outcome, the adapters freed. A pass is fixed by its values and seed, so it plays
+ * with the team's outcome, the adapters freed. A pass is fixed by its values and seed, so it plays
  * the same wherever it runs.
  * Example: const trajs = await playPass(parts, { config, adapters: new Map(), tasks, samplesPerTask: 2, temperature: 1, seed: 7 });
  */
@@ -129,7 +130,7 @@ export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptio
     agents.onProgress = opts.onProgress;
     agents.signal = opts.signal;
     return await runRollouts(pass.config.workflow, pass.tasks, {
-      agents, tools: parts.tools, outcome: domainOf(pass.config.workflow).outcome, samplesPerTask: pass.samplesPerTask, fanOut: pass.fanOut,
+      agents, tools: parts.tools, outcome: parts.team.outcome, samplesPerTask: pass.samplesPerTask, fanOut: pass.fanOut,
       temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs, signal: opts.signal,
     });
   } finally {

@@ -23,7 +23,7 @@ import {
 import { blockRows, rowsPerBlock } from '../engine/model/vocab-table.ts';
 import type { TextTokenizer } from '../engine/tokenizer/tokenizer.ts';
 import type { TrainConfig } from './config.ts';
-import { domainOf } from '../domains/index.ts';
+import type { Team } from './team.ts';
 import { placeVars, type WorkflowSpec } from './workflow.ts';
 
 /** Tokens of system prompt, instructions and problem text an agent's prompt holds before any hand-over. */
@@ -126,10 +126,10 @@ export function planRun(model: ModelConfig, c: TrainConfig, backend: PlanBackend
  * measured on 8 of the team's held-out tasks (the longest), the backend's limits (a WebGPU device's
  * `gpu` limits), and the summary without the full plan.
  */
-export function planForModel(model: { config: ModelConfig; tokenizer?: TextTokenizer | null }, c: TrainConfig, backend: PlanBackend,
-  gpu?: { maxStorageBufferBindingSize: number; maxBufferSize: number }): RunPlanSummary {
+export function planForModel(model: { config: ModelConfig; tokenizer?: TextTokenizer | null }, c: TrainConfig, team: Pick<Team, 'heldOut'>,
+  backend: PlanBackend, gpu?: { maxStorageBufferBindingSize: number; maxBufferSize: number }): RunPlanSummary {
   const tok = model.tokenizer;
-  const tasks = domainOf(c.workflow).heldOut(8);
+  const tasks = team.heldOut(8);
   const base = tok && tasks.length ? Math.max(...tasks.map((t) => promptBase(tok, c.workflow, t))) : undefined;
   const { plan: _, verdict: __, ...summary } = planRun(model.config, c, backend, deviceLimits(backend, gpu), base);
   return summary;

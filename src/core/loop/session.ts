@@ -128,7 +128,7 @@ export class RunSession {
       history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
       if (!saved) await store.writeFile(TRAJECTORIES, '');
     }
-    const session = new RunSession(trainer, new EvalQueue(config, trainer.compute, { heldOut: parts.dataset?.eval }), opts, history);
+    const session = new RunSession(trainer, new EvalQueue(config, parts.team, trainer.compute, { heldOut: parts.dataset?.eval }), opts, history);
     const measured = records.filter((r) => r.eval).map((r) => r.iteration);
     session.queueMissing(opts.baseline === false ? [0, ...measured] : measured);
     // A run keeps finished evaluations only: one that a stopped run (a pause, a closed tab, a take-over by

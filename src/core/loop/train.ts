@@ -31,12 +31,12 @@ import type { Coach } from '../coach/coach.ts';
 import { NEUTRAL_SCORE } from '../coach/coach-format.ts';
 import type { TrainConfig } from './config.ts';
 import { Curriculum, fixedTasks, type CurriculumState, type FilterCounts, type Picked } from './curriculum.ts';
-import { domainOf, meanMetrics, trainTasks } from '../domains/index.ts';
 import {
   actionVerdicts, coachTrajectories, creditedTrajectories, fanOutOf, trainSamples, usesCoach, type CoachedTrajectory, type CoachStats,
 } from './rewards.ts';
 import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
+import { meanMetrics } from './team.ts';
 
 /**
  * What the loop needs computed: the update's passes (Gradients, ../rl/update.ts) and passes of the team
@@ -47,11 +47,11 @@ export interface Compute extends Gradients {
   play(passes: TeamPass[], opts?: PlayOptions): Promise<Trajectory[][]>;
 }
 
-/** What a run trains with: the team's model and tools, its coach, its Compute, and an imported dataset if any. */
+/** What a run trains with: the team (resolved by the caller), its model and tools, its coach, its Compute, and an imported dataset if any. */
 export interface RunParts extends TeamParts {
   coach: Coach;
   compute: Compute;
-  /** Train (and optionally evaluate) on an imported dataset instead of the domain's own tasks. */
+  /** Train (and optionally evaluate) on an imported dataset instead of the team's own tasks. */
   dataset?: { train: RolloutTask[]; eval?: RolloutTask[] };
 }
 
@@ -171,7 +171,9 @@ export class Trainer {
       if (state) optimizer.setState(state.optimizer);
       policies.set(id, { adapter, optimizer, trainable: config.workflow.agents.find((a) => a.id === id)!.trainable });
     }
-    const curriculum = new Curriculum(config.curriculum, config.seed, parts.dataset ? fixedTasks(parts.dataset.train) : trainTasks(config));
+    const { team } = parts;
+    const own = { pool: (level: number) => team.trainPool(config.seed, level, config.curriculum.poolSize), leveled: Boolean(team.leveled) };
+    const curriculum = new Curriculum(config.curriculum, config.seed, parts.dataset ? fixedTasks(parts.dataset.train) : own);
     const trainer = new Trainer(config, parts, store, policies, curriculum, resumed?.loop.curriculum ?? curriculum.start());
     if (resumed) {
       trainer.iteration = resumed.loop.iteration;
@@ -235,7 +237,7 @@ export class Trainer {
     const clock = new PhaseClock(it, (e) => this.emit(e));
     const batch = await this.rollOut(it, clock, signal);
     checkAbort(signal);
-    const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.parts.coach, c.rewards, domainOf(c.workflow).facts));
+    const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.parts.coach, c.rewards, this.parts.team.facts));
     checkAbort(signal);
     const chosen = this.samplesOf(batch, verdicts.coached);
     const update = chosen.samples.length ? await clock.time('update', () => this.update(chosen.samples)) : null;
@@ -318,7 +320,7 @@ export class Trainer {
       kl: update?.kl ?? 0,
       coach: verdicts.stats,
       filters: chosen.filters,
-      quality: meanMetrics(trajs, domainOf(c.workflow).metricNames),
+      quality: meanMetrics(trajs, this.parts.team.metricNames),
       trajectories: trajs.length,
       generations: batch.generations,
       ...(chosen.groups ? { groups: chosen.groups } : {}),

@@ -1,6 +1,6 @@
 /**
  * Workflows as data: which agents, in which order, with which prompts, budgets, turns and tools,
- * and what each one sees. Each team's folder in domains/ holds its instances (the math chain,
+ * and what each one sees. Each team's folder holds its instances (the math chain,
  * the data-analysis team, the relay team).
  *
  * For: the typed, validated workflow config (MAPPA section 1).
@@ -39,7 +39,7 @@ export interface AgentSpec {
 
 export interface WorkflowSpec {
   name: string;
-  /** The team's domain (domains/index.ts): where its tasks come from and how it is judged. */
+  /** The team's name (Team.name, team.ts): where its tasks come from and how it is judged. */
   domain: string;
   agents: AgentSpec[];
 }
@@ -117,7 +117,7 @@ function checkShape(w: unknown, domains: string[]): asserts w is WorkflowSpec {
 }
 
 /**
- * Check a workflow: a domain among `domains` (the teams there are: domains/index.ts `teamDomains()`),
+ * Check a workflow: a domain among `domains` (the names of the teams the caller knows),
  * unique ids, one final agent, sane budgets, placeholders that refer to earlier agents.
  */
 export function validateWorkflow(w: WorkflowSpec, domains: string[]): WorkflowSpec {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/domains/data/coach.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
-import { DATA_TEAM, dataHeldOut, type DataRolloutTask } from '../../../src/core/domains/data/team.ts';
+import { DATA_CHAIN, dataHeldOut, type DataRolloutTask } from '../../../src/core/domains/data/team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
 import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
@@ -17,7 +17,7 @@ const [regression] = dataHeldOut(['regression']);
 const [question] = dataHeldOut(['table-question']);
 
 function action(agentId: string, text: string, observation?: string, input = 'Task: ...'): Action {
-  const role = DATA_TEAM.agents.find((a) => a.id === agentId)!.role;
+  const role = DATA_CHAIN.agents.find((a) => a.id === agentId)!.role;
   return {
     agentId, role, turn: 1, messages: [{ role: 'system', content: role }, { role: 'user', content: input }], promptText: '', promptTokens: [1],
     tokens: [1, 2], logprobs: [-1, -1], text, truncated: false, observation, codeBlocks: observation ? 1 : 0,
@@ -55,7 +55,7 @@ async function coach(task: DataRolloutTask, ws: Workspace, actions: Action[], fi
   const t: Trajectory = { task, sample: 0, actions, finalAnswer, correct: false };
   const o = dataOutcome(t, ws);
   Object.assign(t, { correct: o.correct, metrics: o.metrics, report: o.report, files: ws.list() });
-  const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (tr, id) => dataFacts(tr, id));
+  const { coached } = await coachTrajectories(DATA_CHAIN, [t], dataRuleCoach(), DEFAULT_REWARDS, (tr, id) => dataFacts(tr, id));
   const score = (id: string) => coached[0].agentScores.get(id)!;
   return { t, de: score('data_engineer'), modeler: score('modeler'), analyst: score('analyst') };
 }

@@ -8,14 +8,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { dataFacts, dataRuleCoach } from '../../../src/core/domains/data/coach.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS, columnProfile, csvTask, dataHeldOut, dataReferenceReplies, profileLine } from '../../../src/core/domains/data/team.ts';
+import { DATA_CHAIN, DATA_TEAM_SETTINGS, columnProfile, csvTask, dataHeldOut, dataReferenceReplies, profileLine } from '../../../src/core/domains/data/team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/loop/workflow.ts';
-import { teamDomains } from '../../../src/core/domains/index.ts';
+import { teamDomains, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
@@ -34,13 +33,13 @@ afterAll(async () => {
 });
 
 describe('the data team', () => {
-  it('validates, and configs/data-tiny.json carries exactly DATA_TEAM', () => {
-    expect(validateWorkflow(DATA_TEAM, teamDomains())).toBe(DATA_TEAM);
-    expect(DATA_TEAM.agents.map((a) => [a.id, a.turns, a.tools])).toEqual([
+  it('validates, and configs/data-tiny.json carries exactly DATA_CHAIN', () => {
+    expect(validateWorkflow(DATA_CHAIN, teamDomains())).toBe(DATA_CHAIN);
+    expect(DATA_CHAIN.agents.map((a) => [a.id, a.turns, a.tools])).toEqual([
       ['data_engineer', 3, ['sql', 'python']], ['modeler', 2, ['sql', 'python']], ['analyst', 2, ['sql', 'python']],
     ]);
     const config = resolveTrainConfig(JSON.parse(readFileSync(path.join(repoRoot, 'configs/data-tiny.json'), 'utf8')));
-    expect(config.workflow).toEqual(DATA_TEAM);
+    expect(config.workflow).toEqual(DATA_CHAIN);
     expect(config.evalTasks).toBeLessThanOrEqual(dataHeldOut().length);
     // What the page applies (update is merged into the defaults, the rest replaces them).
     for (const [key, value] of Object.entries(DATA_TEAM_SETTINGS)) {
@@ -99,7 +98,7 @@ describe('the data team', () => {
     expect(reg.metrics!.rmseOverIqr).toBeLessThan(0.6);
     const owners = Object.fromEntries(cls.files!.map((f) => [f.path, f.owner]));
     expect(owners).toEqual({ 'data.csv': 'task', 'test.csv': 'task', 'train_features.csv': 'data_engineer', 'test_features.csv': 'data_engineer', 'predictions.csv': 'modeler', 'submission.csv': 'analyst' });
-    const { coached } = await coachTrajectories(DATA_TEAM, trajs, dataRuleCoach(), DEFAULT_REWARDS, (t, id) => dataFacts(t, id));
+    const { coached } = await coachTrajectories(DATA_CHAIN, trajs, dataRuleCoach(), DEFAULT_REWARDS, (t, id) => dataFacts(t, id));
     for (const c of coached) expect([...c.agentScores.values()].map((r) => r.score)).toEqual([10, 10, 10]);
   }, 60_000);
 
@@ -107,7 +106,7 @@ describe('the data team', () => {
     const task = dataHeldOut(['classification'])[0];
     const play = async (rates: Partial<typeof NO_DATA_FLAWS>) => (await playDataTeam([task], { rng: new Rng(1), tools: { sql }, rates: { ...NO_DATA_FLAWS, ...rates }, toolTimeoutMs: 60_000 }))[0];
     const scores = async (t: Trajectory) => {
-      const { coached } = await coachTrajectories(DATA_TEAM, [t], dataRuleCoach(), DEFAULT_REWARDS, (x, id) => dataFacts(x, id));
+      const { coached } = await coachTrajectories(DATA_CHAIN, [t], dataRuleCoach(), DEFAULT_REWARDS, (x, id) => dataFacts(x, id));
       return [...coached[0].agentScores.values()].map((r) => r.score);
     };
     const broken = await play({ typo: 1 });
@@ -132,7 +131,7 @@ describe('the data team', () => {
 
   it('the tiny random team runs the whole plumbing with the rule data coach', async () => {
     const model = await tinyTeamModel(0);
-    const small: WorkflowSpec = { ...DATA_TEAM, agents: DATA_TEAM.agents.map((a) => ({ ...a, maxTokens: 12 })) };
+    const small: WorkflowSpec = { ...DATA_CHAIN, agents: DATA_CHAIN.agents.map((a) => ({ ...a, maxTokens: 12 })) };
     const tasks = dataHeldOut(['classification']).slice(0, 1);
     const trajs = await runRollouts(small, tasks, {
       agents: new EngineAgents(model, new Map()), tools: { sql }, samplesPerTask: 2, temperature: 1, seed: 3, outcome: dataOutcome,

@@ -2,7 +2,7 @@
 // generate_shared_samples): the arithmetic by hand, the shipped layout, and the layouts the export refuses.
 // The same arithmetic running in their own code is scripts/marti-dry-run.sh (needs their checkout; not in npm test).
 import { describe, expect, it } from 'vitest';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { exportMarti, filterKeeps, martiBatches, MartiExportError } from '../../../src/interop/marti.ts';
 

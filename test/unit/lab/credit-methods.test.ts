@@ -10,7 +10,7 @@ import {
 import { CreditComparison } from '../../../src/core/lab/comparison.ts';
 import { coachQuality } from '../../../src/core/lab/coach-quality.ts';
 import { LESSON_PLAN, LESSON_TIME, lessonPatch } from '../../../src/core/lab/lesson.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { treeCost } from '../../../src/core/rl/counterfactual.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';

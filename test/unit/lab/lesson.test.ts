@@ -8,7 +8,7 @@ import {
   trainedTime, type LessonRunData,
 } from '../../../src/core/lab/lesson.ts';
 import { MemoryStore } from '../../helpers/loop.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
@@ -193,9 +193,9 @@ describe('per-agent step counts (the relay domain, read from an evaluation)', ()
       { actions: [action('agent1', '3 + 4', '3'), action('agent2', '3 + 5', '8')] },
       { actions: [action('agent1', '3 + 4', 'x'), action('agent2', ' + 5', '5')] },
     ] as unknown as Trajectory[];
-    expect(agentStepsOf(relayWorkflow(2), trajs)).toEqual({ ids: ['agent1', 'agent2'], right: [1, 2], judged: [3, 2] });
-    expect(agentStepsOfEval({ greedy: 0, sampled: 0, tasks: 3, agentSteps: agentStepsOf(relayWorkflow(2), trajs) })).toEqual({ right: [1, 2], judged: [3, 2] });
-    expect(agentStepsOf(MATH_CHAIN, trajs)).toBeUndefined(); // a domain that judges no steps
+    expect(agentStepsOf(teamOf(relayWorkflow(2)), relayWorkflow(2), trajs)).toEqual({ ids: ['agent1', 'agent2'], right: [1, 2], judged: [3, 2] });
+    expect(agentStepsOfEval({ greedy: 0, sampled: 0, tasks: 3, agentSteps: agentStepsOf(teamOf(relayWorkflow(2)), relayWorkflow(2), trajs) })).toEqual({ right: [1, 2], judged: [3, 2] });
+    expect(agentStepsOf(teamOf(MATH_CHAIN), MATH_CHAIN, trajs)).toBeUndefined(); // a team that judges no steps
   });
 });
 

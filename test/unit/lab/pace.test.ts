@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
 import { iterationEstimate, iterationSeconds, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/core/lab/pace.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 const it_ = (iteration: number, rollout: number, update: number, trajectories = 24) =>
   ({ iteration, trajectories, seconds: { rollout, coach: 1, update, eval: 99, checkpoint: 0 } });

@@ -7,7 +7,7 @@ import { refusal } from '../../../src/core/lab/lab-state.ts';
 import { coachQuality, reportRanking } from '../../../src/core/lab/coach-quality.ts';
 import { causeWords, readsLine } from '../../../src/core/lab/run-verdict.ts';
 import { methodHint, recordSigns, whyWords, type MethodRunData } from '../../../src/core/lab/credit-methods.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { lessonPatch } from '../../../src/core/lab/lesson-summary.ts';
 import { wilson } from '../../../src/core/stats/intervals.ts';
 

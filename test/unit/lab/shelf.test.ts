@@ -10,7 +10,7 @@ import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { Shelf, type LabPlatform } from '../../../src/core/lab/shelf.ts';
 import { ProgressBars } from '../../../src/core/lab/progress.ts';
 import type { WorkerEvent } from '../../../src/core/lab/protocol.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { relayConfig, RELAY_JUDGE_MODEL } from '../../../src/core/domains/relay/team.ts';
 
 describe('Shelf.parts', () => {

@@ -9,7 +9,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import type { ActionContext } from '../../../src/core/coach/coach-format.ts';
 import type { Coach, CoachResult } from '../../../src/core/coach/coach.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import { Trainer } from '../../../src/core/loop/train.ts';
 import { LocalCompute } from '../../../src/core/compute/local.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
@@ -44,7 +44,8 @@ describe('a coach-free run calls no coach', () => {
     });
     const coach = new CountingCoach();
     const tools = {};
-    const trainer = await Trainer.create(config, { agentModel: model, coach, tools, compute: LocalCompute.forTeam({ agentModel: model, tools }) });
+    const team = teamOf(config.workflow);
+    const trainer = await Trainer.create(config, { team, agentModel: model, coach, tools, compute: LocalCompute.forTeam({ team, agentModel: model, tools }) });
     const m = await trainer.step();
     trainer.dispose();
     if (mode === 'process') {

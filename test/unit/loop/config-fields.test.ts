@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROJECTIONS } from '../../../src/core/engine/model/llama.ts';
 import { CONFIG_FIELDS, fieldLabel, fieldSpec, LORA_TARGETS } from '../../../src/core/loop/config-fields.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import * as settings from '../../../src/ui/components/Settings.svelte';
 
 const { GROUPS } = settings as unknown as { GROUPS: { title: string; fields: { path: string }[] }[] };

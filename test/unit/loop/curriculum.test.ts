@@ -1,8 +1,7 @@
 /** Curriculum filters: skipping decided prompts, dropping failed-coach trajectories, level changes, datasets. */
 import { describe, expect, it } from 'vitest';
 import { Curriculum, DEFAULT_CURRICULUM, fixedTasks, type CurriculumSettings } from '../../../src/core/loop/curriculum.ts';
-import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
-import { trainTasks } from '../../../src/core/domains/index.ts';
+import { MATH_TEAM } from '../../../src/core/domains/math/index.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 
 const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
@@ -11,7 +10,8 @@ const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
 });
 
 /** The math team's generated problems, as a run of seed `seed` gets them. */
-const math = (settings: CurriculumSettings, seed: number) => new Curriculum(settings, seed, trainTasks({ workflow: MATH_CHAIN, seed, curriculum: settings }));
+const math = (settings: CurriculumSettings, seed: number) =>
+  new Curriculum(settings, seed, { pool: (level) => MATH_TEAM.trainPool(seed, level, settings.poolSize), leveled: true });
 
 describe('curriculum', () => {
   it('is deterministic per seed and skips prompts recently always or never solved, counting each', () => {

@@ -11,10 +11,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { domainOf, heldOutTasks } from '../../../src/core/domains/index.ts';
+import { teamOf, heldOutTasks, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { HELD_OUT_ORDER_SEED, mathEvalTasks } from '../../../src/core/domains/math/index.ts';
 import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
 
 /** A compute that is never asked to play (these checks only read the queue's tasks). */
@@ -157,17 +156,17 @@ describe('held-out order: the tasks themselves', () => {
 
   it('the page (EvalQueue) and evaluateTeam take the same tasks in the same order (heldOutTasks)', () => {
     const config = resolveTrainConfig({ evalTasks: 50 });
-    const queue = new EvalQueue(config, idle);
+    const queue = new EvalQueue(config, teamOf(config.workflow), idle);
     expect(queue.tasks.map((t) => t.id)).toEqual(mathEvalTasks(50).map((t) => t.id));
     expect(heldOutTasks(config).map((t) => t.id)).toEqual(queue.tasks.map((t) => t.id));
     // A user's held-out dataset keeps its own order: its first evalTasks problems.
     const given = Array.from({ length: 60 }, (_, i) => ({ id: `mine-${i}`, problem: `${i} + 1`, answer: String(i + 1) }) as RolloutTask);
-    expect(new EvalQueue(config, idle, { heldOut: given }).tasks).toEqual(given.slice(0, 50));
+    expect(new EvalQueue(config, teamOf(config.workflow), idle, { heldOut: given }).tasks).toEqual(given.slice(0, 50));
     expect(heldOutTasks(config, given)).toEqual(given.slice(0, 50));
   });
 
   it('relay held-out sets were already in random order, and stay as they were', () => {
-    const relay = domainOf(relayWorkflow(3));
+    const relay = teamOf(relayWorkflow(3));
     expect(relay.heldOut(200).map((t) => t.id)).toEqual(relay.heldOut(200).map((t) => t.id));
     expect(relay.heldOut(20).map((t) => t.id)).toEqual(relay.heldOut(200).slice(0, 20).map((t) => t.id));
   });

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { resolveTrainConfig, type TrainConfig } from '../../../src/core/loop/config.ts';
+import { type TrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { generateMathTasks } from '../../../src/core/domains/math/tasks.ts';
 import {

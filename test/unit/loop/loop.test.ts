@@ -8,7 +8,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
-import { ConfigFileError, resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { ConfigFileError } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import type { Trajectory } from '../../../src/core/loop/rollout.ts';
 import { Trainer, sharesOf } from '../../../src/core/loop/train.ts';
 import type { IterationMetrics } from '../../../src/core/loop/records.ts';
@@ -42,7 +43,10 @@ describe('the MAPPA loop', () => {
     tools = { python: sandbox, javascript: sandbox };
   });
   /** What a run of `agentModel` trains with, on this thread. */
-  const run = (agentModel: LoadedModel) => ({ agentModel, coach: testCoach(), tools, compute: LocalCompute.forTeam({ agentModel, tools }) });
+  const run = (agentModel: LoadedModel) => {
+    const team = teamOf(config.workflow);
+    return { team, agentModel, coach: testCoach(), tools, compute: LocalCompute.forTeam({ team, agentModel, tools }) };
+  };
   afterAll(async () => {
     model.model.dispose();
     await disposeTools(tools);
@@ -97,7 +101,7 @@ describe('the MAPPA loop', () => {
     const after = await trainer.policies.get('verifier')!.adapter.values();
     for (const [k, v] of frozenBefore) expect(after.get(k)!.a).toEqual(v.a);
     // Iteration 2 is due an evaluation; the trainer asks whoever evaluates (here a whole-set chunk, as mappa train does).
-    const evaluate = async () => (await evaluateTeam(config, trainer.compute, { adapters: trainer.adapterValues() })).result;
+    const evaluate = async () => (await evaluateTeam(config, teamOf(config.workflow), trainer.compute, { adapters: trainer.adapterValues() })).result;
     const m2 = await trainer.step({ evaluate });
     expect(m2.eval).toBeDefined();
     expect(m2.eval!.tasks).toBe(2);

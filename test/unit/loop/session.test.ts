@@ -8,13 +8,12 @@ import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { RunSession, TRAJECTORIES, type SessionEvent } from '../../../src/core/loop/session.ts';
 import { EVAL_SEED, evalResultOf } from '../../../src/core/loop/evaluate.ts';
 import type { IterationMetrics } from '../../../src/core/loop/records.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
-import { domainOf, heldOutTasks } from '../../../src/core/domains/index.ts';
+import { teamOf, heldOutTasks, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import type { Compute } from '../../../src/core/loop/train.ts';
 import { alongside } from '../../../src/core/compute/alongside.ts';
 import { LanePool, serveLaneJobs } from '../../../src/core/compute/lane-pool.ts';
@@ -42,12 +41,12 @@ describe('RunSession: learning first, measuring alongside', () => {
       ],
     },
   });
-  const parts = () => ({ agentModel: model, tools });
+  const parts = () => ({ team: teamOf(config.workflow), agentModel: model, tools });
   const session = async (store: MemoryStore, given?: Compute, opts: { baseline?: boolean; evaluations?: 'inline' | 'alongside' } = {}) => {
     const events: SessionEvent[] = [];
     const compute = given ?? LocalCompute.forTeam(parts());
     const hook = (opts.evaluations ?? 'alongside') === 'alongside' ? alongside(compute) : undefined;
-    const s = await RunSession.open(config, { agentModel: model, coach: testCoach(), tools, compute }, {
+    const s = await RunSession.open(config, { ...parts(), coach: testCoach(), tools, compute }, {
       store, hook, baseline: opts.baseline, emit: (e) => events.push(e),
     });
     return { s, trainer: s.trainer, events };
@@ -183,9 +182,9 @@ describe('RunSession: learning first, measuring alongside', () => {
     expect(await s.run()).toBe('done');
     // The reference: the base model's team played directly on the held-out tasks, greedy and sampled, with the evaluation seed.
     const play = (temperature: number) => runRollouts(config.workflow, heldOutTasks(config), {
-      agents: new EngineAgents(model, new Map()), tools, outcome: domainOf(config.workflow).outcome, samplesPerTask: 1, temperature, seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs,
+      agents: new EngineAgents(model, new Map()), tools, outcome: teamOf(config.workflow).outcome, samplesPerTask: 1, temperature, seed: EVAL_SEED, toolTimeoutMs: config.toolTimeoutMs,
     });
-    const reference = evalResultOf(config, await play(0), await play(config.evalTemperature));
+    const reference = evalResultOf(teamOf(config.workflow), config.workflow, await play(0), await play(config.evalTemperature));
     const records = store.records as { iteration: number; eval?: unknown; perAgent?: unknown }[];
     expect(records.map((r) => [r.iteration, Boolean(r.perAgent), Boolean(r.eval)])).toEqual([[0, false, true], [1, true, false], [2, true, true]]);
     expect(records[0].eval).toEqual(reference);

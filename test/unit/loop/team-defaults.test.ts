@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../../src/cli/run-setup.ts';
-import { switchTeam, teamPresets, teamSettings } from '../../../src/core/domains/index.ts';
+import { switchTeam, teamPresets, teamSettings, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
-import { DEFAULT_TRAIN_CONFIG, resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { DEFAULT_TRAIN_CONFIG } from '../../../src/core/loop/config.ts';
 import { readUrl, setPath, urlFor } from '../../../src/ui/url-config.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'mappa-team-defaults-'));

@@ -3,17 +3,16 @@
  * (templateSources, src/core/loop/workflow.ts): the page's team menu and diagram take these as they are.
  */
 import { describe, expect, it } from 'vitest';
-import { switchTeam, teamDomains, teamPresets, teamSettings } from '../../../src/core/domains/index.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
+import { switchTeam, teamDomains, teamPresets, teamSettings, resolveTrainConfig } from '../../../src/core/domains/index.ts';
+import { DATA_CHAIN, DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
 import { relayConfig, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { templateSources, validateWorkflow } from '../../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 
 describe('teams', () => {
   it('ships the math chain, the data team and relays of 2, 4 and 6, each a valid copy the caller may edit', () => {
     const presets = teamPresets();
-    expect(presets.map((p) => p.name)).toEqual([MATH_CHAIN.name, DATA_TEAM.name, 'relay-2', 'relay-4', 'relay-6']);
+    expect(presets.map((p) => p.name)).toEqual([MATH_CHAIN.name, DATA_CHAIN.name, 'relay-2', 'relay-4', 'relay-6']);
     for (const p of presets) expect(() => validateWorkflow(p.workflow, teamDomains())).not.toThrow();
     presets[0].workflow.agents[0].maxTokens = 1;
     expect(teamPresets()[0].workflow.agents[0].maxTokens).toBe(MATH_CHAIN.agents[0].maxTokens);

@@ -1,6 +1,6 @@
 /**
  * A new team is one folder: a toy team ("echo": one agent that should repeat the task's digit) written
- * into a temporary folder as an index.ts exporting a Team (src/core/domains/domain.ts), registered at
+ * into a temporary folder as an index.ts exporting a Team (src/core/loop/team.ts), registered at
  * run time, validated by the config, and trained one iteration by the real loop (rollouts, its own
  * rubric as the coach, rewards, the update) and evaluated on its own held-out tasks. Nothing of the
  * loop, the coach or the registry's file is edited for it.
@@ -12,11 +12,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
-import { registerTeam, teamDomains, teamPresets, type Team } from '../../../src/core/domains/index.ts';
+import { registerTeam, teamDomains, teamPresets, resolveTrainConfig } from '../../../src/core/domains/index.ts';
+import type { Team } from '../../../src/core/loop/team.ts';
 import { buildCoach } from '../../../src/core/coach/coaches.ts';
-import { domainOf } from '../../../src/core/domains/index.ts';
+import { teamOf } from '../../../src/core/domains/index.ts';
 import { LocalCompute } from '../../../src/core/compute/local.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { RunSession } from '../../../src/core/loop/session.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { MemoryStore } from '../../helpers/loop.ts';
@@ -33,15 +33,15 @@ const workflow = {
   name: 'echo-1', domain: 'echo',
   agents: [{ id: 'echo', role: 'Echo', system: 'Repeat the digit.', user: '{{problem}}', maxTokens: 3, turns: 1, tools: [], trainable: true, final: true }],
 };
-const domain = {
+export const ECHO_TEAM = {
   name: 'echo',
   trainPool: () => tasks('train'),
   heldOut: (count) => tasks('held').slice(0, count),
   outcome: (t) => ({ correct: t.actions.at(-1)?.text.trim() === t.task.answer, finalAnswer: t.actions.at(-1)?.text.trim() ?? null }),
   ruleCoach: () => new RuleCoach('rule:echo', (a) => ({ score: a.output.trim() === a.task?.answer ? 10 : 0 })),
   metricNames: [],
+  presets: () => [{ name: workflow.name, label: 'echo (a toy team)', workflow: structuredClone(workflow) }],
 };
-export const ECHO_TEAM = { domain: 'echo', domainFor: () => domain, presets: () => [{ name: workflow.name, label: 'echo (a toy team)', workflow: structuredClone(workflow) }] };
 `;
 
 describe('a new team is one folder', () => {
@@ -70,11 +70,12 @@ describe('a new team is one folder', () => {
       workflow, iterations: 1, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 1, evalTasks: 4, checkpointEvery: 1,
       lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] }, update: { microBatchSize: 4 }, curriculum: { startLevel: 0 },
     });
-    const coach = await buildCoach(config.coach, () => Promise.reject(new Error('no judge')), domainOf(config.workflow));
+    const coach = await buildCoach(config.coach, () => Promise.reject(new Error('no judge')), teamOf(config.workflow));
     expect(coach.name).toBe('rule:echo'); // the team's own rubric is its rule coach
     const tools = {};
     const store = new MemoryStore();
-    const session = await RunSession.open(config, { agentModel: model, coach, tools, compute: LocalCompute.forTeam({ agentModel: model, tools }) }, {
+    const team = teamOf(config.workflow);
+    const session = await RunSession.open(config, { team, agentModel: model, coach, tools, compute: LocalCompute.forTeam({ team, agentModel: model, tools }) }, {
       store, emit: () => undefined,
     });
     expect(await session.run()).toBe('done');

@@ -11,12 +11,11 @@ import type { LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { planPrefill } from '../../../src/core/engine/model/prefill.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
 import { Trainer } from '../../../src/core/loop/train.ts';
 import { LocalCompute } from '../../../src/core/compute/local.ts';
 import { relayConfig, relayRuleCoach, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { relayTasks } from '../../../src/core/domains/relay/tasks.ts';
-import { domainOf } from '../../../src/core/domains/index.ts';
+import { teamOf, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { treeCost } from '../../../src/core/rl/counterfactual.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
@@ -34,7 +33,7 @@ describe('tree-shaped rollouts (counterfactual replays)', () => {
     const tasks = relayTasks(3, 'tree', 2);
     const trajs = await runRollouts(w, tasks, {
       agents: new EngineAgents(model, new Map()), tools: {}, samplesPerTask: 1, fanOut: [2, 2, 1], temperature: 1, seed: 5,
-      outcome: domainOf(w).outcome,
+      outcome: teamOf(w).outcome,
     });
     expect(trajs).toHaveLength(2 * 4); // 2 tasks x 2 x 2 leaves
     expect(trajs.map((t) => t.branch)).toEqual([[0, 0, 0], [0, 1, 0], [1, 0, 0], [1, 1, 0], [0, 0, 0], [0, 1, 0], [1, 0, 0], [1, 1, 0]]);
@@ -66,7 +65,8 @@ describe('tree-shaped rollouts (counterfactual replays)', () => {
       rewards: { mode: 'counterfactual', fanOut: [2, 2, 1] }, lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] },
     });
     const tools = {};
-    const trainer = await Trainer.create(config, { agentModel: model, coach: relayRuleCoach(), tools, compute: LocalCompute.forTeam({ agentModel: model, tools }) });
+    const team = teamOf(config.workflow);
+    const trainer = await Trainer.create(config, { team, agentModel: model, coach: relayRuleCoach(), tools, compute: LocalCompute.forTeam({ team, agentModel: model, tools }) });
     const m = await trainer.step();
     expect(m.trajectories).toBe(8);
     expect(m.generations).toBe(2 * treeCost([2, 2, 1]).generations); // 2 prompts x (2 + 4 + 4)

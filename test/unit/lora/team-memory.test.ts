@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { fitsLimits, loraParameters, planMemory } from '../../../src/core/engine/model/memory-plan.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { runSettings, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
 
 const relay = parseConfig(JSON.parse(readFileSync(new URL('../../../models/relay/config.json', import.meta.url), 'utf8')));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { planMemory } from '../../../src/core/engine/model/memory-plan.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
 import { shapeConfig } from '../../../src/core/engine/model/shapes.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';

@@ -11,7 +11,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
-import { DATA_TEAM, dataHeldOut } from '../../../src/core/domains/data/team.ts';
+import { DATA_CHAIN, dataHeldOut } from '../../../src/core/domains/data/team.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
 import { parameterCount } from '../../../src/core/engine/model/config.ts';
@@ -77,7 +77,7 @@ describe.skipIf(!shipped)('shipped models', () => {
       const task = dataHeldOut(['classification'])[0];
       // A generous tool time limit: this checks what each role writes, and on busy cores the SQL fit can pass the
       // default limit, which changes the observation the next agent reads (and so its greedy answer).
-      const [traj] = await runRollouts(DATA_TEAM, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: { ...stubTools, sql }, samplesPerTask: 1, temperature: 0, seed: 0, outcome: dataOutcome, toolTimeoutMs: 30_000 });
+      const [traj] = await runRollouts(DATA_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: { ...stubTools, sql }, samplesPerTask: 1, temperature: 0, seed: 0, outcome: dataOutcome, toolTimeoutMs: 30_000 });
       for (const id of ['data_engineer', 'modeler', 'analyst']) {
         const first = traj.actions.find((a) => a.agentId === id && a.turn === 1);
         expect(first, `${id} acted`).toBeDefined();

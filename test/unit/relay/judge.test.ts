@@ -11,7 +11,7 @@ import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { ModelCoach } from '../../../src/core/coach/coach.ts';
 import { buildCoach, coachTemplateOf, judgeSpec, templateName } from '../../../src/core/coach/coaches.ts';
 import { actionInputText, DEFAULT_COACH_TEMPLATE, type ActionContext } from '../../../src/core/coach/coach-format.ts';
-import { domainOf } from '../../../src/core/domains/index.ts';
+import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import { relayHeldOut, relayStep } from '../../../src/core/domains/relay/tasks.ts';
 import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayRuleScore, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { baselineScores, judgeVsRater, type RatedStep } from '../../../src/core/domains/relay/judge.ts';
@@ -56,7 +56,7 @@ describe('models/relay-judge', () => {
   }, 60_000);
 
   it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
-    const relay = domainOf(relayWorkflow(4));
+    const relay = teamOf(relayWorkflow(4));
     expect(relay.judgeModel).toBe(RELAY_JUDGE_MODEL);
     expect(DEFAULT_TRAIN_CONFIG.coach.model).toBe('team');
     expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, relay)).toBe(RELAY_JUDGE_MODEL);
@@ -65,7 +65,7 @@ describe('models/relay-judge', () => {
     expect(coachTemplateOf({ template: 'generic' }, relay)).toBe(DEFAULT_COACH_TEMPLATE);
     expect(templateName(DEFAULT_TRAIN_CONFIG.coach, relay)).toBe('team');
     // The math team: its own judge is models/judge, and it has no template of its own (the generic one).
-    const math = domainOf(DEFAULT_TRAIN_CONFIG.workflow);
+    const math = teamOf(resolveTrainConfig({}).workflow);
     expect(judgeSpec(DEFAULT_TRAIN_CONFIG.coach, math)).toBe('models/judge');
     expect(coachTemplateOf(DEFAULT_TRAIN_CONFIG.coach, math)).toBe(DEFAULT_COACH_TEMPLATE);
     expect(templateName(DEFAULT_TRAIN_CONFIG.coach, math)).toBe('generic');

@@ -6,8 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RELAY_CONFIG_SIZES, relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
 import { relayConfig, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
-import { domainOf } from '../../../src/core/domains/index.ts';
+import { teamOf, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
 import { DEFAULT_REWARDS } from '../../../src/core/loop/rewards.ts';
@@ -124,7 +123,7 @@ describe('relay configs', () => {
     expect(file).toEqual(JSON.parse(JSON.stringify(relayConfig(n))));
     const c = resolveTrainConfig(file);
     expect(c.workflow.agents).toHaveLength(n);
-    expect(domainOf(c.workflow).name).toBe('relay');
-    expect(domainOf(c.workflow).heldOut(200)).toHaveLength(n === 1 ? 22 : 200); // one agent has 90 tasks in all
+    expect(teamOf(c.workflow).name).toBe('relay');
+    expect(teamOf(c.workflow).heldOut(200)).toHaveLength(n === 1 ? 22 : 200); // one agent has 90 tasks in all
   });
 });

@@ -7,7 +7,7 @@ import { zipSync } from 'fflate';
 import { readUrl } from '../../../src/ui/url-config.ts';
 import { adapterFiles } from '../../../src/core/lab/exports.ts';
 import { runSize } from '../../../src/core/loop/run-size.ts';
-import { resolveTrainConfig } from '../../../src/core/loop/config.ts';
+import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 describe('the link', () => {
   it('reads a good link whole', () => {

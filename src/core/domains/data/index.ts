@@ -3,15 +3,15 @@
  * seeded tabular tasks, judged by their held-out submission (outcome.ts), coached by its rubric with
  * the files and metrics as facts (coach.ts).
  *
- * For: `DATA_TEAM_ENTRY`, what domains/index.ts registers. Not for: the team's own logic (team.ts, outcome.ts, coach.ts).
- * Example: DATA_TEAM_ENTRY.domainFor(DATA_TEAM).trainPool(0, 0, 400) -> the 64 seeded training tables of run seed 0.
+ * For: `DATA_TEAM`, what domains/index.ts registers. Not for: the team's own logic (team.ts, outcome.ts, coach.ts).
+ * Example: DATA_TEAM.trainPool(0, 0, 400) -> the 64 seeded training tables of run seed 0.
  */
-import type { Domain, Team } from '../domain.ts';
+import type { Team } from '../../loop/team.ts';
 import { dataFacts, dataRuleCoach } from './coach.ts';
 import { dataOutcome } from './outcome.ts';
-import { DATA_TEAM, DATA_TEAM_SETTINGS, dataHeldOut, dataTrainTasks } from './team.ts';
+import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataHeldOut, dataTrainTasks } from './team.ts';
 
-const DATA: Domain = {
+export const DATA_TEAM: Team = {
   name: 'data',
   // One fixed pool of 64 tables per run seed (no levels).
   trainPool: (seed) => dataTrainTasks(`train:${seed}`, 64),
@@ -23,11 +23,6 @@ const DATA: Domain = {
   judgeModel: 'models/judge',
   // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
   metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
-};
-
-export const DATA_TEAM_ENTRY: Team = {
-  domain: 'data',
-  domainFor: () => DATA,
-  presets: () => [{ name: DATA_TEAM.name, label: 'data analysis (Engineer → Modeler → Analyst)', workflow: structuredClone(DATA_TEAM) }],
+  presets: () => [{ name: DATA_CHAIN.name, label: 'data analysis (Engineer → Modeler → Analyst)', workflow: structuredClone(DATA_CHAIN) }],
   settings: () => structuredClone(DATA_TEAM_SETTINGS) as Record<string, unknown>,
 };

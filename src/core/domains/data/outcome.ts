@@ -3,7 +3,7 @@
  * the held-out test split (targets the agents never saw)? Plus a one-line-per-file report of the
  * workspace (shape, owner, missing cells) for the coach.
  *
- * For: `dataOutcome(trajectory, workspace)` — the rollout's `outcome` hook for DATA_TEAM.
+ * For: `dataOutcome(trajectory, workspace)` — the rollout's `outcome` hook for DATA_CHAIN.
  * Not for: metric formulas (tasks/metrics.ts) or per-agent scores (data-coach.ts).
  *
  * Success:

@@ -2,7 +2,7 @@
  * The data-analysis team (MAPPA section 2): Data Engineer -> Modeler -> Analyst, each with a few
  * tool turns of SQL (DuckDB) or Python over a shared per-trajectory workspace of CSV tables.
  *
- * For: the DATA_TEAM workflow, turning tabular tasks (the synthetic suite, or a user's CSV with a
+ * For: the DATA_CHAIN workflow, turning tabular tasks (the synthetic suite, or a user's CSV with a
  * target column) into rollout tasks whose workspace starts with data.csv/test.csv (or table.csv), and
  * a reference solution (what a competent team writes; used by tests and as the pattern for the
  * pretraining transcripts). Not for: scoring (data-outcome.ts, data-coach.ts) or fitting (tasks/fit.ts).
@@ -13,7 +13,7 @@
  *   Analyst        predictions.csv     -> submission.csv (id, prediction), then \boxed{submission.csv}
  * Table questions: table.csv -> answer_rows.csv -> result.csv (one number) -> \boxed{<number>}.
  * Example: const tasks = dataTrainTasks(0, 8);  tasks[0].files -> {'data.csv': ..., 'test.csv': ...}
- *          runRollouts(DATA_TEAM, tasks, {agents, tools: {sql: createSqlTool(), python: sandbox}, outcome: dataOutcome, ...})
+ *          runRollouts(DATA_CHAIN, tasks, {agents, tools: {sql: createSqlTool(), python: sandbox}, outcome: dataOutcome, ...})
  */
 import { Rng } from '../../stats/rng.ts';
 import { generateTabularTasks, parseCsv, tabularHeldOut, toCsv, type TabularKind, type TabularSuiteTask, type TabularTask } from '../../tasks/tabular.ts';
@@ -23,7 +23,7 @@ import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
 const NEXT = 'After you see the output, fix any error with a new block, or reply "Done." if it worked.';
 
 /** The three-agent data team; tools SQL and Python, 2-3 turns each. */
-export const DATA_TEAM: WorkflowSpec = {
+export const DATA_CHAIN: WorkflowSpec = {
   name: 'data-team',
   domain: 'data',
   agents: [

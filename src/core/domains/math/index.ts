@@ -6,14 +6,14 @@
  * For: `MATH_TEAM`, what domains/index.ts registers; `MATH_CHAIN`, the default workflow; `mathEvalTasks`.
  * Not for: the loop (loop/) or the coach's machinery (coach/).
  *
- * Example: MATH_TEAM.domainFor(MATH_CHAIN).trainPool(0, 2, 400) -> 400 generated level-2 problems;
- *          MATH_TEAM.domainFor(MATH_CHAIN).heldOut(50) -> 50 held-out problems, levels interleaved.
+ * Example: MATH_TEAM.trainPool(0, 2, 400) -> 400 generated level-2 problems;
+ *          MATH_TEAM.heldOut(50) -> 50 held-out problems, levels interleaved.
  */
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
 import type { RolloutTask } from '../../loop/trajectory.ts';
 import { stratifiedOrder } from '../../stats/order.ts';
-import type { Domain, Team } from '../domain.ts';
+import type { Team } from '../../loop/team.ts';
 import { ruleScore, type RuleTask } from './rule-coach.ts';
 import { generateMathTasks, mathHeldOut } from './tasks.ts';
 
@@ -103,7 +103,7 @@ function mathTrainPool(seed: number, level: number, size: number): RolloutTask[]
   return generateMathTasks({ seed: `train:${seed}:L${level}`, count: size * (mixed ? 5 : 1), level: mixed ? undefined : level });
 }
 
-const MATH: Domain = {
+export const MATH_TEAM: Team = {
   name: 'math',
   trainPool: mathTrainPool,
   leveled: true,
@@ -111,10 +111,5 @@ const MATH: Domain = {
   ruleCoach: mathRuleCoach,
   judgeModel: 'models/judge',
   metricNames: [],
-};
-
-export const MATH_TEAM: Team = {
-  domain: 'math',
-  domainFor: () => MATH,
   presets: () => [{ name: MATH_CHAIN.name, label: 'math chain (Solver → Executor → Verifier)', workflow: structuredClone(MATH_CHAIN) }],
 };

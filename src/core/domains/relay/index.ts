@@ -5,9 +5,9 @@
  *
  * For: `RELAY_TEAM`, what domains/index.ts registers. Not for: the team's logic (team.ts) or
  * measuring its judge (judge.ts).
- * Example: RELAY_TEAM.domainFor(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents.
+ * Example: RELAY_TEAM.forWorkflow!(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents.
  */
-import type { Domain, Team } from '../domain.ts';
+import type { Team } from '../../loop/team.ts';
 import { relayHeldOut, relayTasks } from './tasks.ts';
 import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayConfig, relayOutcome, relayRuleCoach, relayStepVerdict, relayWorkflow } from './team.ts';
 
@@ -15,7 +15,7 @@ import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayConfig, relayOutcome, rel
 const MENU_SIZES = [2, 4, 6];
 
 /** The relay team of n agents: a fixed training pool of distinct tasks, the held-out 200, per-step checks. */
-function relayDomain(n: number): Domain {
+function relayTeam(n: number): Team {
   return {
     name: 'relay',
     trainPool: (seed) => relayTasks(n, seed, 4000),
@@ -30,9 +30,10 @@ function relayDomain(n: number): Domain {
   };
 }
 
+/** The relay team as registered: of 2 agents, and of as many as a workflow has (forWorkflow). */
 export const RELAY_TEAM: Team = {
-  domain: 'relay',
-  domainFor: (w) => relayDomain(w.agents.length),
+  ...relayTeam(2),
+  forWorkflow: (w) => relayTeam(w.agents.length),
   presets: () => MENU_SIZES.map(relayWorkflow).map((w) => ({
     name: w.name, label: `relay of ${w.agents.length} agents (credit is the bottleneck)`, workflow: w,
   })),
