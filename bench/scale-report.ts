@@ -35,15 +35,17 @@ export interface ScaleOptions {
   window: number;
   /** Rows a micro-batch of the batched update (the relay's config: 16). */
   microBatch: number;
-  /** No run starts after this many minutes (the report says which were left out); 0: no limit. */
+  /** No run starts that would end after this many minutes (the report says which were left out); 0: no limit. */
   maxMinutes: number;
+  /** Run nothing: the report from the finished runs in --out (the others listed as not run). */
+  reportOnly: boolean;
   out: string;
   results: string;
 }
 
 export const SCALE_DEFAULTS: ScaleOptions = {
   agents: [2, 4, 8, 16, 32, 64, 128], arms: [...ARMS], seeds: [0, 1, 2], seedsFrom: { n: 64, seeds: [0] }, rollouts: 160, evalSteps: 800,
-  target: 0.65, window: 3, microBatch: 16, maxMinutes: 48, out: 'runs/scale', results: 'bench/results',
+  target: 0.65, window: 3, microBatch: 16, maxMinutes: 48, reportOnly: false, out: 'runs/scale', results: 'bench/results',
 };
 
 export function parseScaleArgs(argv: string[]): ScaleOptions {
@@ -55,6 +57,10 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
   });
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
+    if (flag === '--report-only') {
+      o.reportOnly = true;
+      continue;
+    }
     const v = argv[++i];
     if (v === undefined || v.startsWith('--')) throw new Error(`bench scale: ${flag} needs a value`);
     if (flag === '--agents') o.agents = ints(v, flag, 1, RELAY_MAX_AGENTS);
@@ -79,7 +85,7 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
     } else if (flag === '--out') o.out = v;
     else if (flag === '--results') o.results = v;
     else throw new Error(`bench scale: unknown option "${flag}". Options: --agents 2,8,32 --arms ${ARMS.join(',')} --seeds 0,1,2 --seeds-from 64=0 `
-      + '--rollouts N --eval-steps N --target 0.65 --window N --micro-batch N --max-minutes M --out DIR --results DIR');
+      + '--rollouts N --eval-steps N --target 0.65 --window N --micro-batch N --max-minutes M --report-only --out DIR --results DIR');
   }
   return o;
 }

@@ -15,8 +15,8 @@
  * rubric's rollouts x (1 + p + ... + p^(N-1)) / p^(N-1), p the untrained step accuracy). The update is
  * batched (every agent's adapter in one pass), so an iteration costs its samples rather than its agents.
  *
- * Order: seed by seed, and within a seed N = 2 up to 128, so that a sweep stopped by --max-minutes has
- * every N at one seed before any at three. Runs go to --out (default runs/scale), one folder each as
+ * Order: seed by seed, and within a seed the N and arms in the order --agents and --arms give them, so that
+ * a sweep stopped by --max-minutes has the N it lists first at one seed before any at three. Runs go to --out (default runs/scale), one folder each as
  * `mappa train` writes them; a finished run is reused, so an interrupted sweep resumes and the report
  * can be written again from the runs alone.
  * Example: npm run -s bench -- scale --agents 2,8,32 --seeds 0 --rollouts 48 --eval-steps 200   (a small run)
@@ -79,13 +79,13 @@ export async function main(argv: string[]): Promise<void> {
   const spec = resolveTrainConfig(relayConfig(2)).agentModel;
   if (!existsSync(spec)) throw new Error(`bench scale: "${spec}" does not exist; build it with: npx tsx scripts/pretrain-relay.ts --seed 0`);
   if (o.arms.includes('judge') && !existsSync(RELAY_JUDGE_MODEL)) throw new Error(`bench scale: "${RELAY_JUDGE_MODEL}" does not exist (the judge arm's coach)`);
-  const model = await openModel(spec, { tokenizer: 'required' });
-  const judgeModel = o.arms.includes('judge') ? await openModel(RELAY_JUDGE_MODEL, { tokenizer: 'required' }) : null;
+  const model = o.reportOnly ? null : await openModel(spec, { tokenizer: 'required' });
+  const judgeModel = o.arms.includes('judge') && !o.reportOnly ? await openModel(RELAY_JUDGE_MODEL, { tokenizer: 'required' }) : null;
   // The coach-free arms and outcome never call their coach (a run whose credit reads no coach calls none).
   const coachOf = (arm: Arm): Coach => cachedCoach(arm === 'judge' ? new ModelCoach(judgeModel!, RELAY_COACH_TEMPLATE) : relayRuleCoach());
   const started = performance.now();
   const baselines = new Map<number, EvalResult>();
-  const skipped: string[] = [];
+  const skipped: Skipped[] = [];
   let last: { n: number; minutes: number } | null = null;
   try {
     for (const seed of o.seeds) {
@@ -94,31 +94,31 @@ export async function main(argv: string[]): Promise<void> {
         for (const arm of o.arms) {
           const c = scaleConfig(n, arm, seed, o);
           const dir = path.join(o.out, `n${n}-${arm}-seed${seed}`);
-          if (await finishedRun(c, dir, true)) {
+          if (await finishedRun(c, dir, !o.reportOnly)) {
             log(`N=${n} ${arm} seed ${seed}: finished run found in ${dir}, reused`);
             continue;
           }
           const minutes = (performance.now() - started) / 60000;
           // A run is started only if, at the last run's pace scaled by N, it ends within --max-minutes.
           const expected = last ? (last.minutes * n) / last.n : 0;
-          if (o.maxMinutes > 0 && minutes + expected >= o.maxMinutes) {
-            skipped.push(`N = ${n} ${arm} seed ${seed}`);
+          if (o.reportOnly || (o.maxMinutes > 0 && minutes + expected >= o.maxMinutes)) {
+            skipped.push({ n, arm, seed });
             continue;
           }
           const team = teamOf(c.workflow);
           if (!baselines.has(n)) {
             log(`N=${n}: the untrained team on ${c.evalTasks} held-out tasks, once for every arm and seed`);
-            baselines.set(n, (await evaluateTeam(c, team, LocalCompute.forTeam({ team, agentModel: model, tools: {} }))).result);
+            baselines.set(n, (await evaluateTeam(c, team, LocalCompute.forTeam({ team, agentModel: model!, tools: {} }))).result);
           }
           log(`N=${n} ${arm} seed ${seed}: ${c.iterations} iterations x ${PER_ITERATION} rollouts -> ${dir} (${minutes.toFixed(1)} min in)`);
-          await runOne(c, { team, agentModel: model, coach: coachOf(arm), tools: {} }, baselines.get(n)!, dir,
+          await runOne(c, { team, agentModel: model!, coach: coachOf(arm), tools: {} }, baselines.get(n)!, dir,
             (it, e) => log(`  iter ${it}: held-out step ${pct(e.sampledMetrics?.stepAccuracy ?? NaN)}, team ${pct(e.sampled)}`));
           last = { n, minutes: (performance.now() - started) / 60000 - minutes };
         }
       }
     }
   } finally {
-    model.model.dispose();
+    model?.model.dispose();
     judgeModel?.model.dispose();
   }
   const runs: ScaleRun[] = [];
@@ -141,8 +141,20 @@ export async function main(argv: string[]): Promise<void> {
   ].join('\n'));
 }
 
+interface Skipped { n: number; arm: Arm; seed: number }
+
+/** The runs not run, by seed and N. Example: [{n: 16, arm: 'rule', seed: 1}, {n: 16, arm: 'judge', seed: 1}] -> 'seed 1: N = 16 (rule, judge)' */
+function skippedText(skipped: Skipped[]): string {
+  const seeds = [...new Set(skipped.map((s) => s.seed))];
+  return seeds.map((seed) => {
+    const of = skipped.filter((s) => s.seed === seed);
+    const ns = [...new Set(of.map((s) => s.n))].sort((a, b) => a - b);
+    return `seed ${seed}: ${ns.map((n) => `N = ${n} (${of.filter((s) => s.n === n).map((s) => s.arm).join(', ')})`).join(', ')}`;
+  }).join('; ');
+}
+
 /** The report's text and plot from the finished runs. */
-export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: string[]): { markdown: string; svg: string } {
+export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[]): { markdown: string; svg: string } {
   const rows = ['| N | arm | seeds | rollouts to target (each seed) | final team accuracy, pooled [95 %] | final step accuracy [95 %] '
     + '| step accuracy gained [95 %] | greedy step accuracy | s an iteration: rollouts / coach / update |', '|---:|---|---:|---|---|---|---|---:|---|'];
   const costRows = ['| N | runs | wall minutes (all arms and seeds) | s an iteration, AI judge arm | rubric arm | outcome arm | groups arm '
@@ -156,7 +168,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: string[]
   const gains = new Map<Arm, { n: number; gain: Interval }[]>(o.arms.map((a) => [a, []]));
   const perIteration = new Map<Arm, { n: number; s: number; coach: number }[]>(o.arms.map((a) => [a, []]));
   let anchor: { n: number; rollouts: number } | null = null;
-  const ns = o.agents.filter((n) => runs.some((r) => r.n === n));
+  const ns = [...o.agents].sort((a, b) => a - b).filter((n) => runs.some((r) => r.n === n));
   for (const n of ns) {
     const atN = runs.filter((r) => r.n === n);
     const base = atN[0].baseline;
@@ -240,7 +252,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: string[]
     `- held-out: min(200, ceil(${o.evalSteps} / N)) tasks at T = 1 (and greedy), before training and after the last iteration; the untrained team measured once per N`,
     `- target: step accuracy ${pct(o.target)} at T = 1, read from the training rollouts (the trailing mean of ${o.window} iterations, every step checked by the rubric); `
       + 'counterfactual replays left out (2^(N+1) - 2 generations a prompt)',
-    ...(skipped.length ? [`- **left out by --max-minutes ${o.maxMinutes}** (not run): ${skipped.join('; ')}`] : []), '',
+    ...(skipped.length ? [`- **not run** (no time left within the sweep's minutes on this shared machine): ${skippedText(skipped)}`] : []), '',
     ...rows, '', ...notes, '', '## Findings (computed from the rows above)', '', ...findings, '',
     '## What each N cost here', '', ...costRows, '',
     'Rollouts to target: per seed, the first iteration at which the mean training step accuracy of the last iterations reached the target '
