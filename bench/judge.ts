@@ -34,6 +34,7 @@ import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
 import { resolveTrainConfig } from '../src/core/domains/index.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
+import { FIT_PREDICT } from '../src/core/domains/data/fit.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { judgeAgreement, teamAccuracy, type JudgeAgreement } from '../scripts/pretrain/evaluate.ts';
@@ -233,7 +234,7 @@ export async function main(argv: string[]): Promise<void> {
   first.model.dispose();
   if (!tok) throw new Error(`bench judge: ${dirs[0]} has no tokenizer.json; the judge needs its tokenizer`);
   const sandbox = createSandbox();
-  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
+  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool({ functions: [FIT_PREDICT] }) };
   const started = performance.now();
   try {
     // The loop's evaluation of the untrained team (the held-out order of mappa train), its greedy pass.

@@ -44,9 +44,10 @@ import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataRolloutTask } from '../src/core/domains/data/team.ts';
 import { dataOutcome } from '../src/core/domains/data/outcome.ts';
 import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
-import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
+import { generateTabularTasks } from '../src/core/domains/data/tabular.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
+import { FIT_PREDICT } from '../src/core/domains/data/fit.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
 import { dataJudgeItems } from './pretrain/data-transcripts.ts';
@@ -125,7 +126,7 @@ async function main(): Promise<void> {
   const tok = judge.tokenizer!;
   judge.model.dispose();
   const sandbox = createSandbox();
-  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
+  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool({ functions: [FIT_PREDICT] }) };
   const agent = await loadModel(folderSource(flags.agent));
 
   // 1. Rated actions of the real team at each stage.

@@ -38,9 +38,10 @@ import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataHeldOut, dataRolloutTask } from '..
 import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
 import { resolveTrainConfig } from '../src/core/domains/index.ts';
 import { generateMathTasks, mathHeldOut, isMathHeldOut } from '../src/core/domains/math/tasks.ts';
-import { generateTabularTasks } from '../src/core/tasks/tabular.ts';
+import { generateTabularTasks } from '../src/core/domains/data/tabular.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { createSqlTool } from '../src/core/tools/sql.ts';
+import { FIT_PREDICT } from '../src/core/domains/data/fit.ts';
 import { formatObservation } from '../src/core/tools/sandbox.ts';
 import { createSandbox } from '../src/core/tools/code-sandbox.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
   log(`backend ${describeBackend(backend)}; flags ${JSON.stringify(flags)}`);
   const sandbox = createSandbox();
   const runTool = async (code: string) => formatObservation(await sandbox.run(code, { language: 'python', timeoutMs: 2000 }));
-  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool() };
+  const tools: ToolRunners = { python: sandbox, javascript: sandbox, sql: createSqlTool({ functions: [FIT_PREDICT] }) };
 
   const math = await playMath(flags, runTool);
   const data = await playData(flags, tools);

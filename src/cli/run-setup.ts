@@ -70,7 +70,8 @@ export async function readConfig(file: string | undefined, overrides: Record<str
 /** The team's model and tools, loaded: what playing it needs (`mappa eval`, a worker thread's passes). */
 export async function setUpTeam(config: TrainConfig): Promise<TeamParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
-  return { team: teamOf(config.workflow), agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool() }) };
+  const team = teamOf(config.workflow);
+  return { team, agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool({ functions: team.sqlFunctions }) }) };
 }
 
 /** The run's models, coach and tools, loaded, on this thread alone: what a RunSession opens with (RunParts; the caller may share its compute out). */

@@ -14,7 +14,7 @@ import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core
 import { serveLaneJobs } from '../core/compute/lane-pool.ts';
 import type { TeamParts } from '../core/loop/rollout.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { teamOf } from '../core/domains/index.ts';
+import { sqlFunctions, teamOf } from '../core/domains/index.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
@@ -41,7 +41,7 @@ async function boot(b: LaneBoot): Promise<LaneResult> {
 async function parts(config: TrainConfig): Promise<TeamParts> {
   const tools = toolsFor(config.workflow, {
     code: () => (sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href })),
-    sql: () => (sql ??= createSqlTool()),
+    sql: () => (sql ??= createSqlTool({ functions: sqlFunctions() })),
   });
   return { team: teamOf(config.workflow), agentModel: replica!.model, tools };
 }

@@ -20,6 +20,7 @@ import { heldOutOf } from '../loop/eval-queue.ts';
 import type { Team, TeamChoice } from '../loop/team.ts';
 import type { RolloutTask } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
+import type { SqlFunction } from '../tools/sql-statements.ts';
 import { DATA_TEAM } from './data/index.ts';
 import { MATH_TEAM } from './math/index.ts';
 import { RELAY_TEAM } from './relay/index.ts';
@@ -49,6 +50,11 @@ function registered(w: WorkflowSpec): Team {
 export function teamOf(w: WorkflowSpec): Team {
   const team = registered(w);
   return team.forWorkflow?.(w) ?? team;
+}
+
+/** The table functions every registered team brings to the SQL tool (the data team's fit_predict): for a SQL tool shared by runs of any team. */
+export function sqlFunctions(): SqlFunction[] {
+  return TEAMS.flatMap((t) => t.sqlFunctions ?? []);
 }
 
 /** The workflow a config trains when it names none: the first team's first (the math chain). */

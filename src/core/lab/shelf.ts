@@ -18,7 +18,7 @@ import type { Coach } from '../coach/coach.ts';
 import { buildCoach, judgeSpec, wrapCoach } from '../coach/coaches.ts';
 import { coachQuality, judgeBuild, reportRanking, type CoachQuality } from './coach-quality.ts';
 import { LocalCompute } from '../compute/local.ts';
-import { teamOf } from '../domains/index.ts';
+import { sqlFunctions, teamOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { Lanes } from '../compute/lanes.ts';
@@ -195,7 +195,7 @@ export class Shelf {
     const agentModel = await this.model(c.agentModel);
     const coach = await this.coach(c);
     this.announce(c.agentModel); // a judge loaded just now announced itself; the panel shows the agents' model
-    const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool()) });
+    const tools = toolsFor(c.workflow, { code: () => this.sandbox(), sql: () => (this.sql ??= createSqlTool({ functions: sqlFunctions() })) });
     const team = teamOf(c.workflow);
     return { team, agentModel, coach, tools, compute: LocalCompute.forTeam({ team, agentModel, tools }) };
   }

@@ -14,6 +14,7 @@
  *   meanMetrics([{ metrics: { rocAuc: 0.6 } }, { metrics: { rocAuc: 0.8 } }, {}], ['rocAuc']) -> { rocAuc: 0.7 }
  */
 import type { Coach } from '../coach/coach.ts';
+import type { SqlFunction } from '../tools/sql-statements.ts';
 import type { Workspace } from '../tools/workspace.ts';
 import type { RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 import type { WorkflowSpec } from './workflow.ts';
@@ -47,6 +48,8 @@ export interface Team {
   coachTemplate?: string;
   /** Quality metrics averaged over trajectories that report them. */
   metricNames: string[];
+  /** Table functions its agents call in SQL (the data team's fit_predict): the caller gives them to the SQL tool. */
+  sqlFunctions?: readonly SqlFunction[];
   // What the callers' registry (not the loop) reads of a team's folder:
   /** The team as a workflow of its domain plays it, where that depends on the workflow (the relay: its size); absent: this team. */
   forWorkflow?(w: WorkflowSpec): Team;

@@ -1,6 +1,6 @@
 // Running an agent's SQL script on the SQL tool's connection, one statement at a time: splitting the
 // script with DuckDB's own tokenizer, refusing statements that only touch files, settings or
-// extensions, expanding fit_predict(...) into a temporary table of predictions, printing the first rows
+// extensions, expanding a table function (the data team's fit_predict) into a temporary table, printing the first rows
 // of a result, and turning DuckDB's errors into one agent-readable line each. Every query runs under
 // the run's deadline (`withDeadline`); when it passes the promise rejects with `Killed`, which
 // StatementRunner passes on, and sql.ts kills DuckDB's worker.
@@ -15,9 +15,24 @@
 //   await runner.run(b, 1)  // {kind: 'forbidden', message: 'ATTACH is not available in statement 2 (ATTACH x): files, ...'}
 
 import type { AsyncDuckDB, AsyncDuckDBConnection } from '@duckdb/duckdb-wasm';
-import { FitError, fitPredict, FIT_MODELS, type Cell, type FitModel } from '../tasks/fit.ts';
 import type { RunErrorKind } from './sandbox.ts';
-import { csvCell, firstLine, quoteIdent, readTable } from './sql-tables.ts';
+import { csvCell, firstLine, quoteIdent, readTable, type Cell, type DataTable } from './sql-tables.ts';
+
+/**
+ * A table function agents may call inside a statement (the data team's fit_predict, domains/data/fit.ts):
+ * the first call, its arguments unquoted, becomes a temporary table of what `run` returns, and its
+ * summary is printed. `read` gives a table of the database (at most `maxRows` rows).
+ */
+export interface SqlFunction {
+  name: string;
+  run(args: string[], read: (table: string) => Promise<DataTable>, maxRows: number): Promise<{ summary: string; table: DataTable }>;
+}
+
+/** A table function's call that cannot run (bad arguments, a table it cannot read): told to the agent as `<name> in <statement>: <message>`. */
+export class SqlFunctionError extends Error {
+  /** The function that threw (set by the runner). */
+  fn = '';
+}
 
 /** How much of a result is shown and read, and the largest table that is read or saved. */
 export interface SqlLimits {
@@ -84,6 +99,7 @@ export class StatementRunner {
     tables: string[],
     private readonly out: string[],
     private readonly timed: Timed,
+    private readonly functions: readonly SqlFunction[] = [],
   ) {
     this.tableList = tables.join(', ') || 'none';
   }
@@ -100,7 +116,7 @@ export class StatementRunner {
       };
     }
     try {
-      const rewritten = await this.expandFitPredict(statement, index);
+      const rewritten = await this.expandFunctions(statement, index);
       if (ROW_KEYWORDS.has(keyword)) await this.timed(this.streamRows(rewritten));
       else await this.timed(this.conn.query(rewritten));
       return undefined;
@@ -113,7 +129,7 @@ export class StatementRunner {
   /** A failed statement's error as one line naming the statement (and, where it helps, the tables). */
   private explain(e: unknown, where: string): StatementFailure {
     const text = (e as Error).message ?? String(e);
-    if (e instanceof FitError) return { kind: 'exception', message: `fit_predict in ${where}: ${text}` };
+    if (e instanceof SqlFunctionError) return { kind: 'exception', message: `${e.fn} in ${where}: ${text}` };
     if (/Permission Error|external access|disabled by configuration/i.test(text)) {
       return { kind: 'forbidden', message: `${firstLine(e)} in ${where}; only workspace tables (${this.tableList}) can be read` };
     }
@@ -152,33 +168,38 @@ export class StatementRunner {
     else this.out.push(rows > shown.length ? `(first ${shown.length} of ${rows} rows)` : `(${rows} row${rows === 1 ? '' : 's'})`);
   }
 
-  /**
-   * Replaces fit_predict('train', 'test', 'target'[, 'model']) by a temporary table of predictions
-   * (fitted on the host by tasks/fit.ts), printing the fit's summary. Bad arguments throw FitError.
-   */
-  private async expandFitPredict(statement: string, index: number): Promise<string> {
-    const call = /\bfit_predict\s*\(([^()]*)\)/i.exec(statement);
+  /** Each table function's first call in the statement replaced by a temporary table of its result, its summary printed. */
+  private async expandFunctions(statement: string, index: number): Promise<string> {
+    let text = statement;
+    for (const fn of this.functions) {
+      try {
+        text = await this.expandCall(fn, text, index);
+      } catch (e) {
+        if (e instanceof SqlFunctionError) e.fn = fn.name;
+        throw e;
+      }
+    }
+    return text;
+  }
+
+  /** Replaces `fn(...)` by a temporary table of its result, printing its summary. Bad arguments throw SqlFunctionError. */
+  private async expandCall(fn: SqlFunction, statement: string, index: number): Promise<string> {
+    const call = new RegExp(`\\b${fn.name}\\s*\\(([^()]*)\\)`, 'i').exec(statement);
     if (!call) return statement;
     const args = call[1].split(',').map((a) => a.trim().replace(/^(['"])(.*)\1$/, '$2')).filter((a) => a !== '');
-    if (args.length < 3 || args.length > 4) {
-      throw new FitError(`takes 3 or 4 arguments: fit_predict('train_table', 'test_table', 'target_column'[, 'linear' | 'logistic' | 'mlp']), ` +
-        `got ${args.length}`);
-    }
-    const [trainName, testName, target, model] = args;
-    if (model !== undefined && !FIT_MODELS.includes(model as FitModel)) throw new FitError(`model '${model}' is unknown; use one of ${FIT_MODELS.join(', ')}`);
     const { exportRowLimit } = this.limits;
     const read = async (name: string) => {
       try {
         return await this.timed(readTable(this.conn, name, exportRowLimit));
       } catch (e) {
         if (e instanceof Killed) throw e;
-        throw new FitError(`cannot read table ${name}: ${firstLine(e)}`);
+        throw new SqlFunctionError(`cannot read table ${name}: ${firstLine(e)}`);
       }
     };
-    const result = fitPredict(await read(trainName), await read(testName), target, model as FitModel | undefined, { maxRows: exportRowLimit });
+    const result = await fn.run(args, read, exportRowLimit);
     this.out.push(result.summary);
-    const temp = `__fit_predict_${index + 1}`;
-    const p = result.predictions;
+    const temp = `__${fn.name}_${index + 1}`;
+    const p = result.table;
     const rows = p.data[0].map((_, i) => `(${p.columns.map((_, j) => sqlLiteral(p.data[j][i])).join(', ')})`);
     await this.timed(this.conn.query(
       `CREATE OR REPLACE TEMP TABLE ${temp} AS SELECT * FROM (VALUES ${rows.join(', ')}) AS v(${p.columns.map(quoteIdent).join(', ')})`));

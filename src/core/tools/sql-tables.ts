@@ -1,7 +1,7 @@
 // Tables in and out of the SQL tool's database: before a run every workspace `*.csv` file is loaded as
 // a table, after it every table or view the run created or changed is written back as CSV and a dropped
 // file-backed table deletes its file (sql.ts calls the two around the agent's statements). Also the
-// value conversions both sides share: DuckDB's Arrow results as DataTables (tasks/fit.ts's shape) and
+// value conversions both sides share: DuckDB's Arrow results as DataTables (the shape a table function reads) and
 // cells as CSV values.
 //
 // For: the workspace <-> database mapping, its naming rule and the change check (an order-free
@@ -16,9 +16,17 @@
 //   // ws has y.csv ('b\n2\n') owned by modeler; out ends with 'saved table y -> y.csv (1 row, 1 columns)'
 
 import type { AsyncDuckDB, AsyncDuckDBConnection } from '@duckdb/duckdb-wasm';
-import type { Cell, DataTable } from '../tasks/fit.ts';
-import { toCsv } from '../tasks/tabular.ts';
+import { toCsv } from './csv.ts';
 import type { Workspace } from './workspace.ts';
+
+export type Cell = number | string | boolean | null;
+
+/** A table by columns: data[j][i] is row i of column j. */
+export interface DataTable {
+  name: string;
+  columns: string[];
+  data: Cell[][];
+}
 
 /** What loadWorkspace loaded: table name -> the file it came from and its fingerprint then. */
 export type LoadedTables = Map<string, { path: string; print: string }>;

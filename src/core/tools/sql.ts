@@ -2,8 +2,8 @@
 // trajectory's Workspace, in Node and in the browser alike, offline.
 //
 // For: short analytical scripts (CREATE TABLE ... AS SELECT, aggregates, joins) that hand tables from
-// agent to agent, plus model fitting through the `fit_predict(...)` table function (see
-// tasks/fit.ts). Not for: persistent databases, extensions, files outside the workspace.
+// agent to agent, plus the table functions a team brings (model fitting through `fit_predict(...)`,
+// for one). Not for: persistent databases, extensions, files outside the workspace.
 //
 // The workspace IS the database: before each run every `*.csv` file becomes a table named after it
 // (`data.csv` -> data, `out/x-1.csv` -> out_x_1); after the run every table or view the script created
@@ -24,10 +24,10 @@
 //
 // Where the pieces are: this file holds DuckDB's worker (started by sql-duckdb.ts) and the steps of one
 // run; sql-tables.ts moves tables between the workspace and the database; sql-statements.ts checks and
-// runs each statement, fit_predict included, and words its errors.
+// runs each statement, the table functions included, and words its errors.
 //
 // Example:
-//   const sql = createSqlTool();
+//   const sql = createSqlTool({ functions: [FIT_PREDICT] });
 //   ws.write('data.csv', 'id,x\n1,2\n2,5\n', 'task');
 //   const r = await sql.run('CREATE TABLE big AS SELECT * FROM data WHERE x > 3; SELECT count(*) AS n FROM big', { workspace: ws, owner: 'data_engineer' });
 //   formatObservation(r) -> "```output\nn\n1\n(1 row)\nsaved table big -> big.csv (1 row, 2 columns)\n```";  ws.list() now has big.csv owned by data_engineer
@@ -37,7 +37,7 @@ import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipOutput, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
 import { startDuckDb, type DuckDbUrls } from './sql-duckdb.ts';
-import { Killed, splitStatements, StatementRunner, withDeadline, type SqlLimits, type StatementFailure } from './sql-statements.ts';
+import { Killed, splitStatements, StatementRunner, withDeadline, type SqlFunction, type SqlLimits, type StatementFailure } from './sql-statements.ts';
 import { loadWorkspace, saveChanges } from './sql-tables.ts';
 
 export { tableNameFor } from './sql-tables.ts';
@@ -48,6 +48,8 @@ export interface SqlToolConfig {
   rowsShown?: number; // rows printed per result, default 20
   rowsRead?: number; // rows read per result before stopping, default 1000
   exportRowLimit?: number; // tables bigger than this are not written back, default 20000
+  /** Table functions agents may call in a statement (a team's: Team.sqlFunctions); none by default. */
+  functions?: readonly SqlFunction[];
 }
 
 export function createSqlTool(config: SqlToolConfig = {}): Sandbox {
@@ -118,7 +120,7 @@ class SqlTool {
 
     const timed = withDeadline(limits.timeoutMs);
     const statements = await splitStatements(duck, code);
-    const runner = new StatementRunner(conn, this.limits, [...loaded.keys()], out, timed);
+    const runner = new StatementRunner(conn, this.limits, [...loaded.keys()], out, timed, this.config.functions);
     let failure: StatementFailure | undefined;
     for (const [k, statement] of statements.entries()) {
       failure = await runner.run(statement, k);

@@ -10,7 +10,7 @@ import { DATA_CHAIN, dataHeldOut, type DataRolloutTask } from '../../../src/core
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
 import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
-import type { TabularTask } from '../../../src/core/tasks/tabular.ts';
+import type { TabularTask } from '../../../src/core/domains/data/tabular.ts';
 
 const [classification] = dataHeldOut(['classification']);
 const [regression] = dataHeldOut(['regression']);

@@ -3,7 +3,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
-import { FitError, fitPredict, type DataTable } from '../../../src/core/tasks/fit.ts';
+import { FitError, fitPredict } from '../../../src/core/domains/data/fit.ts';
+import type { DataTable } from '../../../src/core/tools/sql-tables.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 /** Metric functions against values worked out by hand (the working is in the comments). */
 import { describe, expect, it } from 'vitest';
-import { accuracy, averageRanks, classificationMetrics, f1Score, iqr, quantile, regressionMetrics, rmse, rocAuc, valueRange } from '../../../src/core/tasks/metrics.ts';
+import { accuracy, averageRanks, classificationMetrics, f1Score, iqr, quantile, regressionMetrics, rmse, rocAuc, valueRange } from '../../../src/core/domains/data/metrics.ts';
 
 describe('classification metrics', () => {
   it('accuracy counts exact matches', () => {

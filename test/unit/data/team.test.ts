@@ -16,6 +16,7 @@ import { runRollouts, type Trajectory } from '../../../src/core/loop/rollout.ts'
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/loop/workflow.ts';
 import { teamDomains, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
+import { FIT_PREDICT } from '../../../src/core/domains/data/fit.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { tinyTeamModel } from '../../helpers/tiny-team.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
@@ -26,7 +27,7 @@ const repoRoot = path.resolve(import.meta.dirname, '../../..');
 let sql: Sandbox;
 beforeAll(async () => {
   await initBackend({ force: 'wasm' }); // the tiny model's ~1200-token prompts: wasm is ~15x faster than cpu here
-  sql = createSqlTool();
+  sql = createSqlTool({ functions: [FIT_PREDICT] });
 });
 afterAll(async () => {
   await sql.dispose();

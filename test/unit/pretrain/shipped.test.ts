@@ -14,6 +14,7 @@ import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { DATA_CHAIN, dataHeldOut } from '../../../src/core/domains/data/team.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
+import { FIT_PREDICT } from '../../../src/core/domains/data/fit.ts';
 import { parameterCount } from '../../../src/core/engine/model/config.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
@@ -72,7 +73,7 @@ describe.skipIf(!shipped)('shipped models', () => {
   }, 60_000);
 
   it('agent answers on-format in every data-team role (greedy, held-out table, SQL on DuckDB)', async () => {
-    const sql = createSqlTool();
+    const sql = createSqlTool({ functions: [FIT_PREDICT] });
     try {
       const task = dataHeldOut(['classification'])[0];
       // A generous tool time limit: this checks what each role writes, and on busy cores the SQL fit can pass the

@@ -49,7 +49,7 @@
  *          -> Data Engineer 3, Modeler 7 (not blamed), Analyst 7 (not blamed), correct = false.
  */
 import { answersEqual, extractBoxed } from '../../tasks/answers.ts';
-import { parseCsv } from '../../tasks/tabular.ts';
+import { parseCsv } from '../../tools/csv.ts';
 import { NEUTRAL_SCORE, type ActionContext } from '../../coach/coach-format.ts';
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import type { DataRolloutTask } from './team.ts';

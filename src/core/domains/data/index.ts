@@ -8,6 +8,7 @@
  */
 import type { Team } from '../../loop/team.ts';
 import { dataFacts, dataRuleCoach } from './coach.ts';
+import { FIT_PREDICT } from './fit.ts';
 import { dataOutcome } from './outcome.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataHeldOut, dataTrainTasks } from './team.ts';
 
@@ -23,6 +24,7 @@ export const DATA_TEAM: Team = {
   judgeModel: 'models/judge',
   // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
   metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
+  sqlFunctions: [FIT_PREDICT],
   presets: () => [{ name: DATA_CHAIN.name, label: 'data analysis (Engineer → Modeler → Analyst)', workflow: structuredClone(DATA_CHAIN) }],
   settings: () => structuredClone(DATA_TEAM_SETTINGS) as Record<string, unknown>,
 };

@@ -4,7 +4,7 @@
  * workspace (shape, owner, missing cells) for the coach.
  *
  * For: `dataOutcome(trajectory, workspace)` — the rollout's `outcome` hook for DATA_CHAIN.
- * Not for: metric formulas (tasks/metrics.ts) or per-agent scores (data-coach.ts).
+ * Not for: metric formulas (metrics.ts) or per-agent scores (data-coach.ts).
  *
  * Success:
  *   classification  submission.csv predicts every test id and ROC-AUC >= 0.7
@@ -17,9 +17,10 @@
  * classification; "probability" is used for ROC-AUC when present); extra columns are ignored.
  * Example: dataOutcome(t, ws) -> {correct: true, metrics: {rocAuc: 0.83, accuracy: 0.77, f1: 0.75, coverage: 1, success: 1}, report: '- data.csv by task: ...'}
  */
-import { checkTableAnswer, parseCsv, type TabularSuiteTask } from '../../tasks/tabular.ts';
+import { parseCsv } from '../../tools/csv.ts';
+import { checkTableAnswer, type TabularSuiteTask } from './tabular.ts';
 import type { Workspace } from '../../tools/workspace.ts';
-import { classificationMetrics, regressionMetrics } from '../../tasks/metrics.ts';
+import { classificationMetrics, regressionMetrics } from './metrics.ts';
 import { SUBMISSION_FILE, type DataRolloutTask } from './team.ts';
 import type { Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
 

@@ -5,7 +5,7 @@
  * For: the DATA_CHAIN workflow, turning tabular tasks (the synthetic suite, or a user's CSV with a
  * target column) into rollout tasks whose workspace starts with data.csv/test.csv (or table.csv), and
  * a reference solution (what a competent team writes; used by tests and as the pattern for the
- * pretraining transcripts). Not for: scoring (data-outcome.ts, data-coach.ts) or fitting (tasks/fit.ts).
+ * pretraining transcripts). Not for: scoring (data-outcome.ts, data-coach.ts) or fitting (fit.ts).
  *
  * Hand-over through the workspace (every CSV is a SQL table named after it):
  *   Data Engineer  data.csv, test.csv  -> train_features.csv, test_features.csv
@@ -16,7 +16,8 @@
  *          runRollouts(DATA_CHAIN, tasks, {agents, tools: {sql: createSqlTool(), python: sandbox}, outcome: dataOutcome, ...})
  */
 import { Rng } from '../../stats/rng.ts';
-import { generateTabularTasks, parseCsv, tabularHeldOut, toCsv, type TabularKind, type TabularSuiteTask, type TabularTask } from '../../tasks/tabular.ts';
+import { parseCsv, toCsv } from '../../tools/csv.ts';
+import { generateTabularTasks, tabularHeldOut, type TabularKind, type TabularSuiteTask, type TabularTask } from './tabular.ts';
 import type { RolloutTask } from '../../loop/trajectory.ts';
 import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
 

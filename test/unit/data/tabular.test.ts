@@ -4,13 +4,11 @@ import {
   checkTableAnswer,
   generateTabularTasks,
   isTabularHeldOut,
-  parseCsv,
-  parseCsvRecords,
   tabularHeldOut,
-  toCsv,
   type TableQuestionTask,
   type TabularTask,
-} from '../../../src/core/tasks/tabular.ts';
+} from '../../../src/core/domains/data/tabular.ts';
+import { parseCsv, parseCsvRecords, toCsv } from '../../../src/core/tools/csv.ts';
 
 describe('CSV helpers', () => {
   it('parses quoted fields, doubled quotes, embedded line breaks and CRLF (hand-made)', () => {

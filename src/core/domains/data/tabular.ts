@@ -16,78 +16,15 @@
 // Held-out set: tabularHeldOut() is fixed (reserved seed); generateTabularTasks() rejects any
 // table whose CSV equals a held-out one, so training never sees a held-out table.
 //
-// Not for: metrics (accuracy, ROC-AUC, RMSE) or running the agents' code.
+// Not for: metrics (accuracy, ROC-AUC, RMSE; metrics.ts), reading or writing CSV (tools/csv.ts) or running the agents' code.
 //
 // Example:
 //   const [task] = generateTabularTasks({ seed: 3, count: 1, kinds: ['regression'] });
 //   parseCsv(task.csv)[0]   // ['id', 'outdoor_temp_c', 'occupancy', 'floor_area_m2', 'window_ratio', 'insulation', 'energy_kwh']
 //   task.testTargets.length // 100, one per row of task.testCsv
 
-import { Rng, hashString, type Seed } from '../stats/rng.ts';
-
-// ---- CSV -------------------------------------------------------------------------------------
-
-export type CsvCell = string | number | null | undefined;
-
-/** Rows to CSV text: fields joined by ",", quoted when they hold a comma, quote, line break or
- *  outer space ("" escapes a quote); null/undefined become an empty field. Ends with "\n".
- *  toCsv([['a', 'b'], [1, 'x,y']]) === 'a,b\n1,"x,y"\n'. */
-export function toCsv(rows: readonly (readonly CsvCell[])[]): string {
-  const field = (cell: CsvCell) => {
-    const text = cell === null || cell === undefined ? '' : String(cell);
-    return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-  };
-  return rows.map((row) => row.map(field).join(',')).join('\n') + '\n';
-}
-
-/** CSV text to rows of strings (RFC 4180: quoted fields may hold commas, "" and line breaks;
- *  \n or \r\n line ends; a final line break does not add an empty row).
- *  parseCsv('a,b\n1,"x,y"\n') -> [['a', 'b'], ['1', 'x,y']]. Throws on an unclosed quote. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let inQuotes = false;
-  let i = 0;
-  while (i < text.length) {
-    const ch = text[i];
-    if (inQuotes) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i += 2;
-        continue;
-      }
-      if (ch === '"') inQuotes = false;
-      else field += ch;
-      i++;
-      continue;
-    }
-    if (ch === '"' && field === '') inQuotes = true;
-    else if (ch === ',') {
-      row.push(field);
-      field = '';
-    } else if (ch === '\n' || ch === '\r') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-    } else field += ch;
-    i++;
-  }
-  if (inQuotes) throw new Error('parseCsv: unclosed quoted field at end of input');
-  if (field !== '' || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
-}
-
-/** Header plus rows keyed by column name. */
-export function parseCsvRecords(text: string): { header: string[]; records: Record<string, string>[] } {
-  const [header = [], ...rows] = parseCsv(text);
-  return { header, records: rows.map((r) => Object.fromEntries(header.map((h, j) => [h, r[j] ?? '']))) };
-}
+import { Rng, hashString, type Seed } from '../../stats/rng.ts';
+import { parseCsvRecords, toCsv, type CsvCell } from '../../tools/csv.ts';
 
 // ---- scenarios -------------------------------------------------------------------------------
 

@@ -26,16 +26,9 @@
  *            {name: 'u', columns: ['x'], data: [[4]]}, 'y', 'linear').predictions.data[1]  // [~9]
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { SqlFunctionError, type SqlFunction } from '../../tools/sql-statements.ts';
+import type { Cell, DataTable } from '../../tools/sql-tables.ts';
 import { classificationMetrics, regressionMetrics } from './metrics.ts';
-
-export type Cell = number | string | boolean | null;
-
-/** A table by columns: data[j][i] is row i of column j. */
-export interface DataTable {
-  name: string;
-  columns: string[];
-  data: Cell[][];
-}
 
 export type FitModel = 'linear' | 'logistic' | 'mlp';
 export const FIT_MODELS: FitModel[] = ['linear', 'logistic', 'mlp'];
@@ -64,12 +57,30 @@ export interface FitResult {
   summary: string;
 }
 
-export class FitError extends Error {
+export class FitError extends SqlFunctionError {
   constructor(message: string) {
     super(message);
     this.name = 'FitError';
   }
 }
+
+/**
+ * fit_predict('train', 'test', 'target'[, 'model']) as the SQL tool's table function: the predictions
+ * of a model fitted on the host (fitPredict) on tables of at most `maxRows` rows. Bad arguments throw FitError.
+ */
+export const FIT_PREDICT: SqlFunction = {
+  name: 'fit_predict',
+  async run(args, read, maxRows) {
+    if (args.length < 3 || args.length > 4) {
+      throw new FitError(`takes 3 or 4 arguments: fit_predict('train_table', 'test_table', 'target_column'[, 'linear' | 'logistic' | 'mlp']), ` +
+        `got ${args.length}`);
+    }
+    const [trainName, testName, target, model] = args;
+    if (model !== undefined && !FIT_MODELS.includes(model as FitModel)) throw new FitError(`model '${model}' is unknown; use one of ${FIT_MODELS.join(', ')}`);
+    const result = fitPredict(await read(trainName), await read(testName), target, model as FitModel | undefined, { maxRows });
+    return { summary: result.summary, table: result.predictions };
+  },
+};
 
 const isId = (name: string) => name.toLowerCase() === 'id';
 
