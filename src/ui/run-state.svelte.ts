@@ -13,6 +13,7 @@ import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/lesson.ts';
 import type { CreditMethodsView } from '../core/lab/credit-methods.ts';
+import type { ScaleView } from '../core/lab/scale.ts';
 import type { CoachQuality } from '../core/lab/coach-quality.ts';
 import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
 import { refusal, type Activity, type GatedRequest } from '../core/lab/lab-state.ts';
@@ -53,6 +54,8 @@ export class RunState {
   lesson: LessonView | null = $state(null);
   /** "Compare credit methods" at 4 agents, as the lab last sent it; null before its first press (or a stored one read back). */
   creditMethods: CreditMethodsView | null = $state(null);
+  /** "Scale the team" (relay of 8 to 64 agents, process vs outcome), as the lab last sent it; null before its first press or read-back. */
+  scale: ScaleView | null = $state(null);
   /** The "process vs outcome" twin while it is open: its mode, its iterations so far, and its evaluations (running estimates too). */
   partner: { runId: string; mode: string; iteration: number; iterations: number; evals: RunEval[] } | null = $state(null);
   /** What the open run's coach is (what it reads, its measured ranking against the rater), from the lab. */
@@ -167,6 +170,9 @@ export class RunState {
         break;
       case 'creditMethods':
         this.creditMethods = e.view;
+        break;
+      case 'scale':
+        this.scale = e.view;
         break;
       case 'error':
         this.errors = [...this.errors.slice(-4), e.message];

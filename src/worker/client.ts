@@ -56,7 +56,8 @@ export class TrainerClient {
   /** The lab in the worker, method by method (each call is one request; a request left out fails to compile). */
   readonly lab: LabApi = {
     init: this.method('init'), configure: this.method('configure'), start: this.method('start'), compare: this.method('compare'),
-    pause: this.method('pause'), lesson: this.method('lesson'), creditMethods: this.method('creditMethods'), step: this.method('step'),
+    pause: this.method('pause'), lesson: this.method('lesson'), creditMethods: this.method('creditMethods'), scale: this.method('scale'),
+    step: this.method('step'),
     takeOver: this.method('takeOver'), openSaved: this.method('openSaved'),
     reset: this.method('reset'), export: this.method('export'), importAdapter: this.method('importAdapter'), importDataset: this.method('importDataset'),
     loadModel: this.method('loadModel'), listRuns: this.method('listRuns'), webllmModels: this.method('webllmModels'), webllmCoach: this.method('webllmCoach'),

@@ -16,8 +16,9 @@
 import { CreditComparison } from './comparison.ts';
 import { Lesson, type LessonHost } from './lesson.ts';
 import type { WorkerEvent } from './protocol.ts';
+import { ScaleExperiment } from './scale-run.ts';
 
-export type ExperimentName = 'lesson' | 'creditMethods';
+export type ExperimentName = 'lesson' | 'creditMethods' | 'scale';
 
 /** What every experiment is to the lab. */
 export interface Experiment {
@@ -49,6 +50,11 @@ export const EXPERIMENTS: Record<ExperimentName, ExperimentKind> = {
     open: (host) => new CreditComparison({ ...host, post: (view) => host.post({ kind: 'creditMethods', view }) }),
     // It trains the lesson's two 4-agent runs when they are missing: the lesson then shows them.
     shares: ['lesson'],
+  },
+  scale: {
+    words: 'scaling the team: relay teams of 8, 16, 32 and 64 agents, process (AI judge) vs outcome reward',
+    open: (host) => new ScaleExperiment({ ...host, post: (view) => host.post({ kind: 'scale', view }) }),
+    shares: [],
   },
 };
 

@@ -523,6 +523,11 @@ export class Lab implements LabApi {
     return this.experiment('creditMethods', fresh);
   }
 
+  /** "Scale the team": trains what is missing of the relay of 8 to 64 agents, process vs outcome (scale-run.ts). */
+  scale({ fresh }: Args<'scale'> = {}): Value<'scale'> {
+    return this.experiment('scale', fresh);
+  }
+
   async pause(): Value<'pause'> {
     const m = this.mode;
     if (m.state === 'running') {

@@ -17,6 +17,7 @@ import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.t
 import type { TrainConfig } from '../loop/config.ts';
 import type { LessonView } from './lesson.ts';
 import type { CreditMethodsView } from './credit-methods.ts';
+import type { ScaleView } from './scale.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
 
@@ -90,6 +91,12 @@ export interface Requests {
    * answered at once, its progress comes as 'creditMethods' events. `fresh`: train its two new runs again.
    */
   creditMethods: { args: { fresh?: boolean }; value: null };
+  /**
+   * "Scale the team": the relay of 8, 16, 32 and 64 agents under process (AI judge) and outcome reward, eight runs
+   * in turn (scale-run.ts), resumed where they stopped; answered at once, its progress comes as 'scale' events.
+   * `fresh`: delete the stored runs and train all eight again.
+   */
+  scale: { args: { fresh?: boolean }; value: null };
   step: { args: Record<string, never>; value: null };
   /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
   takeOver: { args: Record<string, never>; value: { iteration: number } };
@@ -123,7 +130,7 @@ export type RequestType = keyof Requests;
 export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
-export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'step', 'takeOver', 'reset', 'export',
+export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'scale', 'step', 'takeOver', 'reset', 'export',
   'importAdapter', 'importDataset', 'openSaved', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
 ] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
@@ -183,6 +190,8 @@ export type WorkerEvent =
   | { kind: 'lesson'; view: LessonView }
   /** "Compare credit methods": its table as it stands (credit-methods.ts). */
   | { kind: 'creditMethods'; view: CreditMethodsView }
+  /** "Scale the team": its rows, words and progress as they stand (scale.ts). */
+  | { kind: 'scale'; view: ScaleView }
   | { kind: 'error'; message: string }
   /** Something the user should know that is not an error (an imported dataset opened a new run): a banner until dismissed. */
   | { kind: 'notice'; message: string }
