@@ -57,7 +57,8 @@ export async function main(argv: string[]): Promise<void> {
         }));
         const agents = new EngineAgents(model, new Map([...policies].map(([id, p]) => [id, p.adapter])));
         let t0 = performance.now();
-        const trajs = await runRollouts(config.workflow, tasks, { agents, tools: { python: sandbox, javascript: sandbox }, samplesPerTask: 1, temperature: 1, seed: r, toolTimeoutMs: config.toolTimeoutMs });
+        const trajs = await runRollouts(config.workflow, tasks, { agents, tools: { python: sandbox, javascript: sandbox }, samplesPerTask: 1, temperature: 1, seed: r, toolTimeoutMs: config.toolTimeoutMs,
+          outcome: teamOf(config.workflow).outcome });
         times[kind].rollout.push((performance.now() - t0) / 1000);
         const { coached } = await coachTrajectories(config.workflow, trajs, coach, config.rewards);
         const { samples } = trainSamples(config.workflow, trajs, coached, config.rewards, () => true);

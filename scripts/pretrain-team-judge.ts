@@ -40,7 +40,7 @@ import { importPeft } from '../src/core/engine/lora/peft.ts';
 import type { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { runRollouts, type Trajectory } from '../src/core/loop/rollout.ts';
-import { MATH_CHAIN } from '../src/core/domains/math/index.ts';
+import { MATH_CHAIN, mathOutcome } from '../src/core/domains/math/index.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS, dataRolloutTask } from '../src/core/domains/data/team.ts';
 import { dataOutcome } from '../src/core/domains/data/outcome.ts';
 import { generateMathTasks } from '../src/core/domains/math/tasks.ts';
@@ -107,7 +107,8 @@ async function playStage(flags: Flags, agent: LoadedModel, stage: string, index:
   const plays = (team: typeof MATH_CHAIN) => stage === 'base' || team.agents.some((a) => adapters.get(a.id));
   const seed = `team-judge-${flags.seed}-${index}`;
   const math = plays(MATH_CHAIN) ? generateMathTasks({ seed, count: flags['math-tasks'] }) : [];
-  const mathRuns: Trajectory[] = await runRollouts(MATH_CHAIN, math, { agents, tools, samplesPerTask: 1, temperature: 1, seed: 1000 * flags.seed + index });
+  const mathRuns: Trajectory[] = await runRollouts(MATH_CHAIN, math, { agents, tools, samplesPerTask: 1, temperature: 1, seed: 1000 * flags.seed + index,
+    outcome: mathOutcome });
   const tables = plays(DATA_CHAIN) ? generateTabularTasks({ seed, count: flags['data-tasks'] }).map(dataRolloutTask) : [];
   const dataRuns: Trajectory[] = await runRollouts(DATA_CHAIN, tables, { agents, tools, samplesPerTask: 1, temperature: DATA_TEAM_SETTINGS.temperature,
     seed: 1000 * flags.seed + index, outcome: dataOutcome, toolTimeoutMs: 5000 });

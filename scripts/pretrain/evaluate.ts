@@ -44,16 +44,6 @@ export interface TeamAccuracy {
   trajectories: Trajectory[];
 }
 
-/** Structure checks per role (not correctness). */
-export const ROLE_FORMAT: Record<string, (text: string, turn: number) => boolean> = {
-  solver: (t) => /Answer:\s*-?\d/.test(t),
-  executor: (t, turn) => (turn === 1 ? /```python\n[\s\S]*print\(/.test(t) : /Result:\s*-?\d/.test(t)),
-  verifier: (t) => /\\boxed\{[^}]+\}/.test(t),
-  data_engineer: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
-  modeler: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
-  analyst: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE submission AS SELECT|\\boxed\{[^}]+\}/.test(t) : /\\boxed\{[^}]+\}|```sql\n/.test(t)),
-};
-
 /** One pass of an evaluation, summed up: accuracy, by level, each role's format, the domain's metrics. */
 function passReport(workflow: WorkflowSpec, trajectories: Trajectory[], temperature: number, seconds: number): TeamAccuracy {
   const byLevel: Record<number, number> = {};
@@ -62,11 +52,13 @@ function passReport(workflow: WorkflowSpec, trajectories: Trajectory[], temperat
     if (ts.length) byLevel[level] = ts.filter((t) => t.correct).length / ts.length;
   }
   const onFormat: Record<string, number> = {};
-  for (const id of workflow.agents.map((a) => a.id).filter((id) => ROLE_FORMAT[id])) {
+  const team = teamOf(workflow);
+  const formats = team.formats ?? {}; // each agent's format check, as its team states it
+  for (const id of workflow.agents.map((a) => a.id).filter((id) => formats[id])) {
     const acts = trajectories.flatMap((t) => t.actions.filter((a) => a.agentId === id));
-    onFormat[id] = acts.filter((a) => ROLE_FORMAT[id](a.text, a.turn)).length / Math.max(1, acts.length);
+    onFormat[id] = acts.filter((a) => formats[id](a.text, a.turn)).length / Math.max(1, acts.length);
   }
-  const names = teamOf(workflow).metricNames;
+  const names = team.metricNames;
   const metrics = names.length ? meanMetrics(trajectories, names) : undefined;
   const correct = trajectories.filter((t) => t.correct).length;
   return { temperature, tasks: trajectories.length, correct, accuracy: correct / Math.max(1, trajectories.length), byLevel, onFormat, metrics, seconds, trajectories };

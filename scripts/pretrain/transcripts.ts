@@ -23,11 +23,11 @@
  */
 import { coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/coach/coach-format.ts';
 import { agentContext } from '../../src/core/loop/rewards.ts';
-import { extractFinalAnswer, type Trajectory } from '../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../src/core/loop/rollout.ts';
 import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/domains/math/rule-coach.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
-import { answersEqual } from '../../src/core/tasks/answers.ts';
+import { answersEqual, extractFinalAnswer } from '../../src/core/tasks/answers.ts';
 import type { MathOp, MathTask } from '../../src/core/domains/math/tasks.ts';
 import type { Rng } from '../../src/core/stats/rng.ts';
 import type { ChatMessage, TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';

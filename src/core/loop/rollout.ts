@@ -12,9 +12,8 @@
  * observation is appended to the conversation before the next turn (MAPPA section 1).
  * Example: const sandbox = createSandbox();
  *          const trajs = await runRollouts(MATH_CHAIN, tasks, {agents, tools: {python: sandbox, javascript: sandbox},
- *            samplesPerTask: 2, temperature: 1, seed: 0});  trajs[0].actions.map(a => a.agentId) -> solver, executor, ...
+ *            outcome: MATH_TEAM.outcome, samplesPerTask: 2, temperature: 1, seed: 0});  trajs[0].actions.map(a => a.agentId) -> solver, executor, ...
  */
-import { answersEqual, extractBoxed } from '../tasks/answers.ts';
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
 import type { ToolRunners } from '../tools/runners.ts';
 import { formatObservation } from '../tools/sandbox.ts';
@@ -50,25 +49,17 @@ export interface RolloutOptions {
   temperature: number;
   seed: number;
   toolTimeoutMs?: number;
-  /** Decides success (and metrics) instead of comparing the boxed answer with task.answer (data team). */
-  outcome?: (t: Trajectory, workspace: Workspace) => TrajectoryOutcome;
+  /** The team's verdict on a finished trajectory (Team.outcome): its answer from the final agent's text, right or not, metrics. */
+  outcome: (t: Trajectory, workspace: Workspace, finalText: string) => TrajectoryOutcome;
   /** Progress: stage finished (agent id and turn). */
   onStage?: (info: { agentId: string; turn: number; rows: number }) => void;
   /** Checked between rows (prompts rendered, turns recorded): once aborted, the rollout throws its reason. */
   signal?: AbortSignal;
 }
 
-/** Extract the team's answer from the final agent's text: the last \boxed{}, else "Answer: x". */
-export function extractFinalAnswer(text: string): string | null {
-  const boxed = extractBoxed(text);
-  if (boxed !== null) return boxed;
-  const m = /(?:Answer|Result)\s*:\s*\$?(-?[\d.,/]+)/i.exec(text);
-  return m ? m[1] : null;
-}
-
 /**
  * samplesPerTask trajectories per task, worked on by the workflow's agents in order (runAgent: one
- * batched stage per agent turn), then settled: answer, correctness, files and the outcome hook's verdict.
+ * batched stage per agent turn), then settled: the files, and the team's verdict (answer, correctness, metrics).
  */
 export async function runRollouts(workflow: WorkflowSpec, tasks: RolloutTask[], opts: RolloutOptions): Promise<Trajectory[]> {
   let rows: Row[] = [];
@@ -278,19 +269,15 @@ function backendFor(agents: RolloutOptions['agents'], id: string): AgentBackend 
   return b;
 }
 
-/** Settles the finished row: the final agent's answer and whether it is right, the workspace's files, and the outcome hook's verdict where there is one. */
+/** Settles the finished row: the workspace's files, then the team's verdict (its answer read from the final agent's text, right or not, metrics). */
 function settle(row: Row, finalId: string, outcome: RolloutOptions['outcome']): void {
   const t = row.trajectory;
-  t.finalAnswer = extractFinalAnswer(row.outputs.get(finalId) ?? '');
-  t.correct = t.finalAnswer !== null && answersEqual(t.finalAnswer, t.task.answer);
   if (row.workspace.list().length) t.files = row.workspace.list();
-  if (outcome) {
-    const o = outcome(t, row.workspace);
-    t.correct = o.correct;
-    if (o.finalAnswer !== undefined) t.finalAnswer = o.finalAnswer;
-    if (o.metrics) t.metrics = o.metrics;
-    if (o.report) t.report = o.report;
-  }
+  const o = outcome(t, row.workspace, row.outputs.get(finalId) ?? '');
+  t.finalAnswer = o.finalAnswer;
+  t.correct = o.correct;
+  if (o.metrics) t.metrics = o.metrics;
+  if (o.report) t.report = o.report;
 }
 
 /**

@@ -31,8 +31,11 @@ export interface Team {
   leveled?: boolean;
   /** A fixed held-out set of `count` tasks (fewer when the team has fewer), in its evaluation order. */
   heldOut(count: number): RolloutTask[];
-  /** Judges a finished trajectory from its workspace (default: the final agent's boxed answer). */
-  outcome?: (t: Trajectory, ws: Workspace) => TrajectoryOutcome;
+  /**
+   * Judges a finished trajectory: its answer read from the final agent's text (`finalText`, its turns
+   * joined) and whether it is right, from the task and the workspace (the math team: the last \boxed{}).
+   */
+  outcome: (t: Trajectory, ws: Workspace, finalText: string) => TrajectoryOutcome;
   /** Extra facts the coach sees for an agent (files and owners; metrics for the final agent). */
   facts?: (t: Trajectory, agentId: string) => string | undefined;
   /**
@@ -48,6 +51,11 @@ export interface Team {
   coachTemplate?: string;
   /** Quality metrics averaged over trajectories that report them. */
   metricNames: string[];
+  /**
+   * Per agent id, whether a reply (its text, its turn) follows the team's format: a structure check, not
+   * correctness (the pretraining's report of an untrained team). None: nothing to check.
+   */
+  formats?: Record<string, (text: string, turn: number) => boolean>;
   /** Table functions its agents call in SQL (the data team's fit_predict): the caller gives them to the SQL tool. */
   sqlFunctions?: readonly SqlFunction[];
   // What the callers' registry (not the loop) reads of a team's folder:

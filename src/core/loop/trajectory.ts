@@ -59,7 +59,7 @@ export interface Trajectory {
 /** A domain's verdict on a finished trajectory, from its answer and its workspace. */
 export interface TrajectoryOutcome {
   correct: boolean;
-  finalAnswer?: string | null;
+  finalAnswer: string | null;
   metrics?: Record<string, number>;
   report?: string;
 }

@@ -16,6 +16,15 @@
 
 const BOX_COMMANDS = ['\\boxed', '\\fbox', '\\framebox'];
 
+/** A final agent's answer in its text: the last \boxed{}, else "Answer: x" (or "Result: x"); null when neither.
+ *  extractFinalAnswer('so Answer: 42') -> '42'. */
+export function extractFinalAnswer(text: string): string | null {
+  const boxed = extractBoxed(text);
+  if (boxed !== null) return boxed;
+  const m = /(?:Answer|Result)\s*:\s*\$?(-?[\d.,/]+)/i.exec(text);
+  return m ? m[1] : null;
+}
+
 /** Content of the last \boxed{...} / \fbox{...} / \framebox{...} in text (nested braces allowed),
  *  or of the form "\boxed 5" (up to the next space or $). null when there is none or it is
  *  unclosed. Example: extractBoxed('\\boxed{\\frac{1}{2}}') === '\\frac{1}{2}'. */

@@ -53,7 +53,7 @@ function build(task: DataRolloutTask, stages: { features?: 'both' | 'train-only'
 
 async function coach(task: DataRolloutTask, ws: Workspace, actions: Action[], finalAnswer = 'submission.csv') {
   const t: Trajectory = { task, sample: 0, actions, finalAnswer, correct: false };
-  const o = dataOutcome(t, ws);
+  const o = dataOutcome(t, ws, `\\boxed{${finalAnswer}}`); // the Analyst's text boxing the answer
   Object.assign(t, { correct: o.correct, metrics: o.metrics, report: o.report, files: ws.list() });
   const { coached } = await coachTrajectories(DATA_CHAIN, [t], dataRuleCoach(), DEFAULT_REWARDS, (tr, id) => dataFacts(tr, id));
   const score = (id: string) => coached[0].agentScores.get(id)!;
@@ -170,7 +170,7 @@ describe('data coach blame', () => {
   it('facts list files with owners for every agent and metrics for the final agent only', () => {
     const ws = build(classification, { features: 'train-only' });
     const t: Trajectory = { task: classification, sample: 0, actions: [], finalAnswer: null, correct: false };
-    Object.assign(t, dataOutcome(t, ws));
+    Object.assign(t, dataOutcome(t, ws, ''));
     const de = dataFacts(t, 'data_engineer');
     const analyst = dataFacts(t, 'analyst');
     expect(de).toMatch(/^Files \(path by owner\):\n- data\.csv by task: 200 rows, 7 columns \(id, .*\), \d+ missing, 1 text columns\n/);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type TrainConfig } from '../../../src/core/loop/config.ts';
-import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
+import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import { agentReward } from '../../../src/core/loop/rewards.ts';
 import { runRollouts, type Trajectory } from '../../../src/core/loop/rollout.ts';
 import type { AgentBackend, GenerationRequest, GenerationResult } from '../../../src/core/loop/agents.ts';
@@ -64,7 +64,7 @@ async function sandboxRollout(config: TrainConfig): Promise<Trajectory> {
     },
   };
   const python: Sandbox = { run: async () => ({ ok: true, stdout: `${STDOUT}\n`, stderr: '', durationMs: 1 }), dispose: async () => {} };
-  const [t] = await runRollouts(config.workflow, [TASK], { agents, tools: { python }, samplesPerTask: 1, temperature: 1, seed: 0 });
+  const [t] = await runRollouts(config.workflow, [TASK], { agents, tools: { python }, samplesPerTask: 1, temperature: 1, seed: 0, outcome: teamOf(config.workflow).outcome });
   return t;
 }
 

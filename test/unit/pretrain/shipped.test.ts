@@ -4,13 +4,13 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROLE_FORMAT } from '../../../scripts/pretrain/evaluate.ts';
+import { DATA_TEAM } from '../../../src/core/domains/data/index.ts';
 import { ModelCoach } from '../../../src/core/coach/coach.ts';
 import { agentContext } from '../../../src/core/loop/rewards.ts';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { EngineAgents } from '../../../src/core/loop/agents.ts';
 import { runRollouts } from '../../../src/core/loop/rollout.ts';
-import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
+import { MATH_CHAIN, MATH_TEAM, mathOutcome } from '../../../src/core/domains/math/index.ts';
 import { DATA_CHAIN, dataHeldOut } from '../../../src/core/domains/data/team.ts';
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';
@@ -21,6 +21,9 @@ import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
 import type { Sandbox } from '../../../src/core/tools/sandbox.ts';
 import type { ToolRunners } from '../../../src/core/tools/runners.ts';
+
+/** Each agent's format check, as its team states it. */
+const ROLE_FORMAT = { ...MATH_TEAM.formats!, ...DATA_TEAM.formats! };
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
 const FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'README.md'];
@@ -65,7 +68,7 @@ describe.skipIf(!shipped)('shipped models', () => {
 
   it('agent answers on-format in every math role (greedy, held-out problem)', async () => {
     const task = mathHeldOut(1)[0];
-    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0, outcome: mathOutcome });
     const roles = traj.actions.map((a) => `${a.agentId}#${a.turn}`);
     expect(roles).toEqual(['solver#1', 'executor#1', 'executor#2', 'verifier#1']);
     for (const a of traj.actions) expect(ROLE_FORMAT[a.agentId](a.text, a.turn), `${a.agentId} turn ${a.turn}: ${JSON.stringify(a.text)}`).toBe(true);
@@ -91,7 +94,7 @@ describe.skipIf(!shipped)('shipped models', () => {
 
   it('judge answers in the coach format on a real team trajectory (with the one format-repair retry)', async () => {
     const task = mathHeldOut(2)[0];
-    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0 });
+    const [traj] = await runRollouts(MATH_CHAIN, [task], { agents: new EngineAgents(loaded.agent, new Map()), tools: stubTools, samplesPerTask: 1, temperature: 0, seed: 0, outcome: mathOutcome });
     const coach = new ModelCoach(loaded.judge);
     const results = await coach.scoreBatch(MATH_CHAIN.agents.map((a) => agentContext(MATH_CHAIN, traj, a.id)!));
     for (const r of results) expect(r.ok, r.raw).toBe(true);

@@ -25,6 +25,11 @@ export const DATA_TEAM: Team = {
   // coverage (share of test ids predicted; 0 without a submission) is set on every prediction task, the rest only on complete submissions
   metricNames: ['coverage', 'rocAuc', 'accuracy', 'f1', 'rmseOverRange', 'rmseOverIqr'],
   sqlFunctions: [FIT_PREDICT],
+  formats: {
+    data_engineer: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
+    modeler: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE \w+ AS SELECT/.test(t) : /```sql\n|^Done\.$/.test(t.trim())),
+    analyst: (t, turn) => (turn === 1 ? /```sql\n[\s\S]*CREATE TABLE submission AS SELECT|\\boxed\{[^}]+\}/.test(t) : /\\boxed\{[^}]+\}|```sql\n/.test(t)),
+  },
   presets: () => [{ name: DATA_CHAIN.name, label: 'data analysis (Engineer → Modeler → Analyst)', workflow: structuredClone(DATA_CHAIN) }],
   settings: () => structuredClone(DATA_TEAM_SETTINGS) as Record<string, unknown>,
 };

@@ -17,6 +17,7 @@
  * classification; "probability" is used for ROC-AUC when present); extra columns are ignored.
  * Example: dataOutcome(t, ws) -> {correct: true, metrics: {rocAuc: 0.83, accuracy: 0.77, f1: 0.75, coverage: 1, success: 1}, report: '- data.csv by task: ...'}
  */
+import { extractFinalAnswer } from '../../tasks/answers.ts';
 import { parseCsv } from '../../tools/csv.ts';
 import { checkTableAnswer, type TabularSuiteTask } from './tabular.ts';
 import type { Workspace } from '../../tools/workspace.ts';
@@ -82,15 +83,19 @@ export function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classif
   return { metrics: { ...m, coverage, success: m.rmseOverIqr <= SUCCESS_RMSE_OVER_IQR ? 1 : 0 } };
 }
 
-/** The rollout `outcome` hook of the data team. */
-export function dataOutcome(t: Trajectory, ws: Workspace): TrajectoryOutcome {
+/**
+ * The rollout `outcome` hook of the data team: the Analyst's answer (its last \boxed{}, else "Answer: x"),
+ * right when it answers the table question, or when the submission in the workspace meets the bar.
+ */
+export function dataOutcome(t: Trajectory, ws: Workspace, finalText: string): TrajectoryOutcome {
   const task = (t.task as DataRolloutTask).data;
   if (!task) throw new Error(`dataOutcome: task ${t.task.id} is not a data task (build tasks with dataRolloutTask)`);
+  const finalAnswer = extractFinalAnswer(finalText);
   const report = fileReport(ws);
   if (task.kind === 'table-question') {
-    const correct = t.finalAnswer !== null && checkTableAnswer(task, t.finalAnswer);
-    return { correct, metrics: { success: correct ? 1 : 0 }, report };
+    const correct = finalAnswer !== null && checkTableAnswer(task, finalAnswer);
+    return { correct, finalAnswer, metrics: { success: correct ? 1 : 0 }, report };
   }
   const scored = scoreSubmission(task, ws.readText(SUBMISSION_FILE));
-  return { correct: scored.metrics.success === 1, metrics: scored.metrics, report: scored.problem ? `${report}\n(${scored.problem})` : report };
+  return { correct: scored.metrics.success === 1, finalAnswer, metrics: scored.metrics, report: scored.problem ? `${report}\n(${scored.problem})` : report };
 }

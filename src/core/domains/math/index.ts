@@ -11,7 +11,8 @@
  */
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import { TEAM_LINE, type WorkflowSpec } from '../../loop/workflow.ts';
-import type { RolloutTask } from '../../loop/trajectory.ts';
+import type { RolloutTask, Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
+import { answersEqual, extractFinalAnswer } from '../../tasks/answers.ts';
 import { stratifiedOrder } from '../../stats/order.ts';
 import type { Team } from '../../loop/team.ts';
 import { ruleScore, type RuleTask } from './rule-coach.ts';
@@ -103,11 +104,27 @@ function mathTrainPool(seed: number, level: number, size: number): RolloutTask[]
   return generateMathTasks({ seed: `train:${seed}:L${level}`, count: size * (mixed ? 5 : 1), level: mixed ? undefined : level });
 }
 
+/**
+ * The team's answer, the final agent's last \boxed{} (else "Answer: x"), right when it equals the
+ * task's answer as a number or normalised text (tasks/answers.ts).
+ * Example: mathOutcome(t, ws, 'so \\boxed{0.5}') with t.task.answer '\\frac{1}{2}' -> { finalAnswer: '0.5', correct: true }
+ */
+export function mathOutcome(t: Trajectory, _ws: unknown, finalText: string): TrajectoryOutcome {
+  const finalAnswer = extractFinalAnswer(finalText);
+  return { finalAnswer, correct: finalAnswer !== null && answersEqual(finalAnswer, t.task.answer) };
+}
+
 export const MATH_TEAM: Team = {
   name: 'math',
   trainPool: mathTrainPool,
   leveled: true,
   heldOut: mathEvalTasks,
+  outcome: mathOutcome,
+  formats: {
+    solver: (t) => /Answer:\s*-?\d/.test(t),
+    executor: (t, turn) => (turn === 1 ? /```python\n[\s\S]*print\(/.test(t) : /Result:\s*-?\d/.test(t)),
+    verifier: (t) => /\\boxed\{[^}]+\}/.test(t),
+  },
   ruleCoach: mathRuleCoach,
   judgeModel: 'models/judge',
   metricNames: [],
