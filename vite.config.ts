@@ -145,11 +145,13 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/unit/cli/run-safety.test.ts   again with five kill moments instead of two (MAPPA_SLOW=1)
  *   test/e2e/coach.test.ts    a relay run coached by a weak judge, stated in words, and its "⇄" twin (about 50 s
  *                             with its own server; test/e2e/truth.test.ts keeps the citations and Pause in `npm test`)
+ *   test/e2e/corrections.test.ts  correcting a judge in the page, teaching it in the worker and a run coached by the taught
+ *                             version (minutes: a training iteration, teaching with its folds, a 4-iteration run and a reload)
  *   test/e2e/credit.test.ts   the credit methods in the page: the reward setting, the side-by-side credit view and
  *                             "Compare credit methods" trained twice (about 1 minute; its maths: test/unit/lab/credit*.test.ts)
  */
 const SLOW = process.env.MAPPA_SLOW === '1';
-const SLOW_ONLY = ['test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts'];
+const SLOW_ONLY = ['test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts'];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts'];
 
 export default defineConfig({

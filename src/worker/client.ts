@@ -61,7 +61,7 @@ export class TrainerClient {
     takeOver: this.method('takeOver'), openSaved: this.method('openSaved'),
     reset: this.method('reset'), export: this.method('export'), importAdapter: this.method('importAdapter'), importDataset: this.method('importDataset'),
     loadModel: this.method('loadModel'), listRuns: this.method('listRuns'), webllmModels: this.method('webllmModels'), webllmCoach: this.method('webllmCoach'),
-    recover: this.method('recover'), runTool: this.method('runTool'), loseDevice: this.method('loseDevice'),
+    recover: this.method('recover'), runTool: this.method('runTool'), loseDevice: this.method('loseDevice'), judgeDesk: this.method('judgeDesk'),
   };
 
   /** Send one request; resolves with the worker's value or rejects with its error message. */

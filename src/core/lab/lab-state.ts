@@ -30,7 +30,7 @@
 export type LabState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'readonly' | 'lost' | 'error';
 
 /** What a running lab is doing. 'lesson' and 'creditMethods' are experiments (experiment.ts). */
-export type Activity = 'training' | 'step' | 'compare' | 'lesson' | 'creditMethods' | 'scale';
+export type Activity = 'training' | 'step' | 'compare' | 'lesson' | 'creditMethods' | 'teach' | 'scale';
 
 /** The lab's state with what each one holds (only the lab sees this; the page hears its name). */
 export type LabMode =
@@ -59,6 +59,7 @@ const DOING: Record<Activity, string> = {
   compare: 'the run and its twin are training',
   lesson: 'the lesson is running',
   creditMethods: 'the credit comparison is running',
+  teach: 'the judge is being taught',
   scale: 'the team-scaling experiment is running',
 };
 

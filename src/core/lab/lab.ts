@@ -35,6 +35,7 @@ import { nameOf, refusal, type Activity, type GatedRequest, type LabMode } from 
 import { ProgressBars } from './progress.ts';
 import type { LabApi, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
+import { DESK_STORE, JudgeDesk, taughtSource } from './judge-desk.ts';
 
 export type { LabPlatform } from './shelf.ts';
 
@@ -77,10 +78,22 @@ export class Lab implements LabApi {
   private dataset: { name: string; tasks: RolloutTask[]; text: string } | null = null;
   /** The right to write the open run (platforms with tabs); null where the platform has one writer only. */
   private writer: { runId: string; lock: RunWriter } | null = null;
+  /** The platform, with the judges taught in the page loadable by their spec ("taught:<name>-<hash>", judge-desk.ts). */
+  private readonly platform: LabPlatform;
+  /** Corrections of the open run's judge, and teaching it (judge-desk.ts). */
+  private readonly desk: JudgeDesk;
 
-  constructor(private readonly platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
+  constructor(platform: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
+    const given = platform;
+    const deskStore = given.store(DESK_STORE);
+    const plain = (spec: string, base: string) => given.modelSource(spec, base);
+    this.platform = Object.assign(Object.create(given) as LabPlatform, {
+      modelSource: (spec: string, base: string) => (spec.startsWith('taught:') ? taughtSource(spec, deskStore, (p) => plain(p, base)) : plain(spec, base)),
+    });
+    platform = this.platform;
     this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
     this.shelf = new Shelf(platform, this.bars, post);
+    this.desk = new JudgeDesk(deskStore, (spec) => this.platform.modelSource(spec, this.shelf.baseUrl), (spec) => this.shelf.model(spec));
     onDeviceLost((info) => {
       this.stopLoop();
       const at = this.run?.session.checkpointed ?? 0;
@@ -658,6 +671,27 @@ export class Lab implements LabApi {
   async runTool({ code, language }: Args<'runTool'>): Value<'runTool'> {
     const r = await this.shelf.sandbox().run(code, { language, timeoutMs: 30_000 });
     return { stdout: r.stdout, stderr: r.stderr, error: r.error?.message };
+  }
+
+  /** The judge desk: read-only requests answer at once; teaching runs as an activity (Pause stops it, the old judge kept). */
+  async judgeDesk(args: Args<'judgeDesk'>): Value<'judgeDesk'> {
+    const run = this.run;
+    if (!run) throw new Error('no run is open yet');
+    if (args.op !== 'teach' && args.op !== 'ask') return this.desk.handle(run.config, args);
+    await this.allow('experiment');
+    let view: Awaited<Value<'judgeDesk'>> | null = null;
+    let failed: Error | null = null;
+    const words = args.op === 'teach' ? 'teaching the judge on your corrections' : undefined;
+    await this.launch('teach', words, async (signal) => {
+      try {
+        view = await this.desk.handle(run.config, args, signal, (progress) => this.post({ kind: 'teach', progress }));
+      } catch (e) {
+        failed = e as Error;
+      }
+    });
+    if (failed) throw failed;
+    if (!view) throw new Error('stopped before the end; the old judge is unchanged');
+    return view;
   }
 
   async loseDevice(): Value<'loseDevice'> {

@@ -20,6 +20,7 @@ import type { CreditMethodsView } from './credit-methods.ts';
 import type { ScaleView } from './scale.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
+import type { DeskRequest, DeskView, TeachProgress } from './judge-desk.ts';
 
 export type { LabState } from './lab-state.ts';
 
@@ -122,6 +123,8 @@ export interface Requests {
   runTool: { args: { code: string; language: 'python' | 'javascript' }; value: { stdout: string; stderr: string; error?: string } };
   /** Test hook: destroy the WebGPU device to exercise the device-loss path. */
   loseDevice: { args: Record<string, never>; value: null };
+  /** The judge desk (judge-desk.ts): correct the open run's judge, list, undo, export, import, ask, teach ('teach' events while it teaches). */
+  judgeDesk: { args: DeskRequest; value: DeskView };
 }
 
 export type RequestType = keyof Requests;
@@ -132,6 +135,7 @@ export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promis
 /** Every request, at run time (the worker refuses any other; the client makes one method each). */
 export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'scale', 'step', 'takeOver', 'reset', 'export',
   'importAdapter', 'importDataset', 'openSaved', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
+  'judgeDesk',
 ] as const satisfies readonly RequestType[];
 // A request missing from the list fails to compile here.
 type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
@@ -193,6 +197,8 @@ export type WorkerEvent =
   /** "Scale the team": its rows, words and progress as they stand (scale.ts). */
   | { kind: 'scale'; view: ScaleView }
   | { kind: 'error'; message: string }
+  /** Teaching a judge (judge-desk.ts): its phase and how far it is. */
+  | { kind: 'teach'; progress: TeachProgress }
   /** Something the user should know that is not an error (an imported dataset opened a new run): a banner until dismissed. */
   | { kind: 'notice'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
