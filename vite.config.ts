@@ -142,17 +142,35 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/e2e/shapes.test.ts   real SmolLM2-135M / Qwen2.5-0.5B shapes through the page on SwiftShader
  *                             (a [rows, 896] x [896, 151936] matmul takes 17-25 s there); the vocabulary
  *                             split under 128 MiB bindings stays in `npm test` (vocab-table, webgpu parity)
- *   test/unit/cli/run-safety.test.ts   again with five kill moments instead of two (MAPPA_SLOW=1)
+ *   test/unit/cli/run-safety.test.ts   again with five kill moments instead of one (MAPPA_SLOW=1)
+ *   test/e2e/sandbox.test.ts  again with a training Step on the GPU restarted after a device loss (MAPPA_SLOW=1): a fresh
+ *                             device compiles every pipeline again, about 3 minutes on SwiftShader
  *   test/e2e/coach.test.ts    a relay run coached by a weak judge, stated in words, and its "⇄" twin (about 50 s
  *                             with its own server; test/e2e/truth.test.ts keeps the citations and Pause in `npm test`)
  *   test/e2e/corrections.test.ts  correcting a judge in the page, teaching it in the worker and a run coached by the taught
  *                             version (minutes: a training iteration, teaching with its folds, a 4-iteration run and a reload)
  *   test/e2e/credit.test.ts   the credit methods in the page: the reward setting, the side-by-side credit view and
  *                             "Compare credit methods" trained twice (about 1 minute; its maths: test/unit/lab/credit*.test.ts)
+ *   test/e2e/scale.test.ts    "Scale the team" trained whole in the page: the relay of 8-64 agents, eight runs (about 3-4
+ *                             minutes, more on a loaded machine; its maths: test/unit/lab/scale.test.ts), and a reload
+ * and, to keep `npm test` within 7 minutes cold on 2 cores (docs/testing.md, "How long the suite takes"), the page's
+ * fault and classroom checks, each a browser training its own runs (their headless logic stays in `npm test`:
+ * test/unit/lab/, test/unit/loop/run-files.test.ts, test/unit/cli/run-record.test.ts):
+ *   test/e2e/class.test.ts    a class's page: typed settings, pinned banners over a stored lesson, coach-free words, imports,
+ *                             a read-only tab (about 110 s)
+ *   test/e2e/storage.test.ts  storage full and a page closed mid-checkpoint (about 60 s)
+ *   test/e2e/tabs.test.ts     two tabs on one run, Take over (about 30 s)
+ *   test/e2e/offline.test.ts  the service worker: offline after one visit, isolation without headers (about 25 s)
+ *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
+ *                             compiles its pipelines; the plain WebGPU path against transformers stays in `npm test`: parity)
  */
 const SLOW = process.env.MAPPA_SLOW === '1';
-const SLOW_ONLY = ['test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts'];
-const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts'];
+const SLOW_ONLY = [
+  'test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts',
+  'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
+  'test/e2e/scale.test.ts',
+];
+const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts', 'test/e2e/sandbox.test.ts'];
 
 export default defineConfig({
   plugins: [svelte(), staticAssets(), precacheManifest()],

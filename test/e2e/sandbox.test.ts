@@ -2,7 +2,7 @@
 // on SwiftShader WebGPU: it opens on webgpu, trains two iterations in the worker (charts and
 // inspector update, typing stays responsive during the update), exports a valid PEFT adapter zip,
 // resumes after a reload, loads a hub-layout model folder through the URL loader, and survives a
-// WebGPU device loss by restarting the GPU in the page, or by continuing on wasm.
+// WebGPU device loss by restarting the GPU in the page (a Step on it in `npm run test:slow`), or by continuing on wasm.
 //
 // The page trains the embedded default: the shipped models in models/, built into the site. Speed:
 // SwiftShader is a CPU GPU (~1 s per decoding step here), so the run is small (1 prompt x 2 samples,
@@ -29,6 +29,8 @@ const have = chromiumAvailable();
 warnIfSkipped('sandbox e2e suite (test/e2e/sandbox.test.ts)', have);
 
 const TINY = path.join(resultsDir, 'tiny-models');
+/** A training Step on the restarted GPU (minutes on SwiftShader): in `npm run test:slow` (MAPPA_SLOW=1) only. */
+const STEP_ON_RESTARTED_GPU = process.env.MAPPA_SLOW === '1';
 const CONFIG = {
   promptsPerIteration: 1, samplesPerPrompt: 2, evalTasks: 2, evalEvery: 50, checkpointEvery: 1, iterations: 50,
   coach: { kind: 'rule' }, lora: { rank: 2, targetModules: ['q_proj', 'v_proj'] },
@@ -234,9 +236,14 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await screenshot(page, 'sandbox-device-lost');
     await page.getByTestId('btn-restart-gpu').click();
     await waitRun(page, "r.backend && r.backend.name === 'webgpu' && r.state === 'ready'", 120_000);
-    await page.getByTestId('btn-step').click();
-    // A fresh device builds its pipelines again: 187 s for this Step with the machine loaded (the same Step on wasm: 5 s).
-    await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 1_200_000);
+    expect((await view(page)).metrics.length).toBe(before); // the checkpoint's iterations, none lost
+    // A fresh device builds every pipeline again: 187 s for this Step on SwiftShader with the machine loaded (the same
+    // Step on wasm: 5 s), so `npm test` checks that the restarted device is ready and leaves the Step on it to
+    // `npm run test:slow` (the next test trains a Step after a loss, on wasm).
+    if (STEP_ON_RESTARTED_GPU) {
+      await page.getByTestId('btn-step').click();
+      await waitRun(page, `r.state === 'ready' && r.metrics.length > ${before}`, 1_200_000);
+    }
     const r = await view(page);
     expect(r.errors).toEqual([]);
     expect(r.backend?.name).toBe('webgpu');
