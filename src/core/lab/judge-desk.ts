@@ -64,7 +64,7 @@ export interface AskCard {
   reply: string;
   judge: number | null;
   why: string;
-  earlier: { score: number; reply: string }[];
+  earlier: { score: number; words: string }[];
 }
 
 export interface DeskView {
@@ -72,7 +72,8 @@ export interface DeskView {
   /** The judge asked now: its coach.model spec and sha-256 (a taught one keeps its line's book). */
   judge: { spec: string; hash: string };
   count: number;
-  corrections: { prompt: string; score: number; was?: number; group?: string; by: string; why?: string }[];
+  /** The book's verdicts, each with its action in a few words (actionWords). */
+  corrections: { prompt: string; words: string; score: number; was?: number; group?: string; by: string; why?: string }[];
   versions: JudgeVersion[];
   /** The coach prompt of each action of the trajectories sent (null: no coach context), to match verdicts to actions. */
   prompts: (string | null)[][];
@@ -88,6 +89,19 @@ export interface TeachProgress {
   done: number;
   total: number;
   seconds: number;
+}
+
+/**
+ * An action in a few words, from its coach prompt: what it received and what it replied, read from the relay's template
+ * (`... replied "7".` then the input) or the generic one (`Input:` ... `Output:`); else the prompt's start.
+ * Example: actionWords('Relay agent 2 replied "7".\n\n3 + 4') -> '3 + 4 → replied "7"'
+ */
+export function actionWords(prompt: string): string {
+  const relay = /replied "([^"]*)"\.[\s\S]*\n([^\n]+)$/.exec(prompt);
+  if (relay) return `${relay[2].trim()} → replied "${relay[1]}"`;
+  const generic = /\nInput:\n([\s\S]*?)\nOutput:\n([\s\S]*?)\nTool output:/.exec(prompt);
+  if (generic) return `${generic[1].trim().split('\n').pop()} → replied "${generic[2].trim().slice(0, 60)}"`;
+  return prompt.slice(0, 60);
 }
 
 /** A trajectory as shown, rebuilt as its coach read it (what `mappa judge ask` does with trajectories.jsonl). */
@@ -197,7 +211,7 @@ export class JudgeDesk {
     const { spec, hash } = await this.judgeOf(c);
     const judge = { spec, hash };
     return {
-      team: c.workflow.domain, judge, count: book.count, corrections: book.list().map(({ answer: _, correct: __, ...rest }) => rest),
+      team: c.workflow.domain, judge, count: book.count, corrections: book.list().map(({ answer: _, correct: __, ...rest }) => ({ ...rest, words: actionWords(rest.prompt) })),
       versions: (await readVersions(this.store)).filter((v) => v.team === c.workflow.domain),
       prompts: ctx.map((row) => row.map((x) => x?.prompt ?? null)), message, ...extra,
     };
@@ -221,7 +235,7 @@ export class JudgeDesk {
       return {
         trajectory: ti, action: ai, role: a.role, input: a.messages[a.messages.length - 1]?.content ?? '', reply: a.text, judge: readings[p.index].score,
         why: `Picked because the judge is unsure of it: ${p.why} (of the ${pool.length} uncorrected actions shown, the largest spread of its score distribution)`,
-        earlier: book.similar(group, prompt).map((r) => ({ score: r.score, reply: /replied "([^"]*)"/.exec(r.prompt)?.[1] ?? r.prompt.slice(0, 60) })),
+        earlier: book.similar(group, prompt).map((r) => ({ score: r.score, words: actionWords(r.prompt) })),
       };
     });
   }
