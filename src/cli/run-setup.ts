@@ -68,7 +68,7 @@ export async function readConfig(file: string | undefined, overrides: Record<str
 }
 
 /** The team's model and tools, loaded: what playing it needs (`mappa eval`, a worker thread's passes). */
-export async function setUpTeam(config: TrainConfig): Promise<TeamParts> {
+export async function setUpTeam(config: Pick<TrainConfig, 'agentModel' | 'workflow'>): Promise<TeamParts> {
   const agentModel = await openModel(config.agentModel, { tokenizer: 'required' });
   const team = teamOf(config.workflow);
   return { team, agentModel, tools: toolsFor(config.workflow, { code: () => createSandbox(), sql: () => createSqlTool({ functions: team.sqlFunctions }) }) };

@@ -13,7 +13,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { initBackend } from '../core/engine/backend.ts';
-import type { TrainConfig } from '../core/loop/config.ts';
+import type { PlayedTeam } from '../core/loop/team.ts';
 import type { ModelConfig } from '../core/engine/model/config.ts';
 import { CausalLM } from '../core/engine/model/llama.ts';
 import { LanePool, serveLaneJobs, type LanePort } from '../core/compute/lane-pool.ts';
@@ -66,7 +66,7 @@ export async function startWorkerLanes(count: number, model: CausalLM): Promise<
 
 /** Worker side of a team pass: the run's parts (model with tokenizer, sandbox, SQL tool), made once per config. */
 let team: { key: string; parts: TeamParts } | null = null;
-async function replicaParts(config: TrainConfig): Promise<TeamParts> {
+async function replicaParts(config: PlayedTeam): Promise<TeamParts> {
   const key = JSON.stringify([config.agentModel, config.workflow]);
   if (team?.key !== key) {
     if (team) await disposeTools(team.parts.tools);

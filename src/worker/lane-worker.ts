@@ -13,7 +13,7 @@ import { loadModel, type LoadedModel } from '../core/engine/model/load.ts';
 import { laneTransfer, LaneServer, type LaneJob, type LaneResult } from '../core/compute/lane-server.ts';
 import { serveLaneJobs } from '../core/compute/lane-pool.ts';
 import type { TeamParts } from '../core/loop/rollout.ts';
-import type { TrainConfig } from '../core/loop/config.ts';
+import type { PlayedTeam } from '../core/loop/team.ts';
 import { sqlFunctions, teamOf } from '../core/domains/index.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
@@ -38,7 +38,7 @@ async function boot(b: LaneBoot): Promise<LaneResult> {
 }
 
 /** The tools an evaluation pass needs, started on first use (Pyodide only if an agent runs Python). */
-async function parts(config: TrainConfig): Promise<TeamParts> {
+async function parts(config: PlayedTeam): Promise<TeamParts> {
   const tools = toolsFor(config.workflow, {
     code: () => (sandbox ??= createSandbox({ pyodideIndexURL: new URL('pyodide/', replica!.baseUrl).href })),
     sql: () => (sql ??= createSqlTool({ functions: sqlFunctions() })),

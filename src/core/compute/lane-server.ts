@@ -16,8 +16,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import { assignValues, concatValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
-import type { TrainConfig } from '../loop/config.ts';
 import type { TeamParts, TeamPass, Trajectory } from '../loop/rollout.ts';
+import type { PlayedTeam } from '../loop/team.ts';
 import type { GradientJob } from '../rl/ppo.ts';
 import { LocalCompute } from './local.ts';
 
@@ -46,7 +46,7 @@ export class LaneServer {
   private readonly local: LocalCompute;
 
   /** `team`: the parts a pass of a workflow needs on this lane (its tools are the lane's own). */
-  constructor(private readonly model: CausalLM, team: (config: TrainConfig) => Promise<TeamParts>) {
+  constructor(private readonly model: CausalLM, team: (played: PlayedTeam) => Promise<TeamParts>) {
     this.local = new LocalCompute(model, team);
   }
 
@@ -69,7 +69,7 @@ export class LaneServer {
       return { kind: 'logprobs', logp };
     }
     if (job.kind === 'play') {
-      const [trajectories] = await this.local.play([job.pass], { signal });
+      const [trajectories] = await this.local.playTeam([job.pass], { signal });
       return { kind: 'play', trajectories };
     }
     const [g] = await this.local.gradients(this.adapter(job.adapter), [job.job]);

@@ -60,8 +60,8 @@ export class LaneCompute implements Compute {
    * Passes played away from this thread (on the lanes; here only when a lane fails), so that this thread
    * can train meanwhile: null when there is no lane to play them.
    */
-  background(): Pick<Compute, 'play'> | null {
-    return this.lanes > 0 ? { play: (passes, opts) => this.playOn(passes, opts ?? {}, true) } : null;
+  background(): Pick<Compute, 'playTeam'> | null {
+    return this.lanes > 0 ? { playTeam: (passes, opts) => this.playOn(passes, opts ?? {}, true) } : null;
   }
 
   /** Posts a job, counting it in flight on its lane until it settles. */
@@ -95,7 +95,7 @@ export class LaneCompute implements Compute {
       }, this.failed);
   }
 
-  play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
+  playTeam(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
     return this.playOn(passes, opts, false);
   }
 
@@ -107,7 +107,7 @@ export class LaneCompute implements Compute {
    */
   private async playOn(passes: TeamPass[], opts: PlayOptions, away: boolean): Promise<Trajectory[][]> {
     const n = this.lanes;
-    if (n === 0) return this.here.play(passes, opts);
+    if (n === 0) return this.here.playTeam(passes, opts);
     const laneOf = (i: number) => {
       if (!away && i === 0) return 0;
       const lane = Math.max(1, n - (passes.length - 1 - i));
@@ -123,7 +123,7 @@ export class LaneCompute implements Compute {
     });
     remote.forEach((r) => r?.catch(() => undefined)); // each is awaited below; a pause rejects them all at once
     const out: Trajectory[][] = [];
-    for (const [i, pass] of passes.entries()) out.push((await remote[i]) ?? (await this.here.play([pass], opts))[0]);
+    for (const [i, pass] of passes.entries()) out.push((await remote[i]) ?? (await this.here.playTeam([pass], opts))[0]);
     return out;
   }
 }

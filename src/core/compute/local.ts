@@ -16,13 +16,13 @@ import { pausePoint } from '../engine/pause-point.ts';
 import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
 import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
 import { teamGradient, teamLogProbs, type TeamGradient, type TeamGradientJob, type TeamLogProbJob } from '../rl/team-passes.ts';
-import type { TrainConfig } from '../loop/config.ts';
 import { playPass, type PlayOptions, type TeamParts, type TeamPass, type Trajectory } from '../loop/rollout.ts';
+import type { PlayedTeam } from '../loop/team.ts';
 import type { Compute } from '../loop/train.ts';
 
 export class LocalCompute implements Compute {
   /** `team`: the parts a pass of a workflow needs (absent: this compute serves the update alone). */
-  constructor(readonly model: CausalLM, private readonly team?: (config: TrainConfig) => Promise<TeamParts>) {}
+  constructor(readonly model: CausalLM, private readonly team?: (played: PlayedTeam) => Promise<TeamParts>) {}
 
   /** A compute for a run whose team plays with these parts. */
   static forTeam(parts: TeamParts): LocalCompute {
@@ -48,10 +48,10 @@ export class LocalCompute implements Compute {
     return inTurn(jobs, (j) => teamGradient(this.model, j));
   }
 
-  async play(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
+  async playTeam(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
     if (!this.team) throw new Error('this compute was made for the update alone; it cannot play the team');
     const out: Trajectory[][] = [];
-    for (const p of passes) out.push(await playPass(await this.team(p.config), p, opts));
+    for (const p of passes) out.push(await playPass(await this.team(p), p, opts));
     return out;
   }
 }

@@ -21,13 +21,13 @@
 import type { AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { Compute } from './train.ts';
 import type { TrainConfig } from './config.ts';
-import type { Team } from './team.ts';
+import { playedTeam, type Team } from './team.ts';
 import type { RolloutTask, Trajectory } from './trajectory.ts';
 import { EVAL_SEED, evalResultOf } from './evaluate.ts';
 import type { EvalResult } from './records.ts';
 
 /** What plays an evaluation's passes: the run's Compute, or a background player of it. */
-export type Player = Pick<Compute, 'play'>;
+export type Player = Pick<Compute, 'playTeam'>;
 
 interface Pending {
   iteration: number;
@@ -89,8 +89,8 @@ export class EvalQueue {
     const started = performance.now();
     const from = p.greedy.length;
     const tasks = this.tasks.slice(from, from + Math.max(1, Math.floor(Math.min(size, this.tasks.length))));
-    const pass = (temperature: number) => ({ config: this.config, adapters: p.adapters, tasks, samplesPerTask: 1, temperature, seed: EVAL_SEED + from });
-    const [greedy, sampled] = await on.play([pass(0), pass(this.config.evalTemperature)], { signal }); // aborted: nothing kept, the chunk runs again
+    const pass = (temperature: number) => ({ ...playedTeam(this.config), adapters: p.adapters, tasks, samplesPerTask: 1, temperature, seed: EVAL_SEED + from });
+    const [greedy, sampled] = await on.playTeam([pass(0), pass(this.config.evalTemperature)], { signal }); // aborted: nothing kept, the chunk runs again
     p.greedy.push(...greedy);
     p.sampled.push(...sampled);
     const finished = p.greedy.length >= this.tasks.length;

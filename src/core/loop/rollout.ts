@@ -24,9 +24,8 @@ import { adapterFromValues, type AdapterValues } from '../engine/lora/adapter-va
 import type { GenerationProgress } from '../engine/model/generate.ts';
 import { pausePoint } from '../engine/pause-point.ts';
 import type { LoadedModel } from '../engine/model/load.ts';
-import type { TrainConfig } from './config.ts';
 import { EngineAgents, type AgentBackend, type GenerationResult } from './agents.ts';
-import type { Team } from './team.ts';
+import type { PlayedTeam, Team } from './team.ts';
 import type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
@@ -89,8 +88,7 @@ export interface TeamParts {
 }
 
 /** The team on `tasks`, `samplesPerTask` times each, with these adapters (agent id -> values; missing or null: the base model). */
-export interface TeamPass {
-  config: TrainConfig;
+export interface TeamPass extends PlayedTeam {
   adapters: Map<string, AdapterValues | null>;
   tasks: RolloutTask[];
   samplesPerTask: number;
@@ -111,7 +109,7 @@ export interface PlayOptions {
  * One pass of the team: the adapters made from their values, the workflow played on the pass's tasks
  * with the team's outcome, the adapters freed. A pass is fixed by its values and seed, so it plays
  * the same wherever it runs.
- * Example: const trajs = await playPass(parts, { config, adapters: new Map(), tasks, samplesPerTask: 2, temperature: 1, seed: 7 });
+ * Example: const trajs = await playPass(parts, { ...playedTeam(config), adapters: new Map(), tasks, samplesPerTask: 2, temperature: 1, seed: 7 });
  */
 export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptions = {}): Promise<Trajectory[]> {
   const adapters = new Map<string, LoraAdapter>();
@@ -120,9 +118,9 @@ export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptio
     const agents = new EngineAgents(parts.agentModel, adapters);
     agents.onProgress = opts.onProgress;
     agents.signal = opts.signal;
-    return await runRollouts(pass.config.workflow, pass.tasks, {
+    return await runRollouts(pass.workflow, pass.tasks, {
       agents, tools: parts.tools, outcome: parts.team.outcome, samplesPerTask: pass.samplesPerTask, fanOut: pass.fanOut,
-      temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.config.toolTimeoutMs, signal: opts.signal,
+      temperature: pass.temperature, seed: pass.seed, toolTimeoutMs: pass.toolTimeoutMs, signal: opts.signal,
     });
   } finally {
     for (const a of adapters.values()) a.dispose();

@@ -14,6 +14,7 @@
  *   meanMetrics([{ metrics: { rocAuc: 0.6 } }, { metrics: { rocAuc: 0.8 } }, {}], ['rocAuc']) -> { rocAuc: 0.7 }
  */
 import type { Coach } from '../coach/coach.ts';
+import type { TrainConfig } from './config.ts';
 import type { SqlFunction } from '../tools/sql-statements.ts';
 import type { Workspace } from '../tools/workspace.ts';
 import type { RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
@@ -65,6 +66,14 @@ export interface Team {
   presets?(): TeamChoice[];
   /** Loop settings the team brings with it (a config patch without the workflow; resolveTrainConfig applies it); none: the defaults. */
   settings?(w: WorkflowSpec): Record<string, unknown>;
+}
+
+/** What a pass needs of a run's config to play its team: the agents' model (by name: a lane loads its own), the workflow, the tools' time limit. */
+export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTimeoutMs'>;
+
+/** Those three of a config, for a pass. Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000 } */
+export function playedTeam(c: PlayedTeam): PlayedTeam {
+  return { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
 }
 
 /** A shipped workflow as the page's team menu offers it. */

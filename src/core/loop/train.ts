@@ -36,15 +36,16 @@ import {
 } from './rewards.ts';
 import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
-import { meanMetrics } from './team.ts';
+import { meanMetrics, playedTeam } from './team.ts';
 
 /**
  * What the loop needs computed: the update's passes (Gradients, ../rl/update.ts) and passes of the team
- * (rollout.ts's `playPass`, in order, each fixed by its values and seed). compute/ implements it (run in
- * place, or shared out); every implementation gives the same results.
+ * (`playTeam`: each pass played by rollout.ts's `playPass`, in order, each fixed by its values and seed).
+ * compute/ implements it (run in place, or shared out); every implementation gives the same results.
  */
 export interface Compute extends Gradients {
-  play(passes: TeamPass[], opts?: PlayOptions): Promise<Trajectory[][]>;
+  /** The team played on each pass (rollout.ts `playPass`); one list of trajectories per pass, in order. */
+  playTeam(passes: TeamPass[], opts?: PlayOptions): Promise<Trajectory[][]>;
 }
 
 /** What a run trains with: the team (resolved by the caller), its model and tools, its coach, its Compute, and an imported dataset if any. */
@@ -81,6 +82,14 @@ interface Batch {
   /** Tokens generated in the rollouts, and the generations (distinct actions: a tree's leaves share their ancestors'). */
   generated: number;
   generations: number;
+}
+
+/** What an iteration's stages gave: the trajectories, their verdicts, the samples and the update (none when nothing was trained). */
+interface Stages {
+  batch: Batch;
+  verdicts: { coached: CoachedTrajectory[]; stats: CoachStats };
+  chosen: Chosen;
+  update: UpdateMetrics | null;
 }
 
 /** Verdicts -> samples: what the update trains on, each sample's action and reward, what was filtered, and the curriculum after it. */
@@ -241,7 +250,7 @@ export class Trainer {
     checkAbort(signal);
     const chosen = this.samplesOf(batch, verdicts.coached);
     const update = chosen.samples.length ? await clock.time('update', () => this.update(chosen.samples)) : null;
-    const record = this.recordOf(it, batch, verdicts, chosen, update, clock.seconds);
+    const record = this.recordOf(it, { batch, verdicts, chosen, update }, clock.seconds);
     return this.finish(it, record, chosen.curriculum, clock, evaluate);
   }
 
@@ -255,9 +264,9 @@ export class Trainer {
     // The counterfactual credit method asks for a tree: each agent replies several times to one frozen input.
     const fanOut = fanOutOf(c.rewards, c.workflow.agents.length);
     const passes = sharesOf(picked.tasks, c.rolloutPasses).map((tasks, k) => ({
-      config: c, adapters, tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: seed + k * 1_000_003, fanOut,
+      ...playedTeam(c), adapters, tasks, samplesPerTask: c.samplesPerPrompt, temperature: c.temperature, seed: seed + k * 1_000_003, fanOut,
     }));
-    const played = await clock.time('rollout', () => this.compute.play(passes, {
+    const played = await clock.time('rollout', () => this.compute.playTeam(passes, {
       signal, onProgress: (agentId, progress) => this.emit({ type: 'generation', iteration: it, agentId, progress }),
     }));
     const trajs = played.flat();
@@ -293,8 +302,7 @@ export class Trainer {
   }
 
   /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */
-  private recordOf(it: number, batch: Batch, verdicts: { coached: CoachedTrajectory[]; stats: CoachStats }, chosen: Chosen,
-    update: UpdateMetrics | null, seconds: Record<Phase, number>): { metrics: IterationMetrics; trajs: Trajectory[] } {
+  private recordOf(it: number, { batch, verdicts, chosen, update }: Stages, seconds: Record<Phase, number>): { metrics: IterationMetrics; trajs: Trajectory[] } {
     const c = this.config;
     const advantages = new Map<Action, number>();
     update?.sampleAdvantages.forEach((adv, i) => advantages.set(chosen.actionOf.get(chosen.samples[i])!, adv));

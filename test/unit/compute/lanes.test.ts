@@ -120,11 +120,11 @@ describe('LaneCompute: the update shared with lane threads', () => {
   });
 });
 
-describe('LaneCompute.play: where the passes go', () => {
+describe('LaneCompute.playTeam: where the passes go', () => {
   // Only the placement is under test: this thread's play is a stand-in that names the pass, and the
   // lane answers when the test says so (a real lane's play is tested in test/unit/loop/session.test.ts).
   const pass = (seed: number) => ({ seed }) as unknown as TeamPass;
-  const here = { play: async (ps: TeamPass[]) => ps.map((p) => [{ task: `here ${p.seed}` }]) } as unknown as LocalCompute;
+  const here = { playTeam: async (ps: TeamPass[]) => ps.map((p) => [{ task: `here ${p.seed}` }]) } as unknown as LocalCompute;
   function lanes() {
     const pending: { job: LaneJob; answer: () => void }[] = [];
     const pool: Lanes = {
@@ -138,7 +138,7 @@ describe('LaneCompute.play: where the passes go', () => {
   it('plays the second pass on an idle lane, and here when the lane is busy with a pass played beside', async () => {
     const idle = lanes();
     const a = new LaneCompute(here, idle.pool);
-    const played = a.play([pass(1), pass(2)]);
+    const played = a.playTeam([pass(1), pass(2)]);
     await Promise.resolve();
     expect(idle.pending).toHaveLength(1);
     idle.pending[0].answer();
@@ -146,8 +146,8 @@ describe('LaneCompute.play: where the passes go', () => {
 
     const busy = lanes();
     const b = new LaneCompute(here, busy.pool);
-    const beside = b.background()!.play([pass(9)]); // an evaluation chunk on the lane
-    expect((await b.play([pass(1), pass(2)])).map((t) => (t[0] as unknown as { task: string }).task)).toEqual(['here 1', 'here 2']);
+    const beside = b.background()!.playTeam([pass(9)]); // an evaluation chunk on the lane
+    expect((await b.playTeam([pass(1), pass(2)])).map((t) => (t[0] as unknown as { task: string }).task)).toEqual(['here 1', 'here 2']);
     expect(busy.pending).toHaveLength(1);
     busy.pending[0].answer();
     expect((await beside)[0][0]).toEqual({ task: 'lane 9' });

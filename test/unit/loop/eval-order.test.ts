@@ -17,7 +17,7 @@ import { mathHeldOut } from '../../../src/core/domains/math/tasks.ts';
 import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
 
 /** A compute that is never asked to play (these checks only read the queue's tasks). */
-const idle = { play: async () => [] };
+const idle = { playTeam: async () => [] };
 import type { RolloutTask } from '../../../src/core/loop/rollout.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { prefixCoverage, stratifiedOrder } from '../../../src/core/stats/order.ts';
