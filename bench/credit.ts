@@ -35,7 +35,7 @@ import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import { treeCost } from '../src/core/rl/counterfactual.ts';
-import { formatRatio, logRatioInterval, wilson } from '../src/core/stats/intervals.ts';
+import { formatRatio, logRatioInterval, mean, wilson } from '../src/core/stats/intervals.ts';
 import { openModel } from '../src/cli/common.ts';
 import { finishedRun, runOne } from './rollouts.ts';
 import { predictedRatio } from './relay.ts';
@@ -164,7 +164,6 @@ export async function readCreditRun(dir: string, n: number, method: Method, seed
     if (m.eval) evals.push(point(m.eval, generations, seconds));
   }
   if (!baseline) throw new Error(`bench credit: ${dir}/metrics.jsonl has no iteration-0 evaluation`);
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   return {
     n, method, seed, budget: generations, budgetSeconds: seconds, baseline, evals, coachCalls,
     ...(groups.length ? { groups: { meanGroupSize: mean(groups.map((g) => g.meanGroupSize)), sharedShare: mean(groups.map((g) => g.sharedShare)) } } : {}),
@@ -194,7 +193,6 @@ function pooledFinal(runs: CreditRun[]): string {
 /** The ratio of a method's cost to outcome reward's (outcome / method: above 1 = the method needs less), with its interval and bound mark. */
 function ratioText(method: { values: number[]; censored: number }, outcome: { values: number[]; censored: number }): { text: string; p: number; low?: number; high?: number; atLeast: boolean } {
   const r = logRatioInterval(method.values, outcome.values);
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const bound = outcome.censored > 0 && method.censored === 0 ? '>= ' : method.censored > 0 && outcome.censored === 0 ? '<= ' : outcome.censored && method.censored ? '~ ' : '';
   if (r) return { text: `${bound}${formatRatio(r)}`, p: r.p, low: r.low, high: r.high, atLeast: bound === '>= ' };
   const p = mean(outcome.values) / mean(method.values);

@@ -24,7 +24,7 @@
 import type { EvalResult } from '../loop/records.ts';
 import { fanOutOf, usesCoach, type RewardMode, type RewardSettings } from '../loop/rewards.ts';
 import { treeCost } from '../rl/counterfactual.ts';
-import { accuracyInterval, type Interval } from '../stats/intervals.ts';
+import { accuracyInterval, mean, type Interval } from '../stats/intervals.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import { LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from './lesson-summary.ts';
 import { iterationSeconds, type TimedIteration } from './pace.ts';
@@ -195,7 +195,6 @@ export interface MethodRow {
  */
 export function recordSigns(run: Pick<MethodRunData, 'records'>): { right: number; drift: number; samples: Record<string, number>; shared: number | null } {
   const its = run.records.filter((r) => r.perAgent && r.iteration > 0);
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   const samples: Record<string, number> = {};
   for (const agent of Object.keys(its[0]?.perAgent ?? {})) samples[agent] = mean(its.map((r) => r.perAgent![agent]?.samples ?? 0));
   const shares = its.map((r) => r.groups?.sharedShare).filter((x): x is number => typeof x === 'number');

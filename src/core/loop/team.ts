@@ -14,6 +14,7 @@
  *   meanMetrics([{ metrics: { rocAuc: 0.6 } }, { metrics: { rocAuc: 0.8 } }, {}], ['rocAuc']) -> { rocAuc: 0.7 }
  */
 import type { Coach } from '../coach/coach.ts';
+import { mean } from '../stats/intervals.ts';
 import type { TrainConfig } from './config.ts';
 import type { SqlFunction } from '../tools/sql-statements.ts';
 import type { Workspace } from '../tools/workspace.ts';
@@ -89,7 +90,7 @@ export function meanMetrics(trajs: Pick<Trajectory, 'metrics'>[], names: string[
   const out: Record<string, number> = {};
   for (const name of names) {
     const values = trajs.map((t) => t.metrics?.[name]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-    if (values.length) out[name] = values.reduce((a, b) => a + b, 0) / values.length;
+    if (values.length) out[name] = mean(values);
   }
   return out;
 }

@@ -23,6 +23,7 @@
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
 import { AdamW } from '../rl/adamw.ts';
+import { mean } from '../stats/intervals.ts';
 import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type Gradients, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
@@ -62,11 +63,6 @@ export class StepAborted extends Error {
     super('the iteration was stopped before its update; it will run again from its start');
     this.name = 'StepAborted';
   }
-}
-
-/** Mean of `xs`, 0 for none. */
-function mean(xs: number[]): number {
-  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
 /** An agent's optimizer, at the run's learning rate and weight decay (fresh, resumed or replaced adapter alike). */
@@ -302,7 +298,8 @@ export class Trainer {
   }
 
   /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */
-  private recordOf(it: number, { batch, verdicts, chosen, update }: Stages, seconds: Record<Phase, number>): { metrics: IterationMetrics; trajs: Trajectory[] } {
+  private recordOf(it: number, { batch, verdicts, chosen, update }: Stages, seconds: Record<Phase, number>):
+    { metrics: IterationMetrics; trajs: Trajectory[] } {
     const c = this.config;
     const advantages = new Map<Action, number>();
     update?.sampleAdvantages.forEach((adv, i) => advantages.set(chosen.actionOf.get(chosen.samples[i])!, adv));

@@ -185,13 +185,17 @@ export function logRatioInterval(a: readonly number[], b: readonly number[], lev
   if (a.length === 0 || b.length === 0 || df < 1) return null;
   const la = a.map(Math.log);
   const lb = b.map(Math.log);
-  const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const ma = mean(la);
   const mb = mean(lb);
   const ss = la.reduce((s, x) => s + (x - ma) ** 2, 0) + lb.reduce((s, x) => s + (x - mb) ** 2, 0);
   const half = tQuantile(df, level) * Math.sqrt((ss / df) * (1 / a.length + 1 / b.length));
   const d = mb - ma;
   return { p: Math.exp(d), low: Math.exp(d - half), high: Math.exp(d + half), df };
+}
+
+/** Mean of `xs` (summed in order), 0 for none. Example: mean([1, 2, 4]) -> 2.3333333333333335; mean([]) -> 0 */
+export function mean(xs: readonly number[]): number {
+  return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 }
 
 /** "0.60 [0.38, 0.95]": a ratio and its interval, two decimals. */
