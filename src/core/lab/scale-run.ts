@@ -24,8 +24,8 @@ import {
 /** What the experiment needs of the lab: the lesson's host, posting its own view. */
 export type ScaleHost = Omit<LessonHost, 'post'> & { post(view: ScaleView): void };
 
-/** The button, named in the words a paused experiment ends in. */
-export const SCALE_BUTTON = 'Scale the team';
+/** The button as a paused experiment shows it (Scale.svelte), named in the words a paused experiment ends in. */
+export const SCALE_BUTTON = 'Go on scaling the team';
 
 export class ScaleExperiment {
   private readonly runs: ScaleRunData[] = [];
