@@ -118,7 +118,7 @@ export function accepts(f: FieldSpec): string {
 }
 
 /** null when `value` is acceptable for `f`, else the complaint. */
-export function fieldProblem(f: FieldSpec, value: unknown): string | null {
+function fieldProblem(f: FieldSpec, value: unknown): string | null {
   const ok = f.kind === 'bool' ? typeof value === 'boolean'
     : f.kind === 'enum' ? typeof value === 'string' && f.values.includes(value)
     : typeof value === 'number' && Number.isFinite(value) && (f.kind === 'number' || Number.isInteger(value))

@@ -46,7 +46,7 @@ async function sha256(data: Uint8Array): Promise<string> {
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 /** The sha256 of a text (a coach template). */
-export const textHash = (text: string) => sha256(utf8(text));
+const textHash = (text: string) => sha256(utf8(text));
 
 /**
  * sha256 over a model's files: for each file present (config, tokenizer, weights, and every shard an

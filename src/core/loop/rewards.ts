@@ -83,7 +83,7 @@ export function agentContext(w: WorkflowSpec, t: Trajectory, agentId: string, fa
 }
 
 /** One turn alone (for shaping). */
-export function turnContext(w: WorkflowSpec, t: Trajectory, action: Action): ActionContext {
+function turnContext(w: WorkflowSpec, t: Trajectory, action: Action): ActionContext {
   const spec = w.agents.find((a) => a.id === action.agentId)!;
   return {
     problem: t.task.problem,

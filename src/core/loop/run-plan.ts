@@ -29,7 +29,7 @@ import { placeVars, type WorkflowSpec } from './workflow.ts';
 /** Tokens of system prompt, instructions and problem text an agent's prompt holds before any hand-over. */
 export const PROMPT_BASE = 256;
 /** Rows the rollout engine decodes at once (EngineAgents' default maxBatch). */
-export const ROLLOUT_ROWS = 16;
+const ROLLOUT_ROWS = 16;
 /** wasm32's addressable heap: tfjs' wasm build can grow to 4 GiB. */
 export const WASM_HEAP = 4 * 2 ** 30;
 

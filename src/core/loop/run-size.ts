@@ -17,7 +17,7 @@
 import type { TrainConfig } from './config.ts';
 
 /** Seconds per budgeted action token, rollout and update together (the default run on 2 CPU cores). */
-export const SECONDS_PER_BUDGET_TOKEN = 28 / (24 * 336);
+const SECONDS_PER_BUDGET_TOKEN = 28 / (24 * 336);
 /** An iteration estimated longer than this is large: ask before starting. */
 export const LARGE_ITERATION_SECONDS = 15 * 60;
 

@@ -249,7 +249,7 @@ export class RunSession {
  * A resumed run whose checkpoint was made with other models (or another coach template) than it would use now.
  * Worded for the page (its Reset); `mappa train --resume` checks first and names its own flag (cli/run-setup.ts).
  */
-export class ModelsChangedError extends Error {
+class ModelsChangedError extends Error {
   constructor(readonly change: string) {
     super(`this run's checkpoint was made with other models: ${change}; put them back, or press Reset to start this run again`);
     this.name = 'ModelsChangedError';

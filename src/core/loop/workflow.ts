@@ -44,7 +44,7 @@ export interface WorkflowSpec {
   agents: AgentSpec[];
 }
 
-export class WorkflowError extends Error {
+class WorkflowError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'WorkflowError';

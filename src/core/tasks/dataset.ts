@@ -138,7 +138,7 @@ export async function loadJsonlDatasetFile(path: string, opts: { source?: string
  * file, an archive or an image given by mistake): NUL bytes or invalid UTF-8 in the first 64 KiB.
  * Example: decodeText(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0]), 'a.zip') -> Error '"a.zip" is not a text file ...'
  */
-export function decodeText(bytes: Uint8Array, name: string): string {
+function decodeText(bytes: Uint8Array, name: string): string {
   const head = bytes.subarray(0, 1 << 16);
   let text: string;
   try {
@@ -153,7 +153,7 @@ export function decodeText(bytes: Uint8Array, name: string): string {
 }
 
 /** At most this many malformed lines are listed one by one; the rest are counted. */
-export const LISTED_ERRORS = 10;
+const LISTED_ERRORS = 10;
 
 /** One line per error, e.g. "math500.jsonl:12: missing field \"answer\"", for CLI output; past LISTED_ERRORS, a count. */
 export function formatDatasetErrors(errors: readonly DatasetError[], fileName = 'dataset'): string {

@@ -56,9 +56,9 @@ import type { DataRolloutTask } from './team.ts';
 import type { Trajectory } from '../../loop/trajectory.ts';
 import type { RuleScore } from '../math/rule-coach.ts';
 
-export const CAP_ROC_AUC = 0.55;
-export const CAP_RMSE_OVER_IQR = 0.7;
-export const CAP_SCORE = 3;
+const CAP_ROC_AUC = 0.55;
+const CAP_RMSE_OVER_IQR = 0.7;
+const CAP_SCORE = 3;
 
 const EXPECTED_MODEL = 'Expected hand-over: train_features.csv and test_features.csv by data_engineer, predictions.csv by modeler, ' +
   'submission.csv (id, prediction) by analyst.';
@@ -93,7 +93,7 @@ export function parseDataFacts(facts: string): { files: Map<string, FileFact>; m
  * The last number in the result rows of the last ```output block, skipping the SQL tool's own notes.
  * Example: '```output\nanswer\n12.35\n(1 row)\nsaved table result -> result.csv (1 row, 1 columns)\n```' -> '12.35'
  */
-export function resultNumber(text: string | undefined): string | null {
+function resultNumber(text: string | undefined): string | null {
   const blocks = [...(text ?? '').matchAll(/```output\n([\s\S]*?)\n```/g)];
   if (!blocks.length) return null;
   const rows = blocks[blocks.length - 1][1].split('\n').filter((l) => !/^\(|^saved table |^dropped table |^fit_predict: /.test(l));
@@ -107,7 +107,7 @@ export function resultNumber(text: string | undefined): string | null {
  * Example: selectsAsIs('SELECT id, probability AS prediction FROM predictions', 'probability') -> true;
  *          selectsAsIs('SELECT id, 1 - probability AS prediction FROM predictions', 'probability') -> false
  */
-export function selectsAsIs(sql: string, column: string): boolean {
+function selectsAsIs(sql: string, column: string): boolean {
   return /SELECT\s+\*\s+FROM\s+predictions\b/i.test(sql)
     || new RegExp(`(?:SELECT|,)\\s*(?:\\w+\\.)?${column}(?:\\s+AS\\s+prediction)?\\s*(?:,|FROM\\b)`, 'i').test(sql);
 }

@@ -31,7 +31,7 @@ import type { Cell, DataTable } from '../../tools/sql-tables.ts';
 import { classificationMetrics, regressionMetrics } from './metrics.ts';
 
 export type FitModel = 'linear' | 'logistic' | 'mlp';
-export const FIT_MODELS: FitModel[] = ['linear', 'logistic', 'mlp'];
+const FIT_MODELS: FitModel[] = ['linear', 'logistic', 'mlp'];
 
 export interface FitOptions {
   steps?: number; // default 300 (linear/logistic), 600 (mlp)

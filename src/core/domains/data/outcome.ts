@@ -25,11 +25,11 @@ import { classificationMetrics, regressionMetrics } from './metrics.ts';
 import { SUBMISSION_FILE, type DataRolloutTask } from './team.ts';
 import type { Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
 
-export const SUCCESS_ROC_AUC = 0.7;
-export const SUCCESS_RMSE_OVER_IQR = 0.6;
+const SUCCESS_ROC_AUC = 0.7;
+const SUCCESS_RMSE_OVER_IQR = 0.6;
 
 /** One line per CSV file: "- <path> by <owner>: <rows> rows, <n> columns (<names>), <m> missing, <k> text columns". */
-export function fileReport(ws: Workspace): string {
+function fileReport(ws: Workspace): string {
   return ws.list().map((f) => {
     if (!/\.csv$/i.test(f.path)) return `- ${f.path} by ${f.owner}: ${f.size} bytes`;
     let rows: string[][];
@@ -47,7 +47,7 @@ export function fileReport(ws: Workspace): string {
 }
 
 /** Reads submission.csv against the test targets; metrics are NaN-free only when every id is predicted. */
-export function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classification' | 'regression' }>, csv: string | undefined):
+function scoreSubmission(task: Extract<TabularSuiteTask, { kind: 'classification' | 'regression' }>, csv: string | undefined):
   { metrics: Record<string, number>; problem?: string } {
   if (csv === undefined) return { metrics: { coverage: 0, success: 0 }, problem: `no ${SUBMISSION_FILE}` };
   let header: string[];

@@ -236,7 +236,7 @@ export function profileLine(profile: ColumnProfile[], target: string | null): st
 }
 
 /** SQL that fills missing numbers with the train mean and one-hot encodes text columns (all but the first level). */
-export function featureSelect(csv: string, target: string | null): { select: string; features: string[] } {
+function featureSelect(csv: string, target: string | null): { select: string; features: string[] } {
   const parts: string[] = [];
   const features: string[] = [];
   for (const c of columnProfile(csv, target)) {

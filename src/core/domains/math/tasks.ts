@@ -74,7 +74,7 @@ export const MATH_LEVELS: Readonly<Record<number, LevelSpec>> = {
 
 const MAX_MULTIPLIER = 9;
 const MAX_DIVISOR = 12;
-export const HELD_OUT_PER_LEVEL = 40;
+const HELD_OUT_PER_LEVEL = 40;
 const HELD_OUT_SEED = 'mappa-math-heldout-v1';
 
 // ---- arithmetic chains -----------------------------------------------------------------------

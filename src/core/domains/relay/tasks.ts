@@ -37,7 +37,7 @@ export const RELAY_MAX_AGENTS = 128;
 export const RELAY_PRETRAINED_AGENTS = 6;
 /** The sizes with a shipped config (configs/relay-<n>.json): every pretrained size, then doublings to the largest. */
 export const RELAY_CONFIG_SIZES = [1, 2, 3, 4, 5, 6, 8, 16, 32, 64, 128];
-export const RELAY_HELD_OUT = 200;
+const RELAY_HELD_OUT = 200;
 
 /** The digit after adding `k` to `x` on the 10-position dial. Example: relayStep(7, 5) -> 2. */
 export function relayStep(x: number, k: number): number {

@@ -31,7 +31,7 @@ export function relayAgentId(position: number): string {
   return `agent${position}`;
 }
 
-export const RELAY_SYSTEM = 'Relay agent {{position}} of {{count}}: reply with the last digit of the sum.';
+const RELAY_SYSTEM = 'Relay agent {{position}} of {{count}}: reply with the last digit of the sum.';
 
 /** The relay workflow for n agents: agent 1 reads its part ("3 + 4"), agent i reads agent i-1's reply and its part ("7 + 5"). */
 export function relayWorkflow(n: number): WorkflowSpec {
