@@ -188,7 +188,10 @@ export async function addVersion(store: FileStore, v: JudgeVersion): Promise<voi
   await store.writeFile(VERSIONS_FILE, JSON.stringify([...all, v]));
 }
 
-/** The spec of a version taught from `parent` with weights of sha-256 `hash`. Example: ('./fixtures/relay-judge-weak', 'ab12…') -> 'taught:relay-judge-weak-ab12…' */
+/**
+ * The spec of a version taught from `parent` with weights of sha-256 `hash`.
+ * Example: versionSpec('./fixtures/relay-judge-weak', 'ab12…') -> 'taught:relay-judge-weak-ab12…'
+ */
 export function versionSpec(parent: string, hash: string): string {
   const base = parent.replace(/^taught:/, '').replace(/\/+$/, '').split('/').pop()!.replace(/-[0-9a-f]{12}$/, '');
   return `taught:${base}-${hash.slice(0, 12)}`;

@@ -211,7 +211,8 @@ export class JudgeDesk {
     const { spec, hash } = await this.judgeOf(c);
     const judge = { spec, hash };
     return {
-      team: c.workflow.domain, judge, count: book.count, corrections: book.list().map(({ answer: _, correct: __, ...rest }) => ({ ...rest, words: actionWords(rest.prompt) })),
+      team: c.workflow.domain, judge, count: book.count,
+      corrections: book.list().map(({ answer: _, correct: __, ...rest }) => ({ ...rest, words: actionWords(rest.prompt) })),
       versions: (await readVersions(this.store)).filter((v) => v.team === c.workflow.domain),
       prompts: ctx.map((row) => row.map((x) => x?.prompt ?? null)), message, ...extra,
     };
@@ -234,7 +235,8 @@ export class JudgeDesk {
       const a = views[ti].actions[ai];
       return {
         trajectory: ti, action: ai, role: a.role, input: a.messages[a.messages.length - 1]?.content ?? '', reply: a.text, judge: readings[p.index].score,
-        why: `Picked because the judge is unsure of it: ${p.why} (of the ${pool.length} uncorrected actions shown, the largest spread of its score distribution)`,
+        why: `Picked because the judge is unsure of it: ${p.why} `
+          + `(of the ${pool.length} uncorrected actions shown, the largest spread of its score distribution)`,
         earlier: book.similar(group, prompt).map((r) => ({ score: r.score, words: actionWords(r.prompt) })),
       };
     });
@@ -278,7 +280,8 @@ export class JudgeDesk {
       try {
         return await teachJudge(trainable, idx.map((i) => examples[i]), replayAll, {
           signal, seed: round,
-          onProgress: ({ step, steps }) => say(round < held.length ? `fold ${round + 1} of ${held.length} (held-out agreement)` : 'teaching on every correction',
+          onProgress: ({ step, steps }) => say(
+            round < held.length ? `fold ${round + 1} of ${held.length} (held-out agreement)` : 'teaching on every correction',
             round * 100 + (100 * step) / steps, rounds * 100),
         });
       } finally {
