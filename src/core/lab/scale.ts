@@ -34,11 +34,11 @@ export const SCALE_MODES: readonly ScaleMode[] = ['process', 'outcome'];
  */
 export const SCALE_PLAN = {
   sizes: [8, 16, 32, 64],
-  iterations: 3,
+  iterations: 2,
   evalTasks: 20,
   seed: 0,
-  /** relayConfig's learning rate raised so that 3 iterations move the agents. */
-  lr: 0.005,
+  /** relayConfig's learning rate raised so that 2 iterations move the agents. */
+  lr: 0.0075,
 } as const;
 export type ScalePlan = { sizes: readonly number[]; iterations: number; evalTasks: number; seed: number; lr: number };
 
