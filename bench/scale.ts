@@ -11,7 +11,7 @@
  * (read from the training rollouts, bench/scale-report.ts; "never" within the budget), the seconds an
  * iteration costs by phase, and a log-log plot of rollouts to the target against N beside the two theory
  * lines (Bagnell & Ng: samples linear in N under one global reward, logarithmic under local rewards;
- * both anchored at the rubric's smallest N) and docs/credit.md's prediction for outcome reward (the
+ * both anchored at the rubric's smallest N whose held-out gain is above 0) and docs/credit.md's prediction for outcome reward (the
  * rubric's rollouts x (1 + p + ... + p^(N-1)) / p^(N-1), p the untrained step accuracy). The update is
  * batched (every agent's adapter in one pass), so an iteration costs its samples rather than its agents.
  *
@@ -193,7 +193,8 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
       reach.get(arm)!.points.push(geo === null ? { x: Math.log2(n), y: o.rollouts, atLeast: true } : { x: Math.log2(n), y: geo, atLeast: reached.length < toTarget.length });
       stepPanel.find((s) => s.label === ARM_WORDS[arm])!.points.push({ x: Math.log2(n), y: step.p, low: step.low, high: step.high });
       if (arm === 'rule' && geo !== null) {
-        anchor ??= { n, rollouts: geo };
+        // Anchored where the rubric's run demonstrably learnt (its held-out gain above 0), not on a crossing within the noise.
+        if (gain.low > 0) anchor ??= { n, rollouts: geo };
         const y = geo * predictedRatio(n, p);
         if (y <= 1e6) predicted.points.push({ x: Math.log2(n), y });
       }
@@ -258,7 +259,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     'Rollouts to target: per seed, the first iteration at which the mean training step accuracy of the last iterations reached the target '
       + '("never": not within the budget). Final team accuracy: every seed\'s last evaluation pooled, Wilson interval; final step accuracy and its gain '
       + 'over the untrained team: mean over seeds with its t interval (with one seed: over the held-out steps, Wilson / normal). Plot (scale.svg): geometric '
-      + 'mean over the seeds that reached it against log2 N on a log scale, beside the theory lines anchored at the rubric\'s smallest N and '
+      + 'mean over the seeds that reached it against log2 N on a log scale, beside the theory lines anchored at the rubric\'s smallest N with a held-out gain above 0, and '
       + 'docs/credit.md\'s prediction for outcome reward.', '',
   ].join('\n');
   return { markdown, svg };
