@@ -73,7 +73,8 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     expect(await button.textContent()).toContain('Scale the team');
     expect(await page.getByTestId('scale-status').textContent()).toMatch(/Eight runs, one after the other/);
     await waitFor(page, (s) => s.state === 'ready', 240_000, 'the page ready');
-    await button.scrollIntoViewIfNeeded();
+    expect(await inView(page, ['btn-scale', 'scale-status'])).toEqual([]);
+    await page.screenshot({ path: `${resultsDir}/scale-idle.png` });
     const started = Date.now();
     await button.click();
     await waitScale(page, (v) => v.status === 'running' && v.progress.done > 0, 240_000, 'the first work done');
