@@ -7,7 +7,7 @@
  * Example: trajectoryLabels(batch)[0].label -> "problem 1 · sample 1 · ✗ wrong (Verifier)"
  */
 import { culprits } from '../core/lab/credit.ts';
-import type { TrajectoryView } from '../core/lab/protocol.ts';
+import type { TrajectoryView } from '../core/lab/views.ts';
 import { extractCodeBlocks } from '../core/tools/code-blocks.ts';
 
 /** The code blocks of an agent's text that the tools ran (the sandbox's own parser: Python, JavaScript, SQL). */

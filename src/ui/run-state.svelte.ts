@@ -15,7 +15,8 @@ import type { LessonView } from '../core/lab/lesson.ts';
 import type { CreditMethodsView } from '../core/lab/credit-methods.ts';
 import type { ScaleView } from '../core/lab/scale.ts';
 import type { CoachQuality } from '../core/lab/coach-quality.ts';
-import type { ProgressInfo, LabState, TrajectoryView, WorkerEvent } from '../core/lab/protocol.ts';
+import type { ProgressInfo, LabState, WorkerEvent } from '../core/lab/protocol.ts';
+import type { TrajectoryView } from '../core/lab/views.ts';
 import { refusal, type Activity, type GatedRequest } from '../core/lab/lab-state.ts';
 
 export interface RunEval {

@@ -21,7 +21,7 @@ import { agentReward, iterationCredit, stateKey, type RewardMode } from '../loop
 import type { Trajectory } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
 import { computeAdvantages } from '../rl/advantages.ts';
-import type { ActionView, TrajectoryView } from './protocol.ts';
+import type { ActionView, TrajectoryView } from './views.ts';
 
 /** The credit view's methods, in its column order: the two that read each trajectory alone, then the two that read the whole batch. */
 export const MODES: RewardMode[] = ['process', 'outcome', 'groups', 'counterfactual'];

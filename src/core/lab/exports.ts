@@ -16,7 +16,7 @@ import type { IterationMetrics } from '../loop/records.ts';
 import { agentContext } from '../loop/rewards.ts';
 import type { Trajectory } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
-import type { TrajectoryView } from './protocol.ts';
+import type { TrajectoryView } from './views.ts';
 
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
   const tree: Record<string, Record<string, Uint8Array>> = {};

@@ -37,7 +37,7 @@ import { modelHash } from '../loop/models-used.ts';
 import { agentContext } from '../loop/rewards.ts';
 import type { Trajectory } from '../loop/trajectory.ts';
 import { Rng } from '../stats/rng.ts';
-import type { TrajectoryView } from './protocol.ts';
+import type { TrajectoryView } from './views.ts';
 
 export { FIRST_WRONG_WORDS };
 

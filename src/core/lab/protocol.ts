@@ -21,6 +21,7 @@ import type { ScaleView } from './scale.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
 import type { DeskRequest, DeskView, TeachProgress } from './judge-desk.ts';
+import type { TrajectoryView } from './views.ts';
 
 export type { LabState } from './lab-state.ts';
 
@@ -39,34 +40,6 @@ export interface RunRecord {
 export interface WebLlmChoice {
   /** web-llm prebuilt model id, e.g. "Qwen2.5-0.5B-Instruct-q4f32_1-MLC". */
   modelId: string;
-}
-
-/** One agent turn as the inspector shows it (token ids and log-probs left in the worker). */
-export interface ActionView {
-  agentId: string;
-  role: string;
-  turn: number;
-  messages: { role: string; content: string }[];
-  text: string;
-  tokens: number;
-  truncated: boolean;
-  observation?: string;
-  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean; reason?: string };
-  reward?: number;
-  /** The REINFORCE++ advantage the update trained this action on (mean over its tokens); absent when it was not trained. */
-  advantage?: number;
-  /** When an AI coach scored it: the rater's verdict (the team's rubric) on the same context, for comparison. */
-  rater?: { score: number; reason?: string };
-}
-
-export interface TrajectoryView {
-  task: { id: string; problem: string; answer: string };
-  sample: number;
-  /** In a tree of replays (reward counterfactual), which of each agent's replies this leaf continues (Trajectory.branch). */
-  branch?: number[];
-  actions: ActionView[];
-  finalAnswer: string | null;
-  correct: boolean;
 }
 
 export type ExportKind = 'adapters' | 'trajectories' | 'metrics';

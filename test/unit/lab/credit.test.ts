@@ -5,7 +5,7 @@
 // iterationCredit (loop/rewards.ts), so they are what training would give these actions.
 import { describe, expect, it } from 'vitest';
 import { actionKeys, batchAdvantages, creditTable, isTree, stateGroupSizes, wholeBatchCredit } from '../../../src/core/lab/credit.ts';
-import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
+import type { ActionView, TrajectoryView } from '../../../src/core/lab/views.ts';
 import { counterfactualCredit } from '../../../src/core/rl/counterfactual.ts';
 import { stateGroupCredit } from '../../../src/core/rl/state-groups.ts';
 

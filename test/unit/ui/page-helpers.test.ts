@@ -12,7 +12,7 @@ import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
 import type { BackendInfo } from '../../../src/core/engine/backend.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
-import type { ActionView, TrajectoryView } from '../../../src/core/lab/protocol.ts';
+import type { ActionView, TrajectoryView } from '../../../src/core/lab/views.ts';
 
 // The components' <script module> exports (tsc types a .svelte import as its default export only).
 type Overlay = { runId: string; label: string; mode: string; sharesBaseline?: boolean; metrics: { iteration: number; eval?: EvalResult }[] };
