@@ -160,7 +160,10 @@ export interface JudgeVersion {
   corrections: number;
   replayed: number;
   steps: number;
+  /** Seconds from the click to the taught judge (reading its own answers, then teaching on every correction). */
   seconds: number;
+  /** Seconds more for the before/after check (two held-out folds, each taught on the other half, and the ranking); absent in older records. */
+  checkSeconds?: number;
   createdAt: number;
   /** Before and after, as measured when it was taught (judge-desk.ts). */
   before: Agreement;

@@ -204,7 +204,8 @@ export class JudgeDesk {
       case 'teach': {
         const taught = await this.teach(c, views, ctx, book, signal, progress);
         extra = { taught };
-        message = `taught ${taught.spec} on ${taught.corrections} corrections in ${taught.seconds.toFixed(1)} s`;
+        message = `taught ${taught.spec} on ${taught.corrections} corrections in ${taught.seconds.toFixed(1)} s`
+          + ` (its before/after check ${(taught.checkSeconds ?? 0).toFixed(1)} s more)`;
         break;
       }
     }
@@ -271,9 +272,10 @@ export class JudgeDesk {
     for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']) {
       if (await source.has(f)) files[f] = await readAllBytes(source, f);
     }
-    const k = corrections.length >= 20 ? 5 : 2;
+    // Two folds whatever the count: each fold is taught on half the corrections, so the check costs about one more
+    // teaching (five folds cost four: 144 s in all for 100 corrections, docs/judges.md). The judge itself is taught first.
     const order = new Rng(`desk/${hash}`).shuffle(corrections.map((_, i) => i));
-    const held = corrections.length >= 4 ? folds(corrections.length, k, order) : [];
+    const held = corrections.length >= 4 ? folds(corrections.length, 2, order) : [];
     const rounds = held.length + 1;
     const teachOn = async (idx: number[], round: number) => {
       const trainable = await trainableJudge(source);
@@ -281,7 +283,7 @@ export class JudgeDesk {
         return await teachJudge(trainable, idx.map((i) => examples[i]), replayAll, {
           signal, seed: round,
           onProgress: ({ step, steps }) => say(
-            round < held.length ? `fold ${round + 1} of ${held.length} (held-out agreement)` : 'teaching on every correction',
+            round > 0 ? `fold ${round} of ${held.length} (held-out agreement)` : 'teaching on every correction',
             round * 100 + (100 * step) / steps, rounds * 100),
         });
       } finally {
@@ -305,16 +307,17 @@ export class JudgeDesk {
       t.agree += Number(s >= 5 === verdict >= 5);
       t.err += Math.abs(s - verdict);
     };
+    const result = await teachOn(corrections.map((_, i) => i), 0);
+    const taughtSeconds = (performance.now() - started) / 1000;
     for (let f = 0; f < held.length; f++) {
       const rest = corrections.map((_, i) => i).filter((i) => !held[f].includes(i));
-      const r = await teachOn(rest, f);
+      const r = await teachOn(rest, f + 1);
       const after = await readWith(r.safetensors, held[f].map((i) => corrections[i].prompt));
       held[f].forEach((i, j) => {
         tally(heldBefore, own[i].score, corrections[i].score);
         tally(heldAfter, after[j].score, corrections[i].score);
       });
     }
-    const result = await teachOn(corrections.map((_, i) => i), held.length);
     say('reading the taught judge on the batch', rounds * 100, rounds * 100);
     const rated = others.filter((o) => o.rater !== undefined);
     const afterOthers = rated.length ? await readWith(result.safetensors, rated.map((o) => o.prompt)) : [];
@@ -327,7 +330,8 @@ export class JudgeDesk {
     const agreement = (t: typeof heldBefore) => (t.n ? { n: t.n, agree: t.agree / t.n, mae: t.err / t.n } : null);
     const version: JudgeVersion = {
       spec: versionSpec(spec, result.hash), hash: result.hash, parent: spec, parentHash: hash, root, team: c.workflow.domain,
-      corrections: corrections.length, replayed: replayAll.length, steps: result.steps, seconds: (performance.now() - started) / 1000, createdAt: Date.now(),
+      corrections: corrections.length, replayed: replayAll.length, steps: result.steps,
+      seconds: taughtSeconds, checkSeconds: (performance.now() - started) / 1000 - taughtSeconds, createdAt: Date.now(),
       before: { heldOut: agreement(heldBefore), ranking: ranking(beforeRated.map((x) => x.r.score)) },
       after: { heldOut: agreement(heldAfter), ranking: ranking(afterOthers.map((x) => x.score)) },
     };
