@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { LongestFirst } from './test/helpers/longest-first.ts';
 
 // One config for the app (vite) and the tests (vitest).
 // Test suites: test/unit (Node, cpu/wasm), test/webgpu (Node + Dawn on SwiftShader),
@@ -161,6 +162,9 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/e2e/storage.test.ts  storage full and a page closed mid-checkpoint (about 60 s)
  *   test/e2e/tabs.test.ts     two tabs on one run, Take over (about 30 s)
  *   test/e2e/offline.test.ts  the service worker: offline after one visit, isolation without headers (about 25 s)
+ *   test/e2e/hosts.test.ts    the build behind a single-page-app fallback and a plain host (about 25 s; `npm start`: start.test.ts)
+ *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
+ *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
  *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
  *                             compiles its pipelines; the plain WebGPU path against transformers stays in `npm test`: parity)
  */
@@ -168,7 +172,7 @@ const SLOW = process.env.MAPPA_SLOW === '1';
 const SLOW_ONLY = [
   'test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts',
   'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
-  'test/e2e/scale.test.ts',
+  'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
 ];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts', 'test/e2e/sandbox.test.ts'];
 
@@ -196,5 +200,7 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 600_000,
     reporters: ['default', './test/reporters/file-timings.ts'],
+    // The longest files start first (test/helpers/longest-first.ts): on a fresh clone vitest has no durations to go by.
+    sequence: { sequencer: LongestFirst },
   },
 });

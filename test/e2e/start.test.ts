@@ -1,13 +1,12 @@
 // The page as a newcomer meets it: the README's `npm start` (the real server, not a test one), its
 // printed URL with no query string, the default settings. Press Start: a training iteration's
 // metrics appear, evaluations fill in alongside, every core is used, and "process vs outcome"
-// overlays the twin run. Then the same build behind hosts that differ: no isolation headers, and a
-// single-page-app fallback that answers index.html for missing files. Skips loudly without chromium.
+// overlays the twin run. The same build behind other hosts: test/e2e/hosts.test.ts. Skips loudly without chromium.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import {
-  chromiumAvailable, ensureBuilt, launchChromium, npmStart, screenshot, serveStatic, type StartedSite,
+  chromiumAvailable, ensureBuilt, launchChromium, npmStart, screenshot, type StartedSite,
 } from '../helpers/browser.ts';
 import { open, readState, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
@@ -123,31 +122,4 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     await screenshot(page, 'start-process-vs-outcome');
     expect(problems).toEqual([]);
   }, 1_200_000);
-});
-
-describe.skipIf(!have.ok)('the same build behind other static hosts', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    await ensureBuilt('site');
-    browser = await launchChromium();
-  }, 900_000);
-  afterAll(async () => browser?.close());
-
-  for (const host of [
-    { name: 'a single-page-app fallback (index.html, 200, for missing files)', opts: { spaFallback: true } },
-    { name: 'plain, with no isolation headers', opts: {} },
-  ]) {
-    it(`becomes ready with no page error behind ${host.name}`, async () => {
-      const server = await serveStatic(await ensureBuilt('site'), {}, host.opts);
-      try {
-        const { page, problems } = await open(browser, server.url);
-        await waitFor(page, (s) => s.state === 'ready', 360_000, 'ready');
-        expect(await page.getByTestId('config-error').count()).toBe(0);
-        expect(problems).toEqual([]);
-        await page.context().close();
-      } finally {
-        await server.close();
-      }
-    }, 450_000);
-  }
 });
