@@ -143,7 +143,8 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/e2e/shapes.test.ts   real SmolLM2-135M / Qwen2.5-0.5B shapes through the page on SwiftShader
  *                             (a [rows, 896] x [896, 151936] matmul takes 17-25 s there); the vocabulary
  *                             split under 128 MiB bindings stays in `npm test` (vocab-table, webgpu parity)
- *   test/unit/cli/run-safety.test.ts   again with five kill moments instead of one (MAPPA_SLOW=1)
+ *   test/unit/cli/run-safety.test.ts   the CLI's crash checks as real processes: a second writer, a stale lock, kill -9 at five
+ *                             moments and --resume, a full disk (about 3 minutes; the resume pin in process: test/unit/loop/loop.test.ts)
  *   test/e2e/sandbox.test.ts  again with a training Step on the GPU restarted after a device loss (MAPPA_SLOW=1): a fresh
  *                             device compiles every pipeline again, about 3 minutes on SwiftShader
  *   test/e2e/coach.test.ts    a relay run coached by a weak judge, stated in words, and its "⇄" twin (about 50 s
@@ -162,6 +163,8 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/e2e/storage.test.ts  storage full and a page closed mid-checkpoint (about 60 s)
  *   test/e2e/tabs.test.ts     two tabs on one run, Take over (about 30 s)
  *   test/e2e/offline.test.ts  the service worker: offline after one visit, isolation without headers (about 25 s)
+ *   test/e2e/lesson.test.ts   the lesson as a newcomer runs it: six relay runs trained in the page, its table, a reload (about 110 s; its
+ *                             maths and words: test/unit/lab/lesson.test.ts, in `npm test`)
  *   test/e2e/hosts.test.ts    the build behind a single-page-app fallback and a plain host (about 25 s; `npm start`: start.test.ts)
  *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
@@ -173,8 +176,9 @@ const SLOW_ONLY = [
   'test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts',
   'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
   'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
+  'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts',
 ];
-const SLOW_TESTS = [...SLOW_ONLY, 'test/unit/cli/run-safety.test.ts', 'test/e2e/sandbox.test.ts'];
+const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 
 export default defineConfig({
   plugins: [svelte(), staticAssets(), precacheManifest()],

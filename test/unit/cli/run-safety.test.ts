@@ -21,9 +21,8 @@ const mappa = path.join(repoRoot, 'bin/mappa.js');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'mappa-safety-'));
 const config = path.join(dir, 'relay.json');
 const AGENTS = ['agent1', 'agent2'];
-/** Kill moments in the default suite (after 3 records: a resume with an evaluation and a checkpoint behind it); MAPPA_SLOW=1
- * (npm run test:slow) kills at five. */
-const KILLS = process.env.MAPPA_SLOW === '1' ? [0, 1, 2, 3, 4] : [3];
+/** Kill moments: after 0 to 4 records (this file runs in `npm run test:slow`, vite.config.ts). */
+const KILLS = [0, 1, 2, 3, 4];
 
 interface Run { code: number | null; stdout: string; stderr: string; endedAt: number }
 
