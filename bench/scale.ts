@@ -160,7 +160,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
   const costRows = ['| N | runs | wall minutes (all arms and seeds) | s an iteration, AI judge arm | rubric arm | outcome arm | groups arm '
     + '| s a final evaluation (held-out tasks) | coach calls an iteration, AI judge |', '|---:|---:|---:|---:|---:|---:|---:|---|---:|'];
   const notes: string[] = [];
-  const reach = new Map<Arm, PlotSeries>(o.arms.map((a) => [a, { label: `${ARM_WORDS[a]} (triangle: not every seed reached it; at the budget: none did)`, points: [], color: COLORS[a] }]));
+  const reach = new Map<Arm, PlotSeries>(o.arms.map((a) => [a, { label: ARM_WORDS[a], points: [], color: COLORS[a] }]));
   const predicted: PlotSeries = { label: 'outcome, docs/credit.md\'s prediction (rubric x ratio; off the plot above 10^6)', points: [], dashed: true, color: '#7f7f7f' };
   const linear: PlotSeries = { label: 'theory: linear in N (one global reward)', points: [], dashed: true, color: '#bcbd22' };
   const logarithmic: PlotSeries = { label: 'theory: logarithmic in N (local rewards)', points: [], dashed: true, color: '#17becf' };
@@ -242,7 +242,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     }
   }
   const svg = svgPanels([
-    { title: `Rollouts to step accuracy ${pct(o.target)} (T = 1; log-log, x = log2 N)`, xLabel: 'log2 of agents in the relay', yLabel: 'rollouts (log scale)',
+    { title: `Rollouts to ${pct(o.target)} step accuracy (T = 1; ▲ not reached)`, xLabel: 'log2 of agents in the relay', yLabel: 'rollouts (log scale)',
       logY: true, series: [...reach.values(), predicted, linear, logarithmic] },
     { title: 'Final held-out step accuracy (T = 1) [95 %]', xLabel: 'log2 of agents in the relay', yLabel: 'share of steps right', yMin: 0, yMax: 1, series: stepPanel },
   ], 'MAPPA at scale: the relay of 2 to 128 agents, process against outcome reward');
@@ -259,7 +259,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     'Rollouts to target: per seed, the first iteration at which the mean training step accuracy of the last iterations reached the target '
       + '("never": not within the budget). Final team accuracy: every seed\'s last evaluation pooled, Wilson interval; final step accuracy and its gain '
       + 'over the untrained team: mean over seeds with its t interval (with one seed: over the held-out steps, Wilson / normal). Plot (scale.svg): geometric '
-      + 'mean over the seeds that reached it against log2 N on a log scale, beside the theory lines anchored at the rubric\'s smallest N with a held-out gain above 0, and '
+      + 'mean over the seeds that reached it against log2 N on a log scale (a triangle: not every seed reached it; at the budget: none did), beside the theory lines anchored at the rubric\'s smallest N with a held-out gain above 0, and '
       + 'docs/credit.md\'s prediction for outcome reward.', '',
   ].join('\n');
   return { markdown, svg };
