@@ -34,5 +34,5 @@ describe('bench decode', () => {
     }
     const table = formatDecode([plain, fused], o);
     for (const path of ['plain', 'fused']) expect(table).toMatch(new RegExp(`\\| agent \\| ${path} \\| 4 \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| \\d+ \\| [\\d.]+ \\| \\d+ % \\|`));
-  }, 120_000);
+  }, 300_000);
 });

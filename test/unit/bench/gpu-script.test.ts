@@ -27,7 +27,7 @@ describe('bench/gpu.sh', () => {
     expect(r.stderr).toMatch(/^bench\/gpu\.sh: no hardware WebGPU adapter found: (the only WebGPU adapter is a software one \(.*\)|no WebGPU adapter|.*Dawn found no)/m);
     expect(r.stderr).toContain('nothing was measured (exit 2)');
     expect(r.stdout).toBe(''); // no table
-  }, 120_000);
+  }, 300_000);
 
   it('refuses an unknown option with exit 3', () => {
     const r = spawnSync('bash', [script, '--bogus'], { cwd: root, encoding: 'utf8' });
@@ -66,5 +66,5 @@ describe('bench machine', () => {
     expect(report).toMatch(/\| SmolLM2-135M \| 1 \| cpu \| [\d.]+ \| [\d.]+ \| [\d.]+% \| [\d.]+ \| [\d.]+% \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+% \|/);
     expect(report).toContain('50 GB/s (--bandwidth-gbs)');
     expect(report).toContain('qwen2.5-0.5b:  **skipped**: time budget of 1 s spent');
-  }, 180_000);
+  }, 300_000);
 });

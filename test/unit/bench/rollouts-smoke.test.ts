@@ -99,5 +99,5 @@ describe('bench rollouts', () => {
       expect(run.baseline).not.toBeNull();
       expect(existsSync(path.join(out, `${mode}-seed0`, 'summary.json'))).toBe(true);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -92,5 +92,5 @@ describe('bad inputs are refused before any work, in one line', () => {
     expect((err as { stderr: string }).stderr).toBe('mappa train: --seed must be a whole number of at least 0, got "abc"\n');
     // "At once" as an order, not a time (a busy machine stretches that): refused before the run folder was made.
     expect(existsSync(out)).toBe(false);
-  }, 60_000);
+  }, 300_000);
 });

@@ -138,7 +138,7 @@ describe('mappa compare', () => {
       .rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/empty" has no metrics\.jsonl/) });
     await expect(run(process.execPath, ['bin/mappa.js', 'compare', a, '--target', '30'], { cwd: repoRoot }))
       .rejects.toMatchObject({ stderr: expect.stringMatching(/--target must be an accuracy in \[0, 1\]/) });
-  }, 60_000);
+  }, 300_000);
 
   describe('paired differences and rollouts to target across seeds', () => {
     const ids = Array.from({ length: 20 }, (_, i) => `t${i}`);

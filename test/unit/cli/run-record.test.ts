@@ -55,7 +55,7 @@ beforeAll(async () => {
   writeFileSync(config, JSON.stringify({ ...c, iterations: 2, promptsPerIteration: 4, evalEvery: 2, evalTasks: 8, checkpointEvery: 1 }));
   const r = await train(trained);
   expect(r.code, r.stderr).toBe(0);
-}, 120_000);
+}, 300_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -79,7 +79,7 @@ describe('damaged run files: one line, the file, what is wrong, the way out', ()
     writeFileSync(path.join(out, 'checkpoint', 'state.json'), '{"iteration": 2, "curriculum": {');
     expectRefused(await train(out, ['--resume']),
       /^mappa train: \S+\/state\/checkpoint\/state\.json is not valid JSON \(.*\): delete the checkpoint folder to restart, or restore it$/);
-  }, 60_000);
+  }, 300_000);
 
   it('a checkpoint tensor file cut short', async () => {
     const out = copyRun('tensor');
@@ -87,7 +87,7 @@ describe('damaged run files: one line, the file, what is wrong, the way out', ()
     writeFileSync(file, readFileSync(file).subarray(0, 200));
     expectRefused(await train(out, ['--resume']),
       /^mappa train: \S+\/tensor\/checkpoint\/adapters\/agent1\/adapter_model\.safetensors cannot be read as safetensors \(.*truncated.*\): delete the checkpoint folder to restart, or restore it$/);
-  }, 60_000);
+  }, 300_000);
 
   it('a damaged line in metrics.jsonl (not a torn last line, which is dropped with a warning)', async () => {
     const out = copyRun('metrics');
@@ -97,7 +97,7 @@ describe('damaged run files: one line, the file, what is wrong, the way out', ()
     writeFileSync(file, lines.join('\n'));
     expectRefused(await train(out, ['--resume']),
       /^mappa train: \S+\/metrics\/metrics\.jsonl line 2 is not valid JSON \(position \d+\): delete or mend that line, or restore the file, then continue with --resume$/);
-  }, 60_000);
+  }, 300_000);
 });
 
 describe('--resume after the judge changed', () => {
@@ -116,5 +116,5 @@ describe('--resume after the judge changed', () => {
     } finally {
       cpSync(path.join(repoRoot, 'models/relay-judge'), judge, { recursive: true });
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -61,7 +61,7 @@ let reference: string[];
 beforeAll(async () => {
   const c = JSON.parse(readFileSync(path.join(repoRoot, 'configs/relay-2.json'), 'utf8'));
   writeFileSync(config, JSON.stringify({ ...c, iterations: 6, promptsPerIteration: 4, evalEvery: 3, evalTasks: 8, checkpointEvery: 1 }));
-}, 60_000);
+}, 300_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -94,7 +94,7 @@ describe('one writer per run', () => {
     expect(done.stdout).toMatch(/held-out greedy on 8 problems: untrained [\d.]+ % \[[\d.]+, [\d.]+\] -> trained [\d.]+ % \[[\d.]+, [\d.]+\], [+-]?[\d.]+ pts \[/);
     expect(done.stdout.length).toBeLessThan(1000);
     expect(JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'))).toMatchObject({ iterations: 6, coach: 'model:models/relay-judge', coachTemplate: 'team' });
-  }, 120_000);
+  }, 300_000);
 
   it('a stale lock (its process is gone) is taken over with a warning', async () => {
     const out = path.join(dir, 'stale');
@@ -104,7 +104,7 @@ describe('one writer per run', () => {
     const r = await train(out, ['--iterations', '1']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`warning: .* was locked by pid ${dead} \\(mappa train, since 2026-01-01T00:00:00Z\\), which is no longer running; taking the run over`));
-  }, 120_000);
+  }, 300_000);
 });
 
 describe('kill -9 and --resume', () => {
@@ -118,7 +118,7 @@ describe('kill -9 and --resume', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(adapters(out)).toEqual(reference);
     expectCleanLogs(out);
-  }, 120_000);
+  }, 300_000);
 });
 
 /** Mounts a tmpfs of `mb` MiB at `at`; false (and a loud note) where this machine does not allow it. */
@@ -183,5 +183,5 @@ describe('a full disk mid-run', () => {
     } finally {
       spawnSync('umount', ['-l', disk]);
     }
-  }, 180_000);
+  }, 300_000);
 });

@@ -45,5 +45,5 @@ describe('mappa train', () => {
     const err = await run(process.execPath, [mappa, 'train', '--threads', '0', '--out', mkdtempSync(path.join(os.tmpdir(), 'mappa-train-'))],
       { cwd: repoRoot }).catch((e: { stderr: string }) => e);
     expect((err as { stderr: string }).stderr).toMatch(/--threads must be a whole number of 1 or more, got "0"/);
-  }, 120_000);
+  }, 300_000);
 });

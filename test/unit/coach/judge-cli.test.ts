@@ -64,7 +64,7 @@ beforeAll(async () => {
   mkdirSync(run, { recursive: true });
   writeFileSync(path.join(run, 'config.json'), readFileSync(path.join(repoRoot, 'configs/relay-4.json')));
   writeFileSync(path.join(run, 'trajectories.jsonl'), trajectoryLines(0, trajs));
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
   expect(judgeHash(), 'the old judge is never written to').toBe(before);
@@ -82,13 +82,13 @@ describe('mappa judge', () => {
     expect(r.stderr).toMatch(/6 of 16 actions, picked by the spread of the judge's score distribution; verdicts by the rubric \(simulated person\)/);
     ratings = path.join(dir, 'ratings.jsonl');
     writeFileSync(ratings, r.stdout);
-  }, 120_000);
+  }, 300_000);
 
   it('rank: ranking with its Wilson interval', async () => {
     const r = await mappa(['judge', 'rank', '--judge', JUDGE, '--ratings', ratings, '--backend', 'wasm']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/on 6 rated actions .*: ranking \d+\.\d % \[\d+\.\d, \d+\.\d\] over \d+ pairs \(Wilson 95 %\), MAE \d/);
-  }, 120_000);
+  }, 300_000);
 
   it('refuses a malformed rating file in one line naming the line, before any work', async () => {
     const bad = path.join(dir, 'bad.jsonl');
@@ -116,7 +116,7 @@ describe('mappa judge', () => {
     expect(taught).toMatchObject({ corrections: 6, replayed: 6 });
     expect(readdirSync(out)).toEqual([path.basename(folder)]); // no temporary folder left
     await loadModel(folderSource(folder), { tokenizer: 'required' }); // a coach can load it by path
-  }, 180_000);
+  }, 300_000);
 
   it('an interrupted teaching writes nothing and leaves the old judge', async () => {
     const out = path.join(dir, 'interrupted');
@@ -133,5 +133,5 @@ describe('mappa judge', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/mappa judge: interrupted: nothing written, the old judge is unchanged\n$/);
     expect(existsSync(out) ? readdirSync(out) : []).toEqual([]);
-  }, 180_000);
+  }, 300_000);
 });

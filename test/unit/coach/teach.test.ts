@@ -58,7 +58,7 @@ describe('teaching the weak relay judge', () => {
     relay.model.dispose();
     prompts = steps.map((s) => coachPrompt(s.context, DEFAULT_COACH_TEMPLATE));
     judge = await loadModel(folderSource(JUDGE), { tokenizer: 'required' });
-  }, 120_000);
+  }, 300_000);
 
   it('encodes an example as the judge reads its prompt, with the answer as the only targets', () => {
     const tok = judge.tokenizer!;

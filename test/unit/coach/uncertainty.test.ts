@@ -52,7 +52,7 @@ describe('readJudge on the weak relay judge', () => {
     const judge = await loadModel(folderSource(`${repoRoot}/test/fixtures/relay-judge-weak`), { tokenizer: 'required' });
     readings = await readJudge(judge, steps.map((s) => coachPrompt(s.context, DEFAULT_COACH_TEMPLATE)));
     judge.model.dispose();
-  }, 120_000);
+  }, 300_000);
 
   it('reads a distribution that sums to one, whose likeliest first digit is the one the judge wrote', () => {
     const read = readings.filter((r) => r.dist && r.score !== null);

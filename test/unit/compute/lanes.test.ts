@@ -27,7 +27,7 @@ beforeAll(async () => {
   await initBackend({ force: 'wasm' });
   base = await loadModel(folderSource(path.join(PARITY, 'llama')));
   workers = await startWorkerLanes(1, base.model);
-}, 60_000);
+}, 300_000);
 afterAll(async () => { await workers?.close(); });
 
 function policies(tag: string): Map<string, AgentPolicy> {
@@ -87,7 +87,7 @@ describe('LaneCompute: the update shared with lane threads', () => {
     expect(jobs.filter((k) => k === 'logprobs').length).toBeGreaterThanOrEqual(6); // the worker did its share
     expect(jobs.filter((k) => k === 'gradients').length).toBeGreaterThanOrEqual(4);
     for (const p of [...serial.values(), ...shared.values()]) p.adapter.dispose();
-  }, 120_000);
+  }, 300_000);
 
   it('a lane that fails has its jobs redone here, is reported once, and the update equals the single-thread one', async () => {
     const serial = policies('team2');
@@ -109,7 +109,7 @@ describe('LaneCompute: the update shared with lane threads', () => {
     await policyUpdate(compute, rescued, samples(8), { microBatchSize: 2 });
     expect(dead.calls).toBe(calls);
     for (const p of [...serial.values(), ...rescued.values()]) p.adapter.dispose();
-  }, 120_000);
+  }, 300_000);
 
   it('shareJobs gives each job to the least-loaded lane (this thread first on ties) and keeps job order', async () => {
     const where: string[] = [];

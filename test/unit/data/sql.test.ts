@@ -80,7 +80,7 @@ describe('SQL tool', () => {
     expect(ws.has('keep.csv')).toBe(false); // a killed run changes nothing
     const next = await run(ws, 'SELECT 6 * 7 AS answer');
     expect(next.text).toBe('```output\nanswer\n42\n(1 row)\n```');
-  }, 20_000);
+  }, 300_000);
 
   it('shows the first rows of a huge result and says it stopped reading', async () => {
     const ws = workspace();
@@ -146,5 +146,5 @@ describe('SQL tool on a Node worker thread', () => {
     } finally {
       await w.terminate();
     }
-  }, 60_000);
+  }, 300_000);
 });

@@ -101,7 +101,7 @@ describe('the data team', () => {
     expect(owners).toEqual({ 'data.csv': 'task', 'test.csv': 'task', 'train_features.csv': 'data_engineer', 'test_features.csv': 'data_engineer', 'predictions.csv': 'modeler', 'submission.csv': 'analyst' });
     const { coached } = await coachTrajectories(DATA_CHAIN, trajs, dataRuleCoach(), DEFAULT_REWARDS, (t, id) => dataFacts(t, id));
     for (const c of coached) expect([...c.agentScores.values()].map((r) => r.score)).toEqual([10, 10, 10]);
-  }, 60_000);
+  }, 300_000);
 
   it('scripted flaws (the pretraining data) reach the rule coach as blame on the agent that made them', async () => {
     const task = dataHeldOut(['classification'])[0];
@@ -128,7 +128,7 @@ describe('the data team', () => {
     expect(constant.flaws).toEqual(['modeler-constant']);
     expect(constant.trajectory.metrics!.rocAuc).toBe(0.5);
     expect(await scores(constant.trajectory)).toEqual([10, 3, 7]); // no fit: 3; the Analyst passed the predictions on, so their ROC-AUC does not cap it
-  }, 60_000);
+  }, 300_000);
 
   it('the tiny random team runs the whole plumbing with the rule data coach', async () => {
     const model = await tinyTeamModel(0);
@@ -152,5 +152,5 @@ describe('the data team', () => {
       expect(coached[i].agentScores.get('analyst')!.score).toBe(7);
     }
     model.model.dispose?.();
-  }, 60_000);
+  }, 300_000);
 });

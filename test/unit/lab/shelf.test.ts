@@ -27,7 +27,7 @@ describe('Shelf.parts', () => {
     const models = events.filter((e): e is Extract<WorkerEvent, { kind: 'model' }> => e.kind === 'model').map((e) => e.name);
     expect(models.at(-1)).toBe('models/relay');
     parts.agentModel.model.dispose();
-  }, 60_000);
+  }, 300_000);
 
   it('says what the coach is: a judge\'s ranking comes from its folder\'s report.json, the rubric is the rater', async () => {
     const platform = { modelSource: (spec: string) => folderSource(spec) } as unknown as LabPlatform;

@@ -56,5 +56,5 @@ describe('a coach-free run calls no coach', () => {
       expect(m.coach).toMatchObject({ calls: 0, failures: 0 });
       expect(m.trajectories).toBeGreaterThan(0);
     }
-  }, 120_000);
+  }, 300_000);
 });

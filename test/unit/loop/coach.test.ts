@@ -49,7 +49,7 @@ describe('coach backends', () => {
     expect(r.score).toBe(5);
     expect(r.attempts).toBe(2);
     judge.model.dispose();
-  }, 60_000);
+  }, 300_000);
 
   it('the content cache never scores the same action twice', async () => {
     let calls = 0;

@@ -85,5 +85,5 @@ describe('a new team is one folder', () => {
     expect(m.coach.calls).toBeGreaterThan(0);
     expect(m.eval?.tasks).toBe(4); // its own held-out tasks
     session.dispose();
-  }, 120_000);
+  }, 300_000);
 });

@@ -46,7 +46,7 @@ describe('tree-shaped rollouts (counterfactual replays)', () => {
     expect(plan.order[0]).toBe(plan.order[1]);
     expect(plan.distinct.length).toBeLessThanOrEqual(2);
     expect(new Set(trajs.flatMap((t) => t.actions)).size).toBe(2 * treeCost([2, 2, 1]).generations);
-  }, 60_000);
+  }, 300_000);
 
   it('a forked workspace does not see its sibling\'s writes', () => {
     const w = new Workspace();
@@ -73,5 +73,5 @@ describe('tree-shaped rollouts (counterfactual replays)', () => {
     expect(m.perAgent.agent1.samples + m.perAgent.agent2.samples + m.perAgent.agent3.samples).toBeLessThanOrEqual(m.generations!);
     expect(m.perAgent.agent1.samples).toBeLessThanOrEqual(4); // 2 per prompt, not one per leaf
     trainer.dispose();
-  }, 120_000);
+  }, 300_000);
 });

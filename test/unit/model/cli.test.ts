@@ -32,7 +32,7 @@ describe('mappa CLI', () => {
     expect(Object.keys(out)).toEqual(['logits']);
     expect(maxAbsDiff(out.logits, ref.cases.short.logits)).toBeLessThan(1e-4);
     expect(r.stderr).toMatch(/backend: cpu/);
-  }, 60_000);
+  }, 300_000);
 
   it('forward --adapter equals the merged model from mappa merge', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mappa-merge-'));
@@ -41,7 +41,7 @@ describe('mappa CLI', () => {
     const a = JSON.parse((await mappa(['forward', '--model', path.join(PARITY, 'qwen2'), '--adapter', path.join(PARITY, 'qwen2_lora'), '--ids', '1,5,9', '--backend', 'cpu'])).stdout);
     const b = JSON.parse((await mappa(['forward', '--model', dir, '--ids', '1,5,9', '--backend', 'cpu'])).stdout);
     expect(maxAbsDiff(a.logits, b.logits)).toBeLessThan(1e-4);
-  }, 60_000);
+  }, 300_000);
 
   it('errors go to stderr with a non-zero exit and say what to do', async () => {
     const badIds = await mappa(['forward', '--model', path.join(PARITY, 'llama'), '--ids', '1,x']);
@@ -56,5 +56,5 @@ describe('mappa CLI', () => {
     const unknown = await mappa(['fly']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown command "fly"/);
-  }, 60_000);
+  }, 300_000);
 });

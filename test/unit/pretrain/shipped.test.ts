@@ -44,7 +44,7 @@ describe.skipIf(!shipped)('shipped models', () => {
   beforeAll(async () => {
     await initBackend({ force: 'wasm' });
     for (const name of ['agent', 'judge']) loaded[name] = await loadModel(folderSource(path.join(repoRoot, 'models', name)), { tokenizer: 'required' });
-  }, 60_000);
+  }, 300_000);
 
   it('have every Hugging Face file, each at most 16 MB, and a small Llama config', () => {
     for (const name of ['agent', 'judge']) {
@@ -73,7 +73,7 @@ describe.skipIf(!shipped)('shipped models', () => {
     expect(roles).toEqual(['solver#1', 'executor#1', 'executor#2', 'verifier#1']);
     for (const a of traj.actions) expect(ROLE_FORMAT[a.agentId](a.text, a.turn), `${a.agentId} turn ${a.turn}: ${JSON.stringify(a.text)}`).toBe(true);
     expect(traj.finalAnswer).not.toBeNull();
-  }, 60_000);
+  }, 300_000);
 
   it('agent answers on-format in every data-team role (greedy, held-out table, SQL on DuckDB)', async () => {
     const sql = createSqlTool({ functions: [FIT_PREDICT] });
@@ -99,5 +99,5 @@ describe.skipIf(!shipped)('shipped models', () => {
     const results = await coach.scoreBatch(MATH_CHAIN.agents.map((a) => agentContext(MATH_CHAIN, traj, a.id)!));
     for (const r of results) expect(r.ok, r.raw).toBe(true);
     expect(results[2].correct).toBeTypeOf('boolean'); // the final agent also answers ANSWER_CORRECT
-  }, 60_000);
+  }, 300_000);
 });

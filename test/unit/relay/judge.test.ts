@@ -53,7 +53,7 @@ describe('models/relay-judge', () => {
     const results = await new ModelCoach(judge, RELAY_COACH_TEMPLATE).scoreBatch(contexts);
     expect(results.every((r) => r.ok), results.map((r) => r.raw).join(' | ')).toBe(true);
     cases.forEach((c, k) => expect(results[2 * k].score, `${c}: ${results[2 * k].raw} vs ${results[2 * k + 1].raw}`).toBeGreaterThan(results[2 * k + 1].score));
-  }, 60_000);
+  }, 300_000);
 
   it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
     const relay = teamOf(relayWorkflow(4));
