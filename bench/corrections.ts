@@ -5,8 +5,12 @@
  * ("rubric (simulated person)" in every record): its verdict is the correction.
  *
  * For: `npm run -s bench -- corrections [--judges DIR,...] [--ks 0,25,50,100] [--rules uncertainty,random]
- * [--seeds 0] [--pool-tasks 60] [--held-tasks 40] [--replay-tasks 40] [--epochs 6] [--lr 0.0005] [--mix 1]
- * [--out bench/results/corrections]`: a markdown table on stdout, and <out>.md and <out>.svg.
+ * [--seeds 0] [--flips 0,0.1,0.2] [--keep 100,400] [--pool-tasks 120] [--held-tasks 40] [--replay-tasks 40] [--epochs 6]
+ * [--lr 0.0005] [--mix 1] [--out bench/results/corrections]`: a markdown table on stdout, and <out>.md and <out>.svg
+ * (bench/corrections-report.ts: the summary over seeds and the findings).
+ * --flips: a careless person, that fraction of the K verdicts turned over (coach/corrections.ts carelessVerdicts).
+ * --keep: the taught judges at these K are kept under /tmp/corrections-bench/keep/ (careful person only), so that
+ *   `npm run -s bench -- judge-axis --judges <them>` can coach the relay of 4 with them (coaching against K).
  *
  * The actions (models/relay, no adapter, T = 1, the untrained team as the coach meets it):
  *   pool     relay steps of N = 2, 4, 6 on training tasks ("corrections-pool"), the ones a person is asked about;
@@ -18,6 +22,7 @@
  * Example: nice -n 10 npm run -s bench -- corrections --ks 0,25,50,100
  */
 import os from 'node:os';
+import path from 'node:path';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../src/core/engine/model/load.ts';
@@ -25,25 +30,29 @@ import { folderSource } from '../src/core/engine/model/sources.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
 import { coachPrompt } from '../src/core/coach/coach-format.ts';
-import { rankAgainst, SIMULATED_RATER, type RatedAction } from '../src/core/coach/corrections.ts';
+import { carelessVerdicts, rankAgainst, SIMULATED_RATER, type RatedAction } from '../src/core/coach/corrections.ts';
 import { disposeJudge, TEACH_DEFAULTS, teachingAnswer, teachJudge, trainableJudge, type TeachExample } from '../src/core/coach/teach.ts';
 import { pickRandom, pickUncertain, readJudge, type JudgeReading } from '../src/core/coach/uncertainty.ts';
 import { RELAY_PRETRAINED_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
 import { judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
-import { formatPercent, type Interval } from '../src/core/stats/intervals.ts';
+import { formatPercent } from '../src/core/stats/intervals.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { writeJudgeVersion } from '../src/cli/judge-store.ts';
 import { balanceRated, counterfactualTwin, judgeChat, judgeTemplate } from '../scripts/pretrain-relay-judge.ts';
-import { svgPanels } from './plot.ts';
+import { correctionsPlot, correctionsReport, type Row } from './corrections-report.ts';
 
 /** The team sizes the relay judges were built on (1..6; scripts/pretrain-relay-judge.ts at their commits). */
 const REPLAY_SIZES = RELAY_PRETRAINED_AGENTS;
+/** Where --keep puts the taught judges (outside the repository: they are a run's output, not shipped). */
+const KEEP_DIR = '/tmp/corrections-bench/keep';
 
 interface Options {
   judges: string[];
   ks: number[];
   rules: ('uncertainty' | 'random')[];
   seeds: number[];
+  flips: number[];
+  keep: number[];
   poolTasks: number;
   heldTasks: number;
   replayTasks: number;
@@ -54,7 +63,7 @@ interface Options {
 }
 
 function parse(argv: string[]): Options {
-  const o: Options = { judges: ['test/fixtures/relay-judge-weak'], ks: [0, 25, 50, 100], rules: ['uncertainty', 'random'], seeds: [0], poolTasks: 60,
+  const o: Options = { judges: ['test/fixtures/relay-judge-weak'], ks: [0, 25, 50, 100], rules: ['uncertainty', 'random'], seeds: [0], flips: [0], keep: [], poolTasks: 120,
     heldTasks: 40, replayTasks: 40, epochs: TEACH_DEFAULTS.epochs, lr: TEACH_DEFAULTS.lr, mix: TEACH_DEFAULTS.mix, out: 'bench/results/corrections' };
   const ints = (flag: string, v: string) => v.split(',').map((x) => {
     const n = Number(x);
@@ -67,6 +76,11 @@ function parse(argv: string[]): Options {
     if (flag === '--judges') o.judges = v.split(',');
     else if (flag === '--ks') o.ks = ints(flag, v);
     else if (flag === '--seeds') o.seeds = ints(flag, v);
+    else if (flag === '--keep') o.keep = ints(flag, v);
+    else if (flag === '--flips') {
+      o.flips = v.split(',').map(Number);
+      if (o.flips.some((f) => !(f >= 0 && f < 1))) throw new Error(`bench corrections: --flips takes fractions from 0 to below 1, e.g. 0,0.1,0.2, got "${v}"`);
+    }
     else if (flag === '--rules') {
       o.rules = v.split(',') as Options['rules'];
       if (o.rules.some((r) => r !== 'uncertainty' && r !== 'random')) throw new Error(`bench corrections: --rules is uncertainty,random, got "${v}"`);
@@ -77,7 +91,7 @@ function parse(argv: string[]): Options {
     else if (flag === '--lr') o.lr = Number(v);
     else if (flag === '--mix') o.mix = Number(v);
     else if (flag === '--out') o.out = v;
-    else throw new Error(`bench corrections: unknown option "${flag}". Options: --judges --ks --rules --seeds --pool-tasks --held-tasks --replay-tasks --epochs --lr --mix --out`);
+    else throw new Error(`bench corrections: unknown option "${flag}". Options: --judges --ks --rules --seeds --flips --keep --pool-tasks --held-tasks --replay-tasks --epochs --lr --mix --out`);
   }
   return o;
 }
@@ -90,22 +104,6 @@ async function buildRecipe(dir: string): Promise<{ template: string; scratchpad:
     pairs: Number(f.pairs ?? 0) === 1, seed: Number(f.seed ?? 0), samples: Number(f.samples ?? 2) };
 }
 
-interface Row {
-  judge: string;
-  rule: string;
-  k: number;
-  seed: number;
-  ranking: Interval;
-  /** The same ranking with a bootstrap interval over actions (pairs sharing an action are not independent). */
-  boot: Interval;
-  pairs: number;
-  mae: number;
-  changed: number;
-  teachSeconds: number;
-  /** CPU seconds of this process while teaching (the cores are shared: wall time alone overstates). */
-  teachCpu: number;
-  steps: number;
-}
 
 async function scoreHeld(judge: LoadedModel, template: string, held: RatedStep[]): Promise<{ scores: number[]; mae: number }> {
   const scored = await new ModelCoach(judge, template).scoreBatch(held.map((s) => s.context));
@@ -115,6 +113,7 @@ async function scoreHeld(judge: LoadedModel, template: string, held: RatedStep[]
 
 export async function main(argv: string[]): Promise<void> {
   const o = parse(argv);
+  const started = performance.now();
   const backend = await initBackend({ force: 'wasm' });
   const machine = `${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${os.availableParallelism()} cores, ${describeBackend(backend)}, load average ${os.loadavg()[0].toFixed(1)} at the start (shared cores)`;
   console.error(`bench corrections: ${machine}; the person is the relay rubric (${SIMULATED_RATER})`);
@@ -149,7 +148,7 @@ export async function main(argv: string[]): Promise<void> {
     const r0 = rankAgainst(rater, before.scores, groups);
     console.error(`${dir}: ${replay.length} replay examples; untaught ranking ${formatPercent(r0.interval)}`);
     const boot = (scores: number[]) => judgeVsRater(rater, scores, groups).ranking;
-    rows.push({ judge: dir, rule: '-', k: 0, seed: 0, ranking: r0.interval, boot: boot(before.scores), pairs: r0.pairs, mae: before.mae, changed: 0, teachSeconds: 0, teachCpu: 0, steps: 0 });
+    rows.push({ judge: dir, rule: '-', k: 0, seed: 0, flip: 0, ranking: r0.interval, boot: boot(before.scores), pairs: r0.pairs, mae: before.mae, changed: 0, teachSeconds: 0, teachCpu: 0, steps: 0 });
     const prompts = pool.map((s) => coachPrompt(s.context, recipe.template));
     const t0 = performance.now();
     const readings: JudgeReading[] = await readJudge(base, prompts);
@@ -157,70 +156,48 @@ export async function main(argv: string[]): Promise<void> {
     base.model.dispose();
     for (const seed of o.seeds) {
       for (const rule of o.rules) {
-        for (const k of o.ks.filter((x) => x > 0)) {
-          const picks = rule === 'uncertainty' ? pickUncertain(readings, k) : pickRandom(pool.length, k, new Rng(`corrections-random/${seed}`));
-          const corrections: RatedAction[] = picks.map(({ index }) => ({
-            prompt: prompts[index], score: pool[index].rating.score, correct: pool[index].rating.correct, by: SIMULATED_RATER,
-            group: pool[index].group, was: readings[index].score ?? undefined,
-          }));
-          const examples = corrections.map((c, j) => ({ prompt: c.prompt, answer: teachingAnswer(c, readings[picks[j].index].answer) }));
-          const cpu = process.cpuUsage();
-          const trainable = await trainableJudge(folderSource(dir));
-          const taught = await teachJudge(trainable, examples, replay, { epochs: o.epochs, lr: o.lr, mix: o.mix, seed });
-          disposeJudge(trainable);
-          const used = process.cpuUsage(cpu);
-          const teachCpu = (used.user + used.system) / 1e6;
-          const outDir = `/tmp/corrections-bench/${rule}-${k}-${seed}`;
-          const folder = await writeJudgeVersion(dir, outDir, taught, { ratings: `${rule} picks`, corrections: k, by: SIMULATED_RATER });
-          const judge = await loadModel(folderSource(folder), { tokenizer: 'required' });
-          const after = await scoreHeld(judge, recipe.template, held);
-          judge.model.dispose();
-          await rm(outDir, { recursive: true, force: true });
-          const r = rankAgainst(rater, after.scores, groups);
-          const changed = corrections.filter((c) => c.was !== c.score).length;
-          rows.push({ judge: dir, rule, k, seed, ranking: r.interval, boot: boot(after.scores), pairs: r.pairs, mae: after.mae, changed, teachSeconds: taught.seconds, teachCpu, steps: taught.steps });
-          console.error(`${rule} K=${k} seed ${seed}: ${changed} of ${k} verdicts differ from the judge's; taught in ${taught.seconds.toFixed(0)} s wall, ${teachCpu.toFixed(0)} s CPU `
-            + `(${taught.steps} steps, loss ${taught.firstLoss.toFixed(3)} -> ${taught.finalLoss.toFixed(3)}); ranking ${formatPercent(r.interval)}, bootstrap ${formatPercent(boot(after.scores))}`);
+        for (const flip of o.flips) {
+          for (const k of o.ks.filter((x) => x > 0)) {
+            const picks = rule === 'uncertainty' ? pickUncertain(readings, k) : pickRandom(pool.length, k, new Rng(`corrections-random/${seed}`));
+            const careful: RatedAction[] = picks.map(({ index }) => ({
+              prompt: prompts[index], score: pool[index].rating.score, correct: pool[index].rating.correct, by: SIMULATED_RATER,
+              group: pool[index].group, was: readings[index].score ?? undefined,
+            }));
+            const flipRng = new Rng(`corrections-careless/${seed}/${rule}/${k}`);
+            const corrections = carelessVerdicts(careful, flip, (xs) => flipRng.shuffle(xs), () => flipRng.next());
+            const examples = corrections.map((c, j) => ({ prompt: c.prompt, answer: teachingAnswer(c, readings[picks[j].index].answer) }));
+            const cpu = process.cpuUsage();
+            const trainable = await trainableJudge(folderSource(dir));
+            const taught = await teachJudge(trainable, examples, replay, { epochs: o.epochs, lr: o.lr, mix: o.mix, seed });
+            disposeJudge(trainable);
+            const used = process.cpuUsage(cpu);
+            const teachCpu = (used.user + used.system) / 1e6;
+            const name = `${path.basename(dir)}-${rule}-k${k}-seed${seed}${flip ? `-flip${flip}` : ''}`;
+            const keep = flip === 0 && o.keep.includes(k);
+            const outDir = keep ? `${KEEP_DIR}/${name}` : `/tmp/corrections-bench/${name}`;
+            const folder = await writeJudgeVersion(dir, outDir, taught, { ratings: `${rule} picks${flip ? `, ${flip * 100} % flipped` : ''}`, corrections: k, by: corrections[0].by });
+            const judge = await loadModel(folderSource(folder), { tokenizer: 'required' });
+            const after = await scoreHeld(judge, recipe.template, held);
+            judge.model.dispose();
+            if (keep) console.error(`kept ${folder}`);
+            else await rm(outDir, { recursive: true, force: true });
+            const r = rankAgainst(rater, after.scores, groups);
+            const changed = corrections.filter((c) => c.was !== c.score).length;
+            rows.push({ judge: dir, rule, k, seed, flip, ranking: r.interval, boot: boot(after.scores), pairs: r.pairs, mae: after.mae, changed, teachSeconds: taught.seconds, teachCpu, steps: taught.steps });
+            console.error(`${rule} K=${k} seed ${seed}${flip ? ` flip ${flip}` : ''}: ${changed} of ${k} verdicts differ from the judge's; taught in ${taught.seconds.toFixed(0)} s wall, `
+              + `${teachCpu.toFixed(0)} s CPU (${taught.steps} steps, loss ${taught.firstLoss.toFixed(3)} -> ${taught.finalLoss.toFixed(3)}); ranking ${formatPercent(r.interval)}, `
+              + `bootstrap ${formatPercent(boot(after.scores))}`);
+          }
         }
       }
     }
   }
   relay.model.dispose();
-  const table = report(o, rows, machine, held.length, pool.length);
+  const command = `npm run -s bench -- corrections ${['--judges', o.judges.join(','), '--ks', o.ks.join(','), '--rules', o.rules.join(','), '--seeds', o.seeds.join(','),
+    '--flips', o.flips.join(','), '--pool-tasks', o.poolTasks, '--epochs', o.epochs, '--lr', o.lr, '--mix', o.mix].join(' ')}`;
+  const table = correctionsReport(rows, { command, machine, held: held.length, pool: pool.length, minutes: (performance.now() - started) / 60000 });
   console.log(table);
   await writeFile(`${o.out}.md`, table);
-  await writeFile(`${o.out}.svg`, plot(o, rows));
+  await writeFile(`${o.out}.svg`, correctionsPlot(o.judges, rows));
 }
 
-function report(o: Options, rows: Row[], machine: string, held: number, pool: number): string {
-  const lines = [
-    `# Corrections: a weak relay judge taught on K rated actions (the rubric plays the person)`,
-    '',
-    `\`npm run -s bench -- corrections ${['--judges', o.judges.join(','), '--ks', o.ks.join(','), '--rules', o.rules.join(','), '--seeds', o.seeds.join(','),
-      '--epochs', o.epochs, '--lr', o.lr, '--mix', o.mix].join(' ')}\` on ${machine}.`,
-    `Held-out: ${held} relay steps (N = 2, 4, 6); pool asked about: ${pool} steps of training tasks. Every verdict is the relay rubric's,`,
-    `"${SIMULATED_RATER}". Ranking: within-agent pairs with differing ratings; Wilson 95 % interval over pairs, and a bootstrap over actions`,
-    '(200 resamples; pairs that share an action are not independent, so the bootstrap is the honest one: a difference inside it is no gain).',
-    '',
-    '| judge | picked by | K | seed | ranking [Wilson] | [bootstrap] | pairs | MAE | verdicts that changed the judge\'s score | teach s wall / CPU (steps) |',
-    '|---|---|---:|---:|---|---|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.judge} | ${r.rule} | ${r.k} | ${r.seed} | ${formatPercent(r.ranking)} | [${(r.boot.low * 100).toFixed(1)}, ${(r.boot.high * 100).toFixed(1)}] | ${r.pairs} | ${r.mae.toFixed(2)} | `
-      + `${r.k ? `${r.changed} / ${r.k}` : '-'} | ${r.k ? `${r.teachSeconds.toFixed(0)} / ${r.teachCpu.toFixed(0)} (${r.steps})` : '-'} |`),
-    '',
-  ];
-  return lines.join('\n');
-}
-
-function plot(o: Options, rows: Row[]): string {
-  return svgPanels(o.judges.map((judge) => {
-    const base = rows.find((r) => r.judge === judge && r.k === 0)!;
-    return {
-      title: `${judge.split('/').pop()!} (bars: bootstrap 95 %)`, xLabel: 'corrections K', yLabel: 'ranking on held-out steps', yMin: 0.4, yMax: 1,
-      series: o.rules.map((rule) => ({
-        label: rule === 'uncertainty' ? 'picked by the judge\'s spread' : 'picked at random',
-        dashed: rule === 'random',
-        points: [base, ...rows.filter((r) => r.judge === judge && r.rule === rule)].map((r) => ({ x: r.k, y: r.ranking.p, low: r.boot.low, high: r.boot.high })),
-      })),
-    };
-  }), 'Ranking against corrections (the rubric plays the person)');
-}

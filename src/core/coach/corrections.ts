@@ -147,3 +147,24 @@ export function rankAgainst(rater: readonly number[], judge: readonly number[], 
   }
   return { pairs, concordant, interval: wilson(concordant, pairs) };
 }
+
+/**
+ * A careless person: `round(fraction x n)` of the verdicts turned to the opposite end of the scale
+ * (score s -> 10 - s; a middling 5 goes to 0 or 10, a coin's choice), ANSWER_CORRECT turned over with
+ * it; the others unchanged. Which verdicts are flipped is a seeded draw (`shuffle`, e.g. Rng.shuffle),
+ * so that 10 % and 20 % of the same corrections are compared, and `by` says so.
+ * Example: carelessVerdicts([{score: 10, correct: true, ...}, {score: 0, ...}], 0.5, identity, () => 0)
+ *            -> the first becomes {score: 0, correct: false, by: '... (careless: 50 % flipped)'}, the second stays
+ */
+export function carelessVerdicts(rs: readonly RatedAction[], fraction: number, shuffle: (xs: number[]) => number[],
+  coin: () => number): RatedAction[] {
+  if (!(fraction >= 0 && fraction <= 1)) throw new Error(`carelessVerdicts: the fraction flipped must be from 0 to 1, got ${fraction}`);
+  if (fraction === 0) return rs.slice();
+  const flip = new Set(shuffle(rs.map((_, i) => i)).slice(0, Math.round(fraction * rs.length)));
+  const by = (r: RatedAction) => `${r.by} (careless: ${Math.round(fraction * 100)} % flipped)`;
+  return rs.map((r, i) => {
+    if (!flip.has(i)) return { ...r, by: by(r) };
+    const score = r.score === 5 ? (coin() < 0.5 ? 0 : 10) : 10 - r.score;
+    return { ...r, score, ...(r.correct === undefined ? {} : { correct: !r.correct }), by: by(r) };
+  });
+}

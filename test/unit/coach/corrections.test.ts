@@ -1,6 +1,6 @@
 // The rated-action format: what a person's corrections look like on disk, refused in one line naming the line.
 import { describe, expect, it } from 'vitest';
-import { folds, formatRatings, parseRatings, rankAgainst, SIMULATED_RATER } from '../../../src/core/coach/corrections.ts';
+import { carelessVerdicts, folds, formatRatings, parseRatings, rankAgainst, SIMULATED_RATER } from '../../../src/core/coach/corrections.ts';
 import { wilson } from '../../../src/core/stats/intervals.ts';
 
 describe('parseRatings', () => {
@@ -59,5 +59,31 @@ describe('rankAgainst', () => {
 describe('folds', () => {
   it('deals a shuffled order round the folds', () => {
     expect(folds(5, 2, [4, 0, 3, 1, 2])).toEqual([[4, 3, 2], [0, 1]]);
+  });
+});
+
+describe('carelessVerdicts', () => {
+  const r = (score: number, correct?: boolean) => ({ prompt: `p${score}`, score, ...(correct === undefined ? {} : { correct }), by: SIMULATED_RATER });
+  const identity = (xs: number[]) => xs;
+  it('flips round(fraction x n) verdicts to the other end of the scale, hand-worked', () => {
+    const out = carelessVerdicts([r(10, true), r(0), r(5), r(10)], 0.5, identity, () => 0.9);
+    // round(0.5 x 4) = 2 flipped: the first two in the shuffled order (identity: indices 0 and 1)
+    expect(out.map((x) => x.score)).toEqual([0, 10, 5, 10]);
+    expect(out[0].correct).toBe(false);
+    expect(out.every((x) => x.by === `${SIMULATED_RATER} (careless: 50 % flipped)`)).toBe(true);
+  });
+  it('sends a middling 5 to one end by the coin, and flips none at 0', () => {
+    expect(carelessVerdicts([r(5)], 1, identity, () => 0.1)[0].score).toBe(0);
+    expect(carelessVerdicts([r(5)], 1, identity, () => 0.7)[0].score).toBe(10);
+    expect(carelessVerdicts([r(10), r(0)], 0, identity, () => 0)).toEqual([r(10), r(0)]);
+    expect(() => carelessVerdicts([r(10)], 1.5, identity, () => 0)).toThrow(/from 0 to 1, got 1.5/);
+  });
+  it('flips 10 % and 20 % of the same draw: the 20 % flips hold the 10 % ones', () => {
+    const rs = Array.from({ length: 40 }, (_, i) => r(i % 2 ? 10 : 0));
+    const order = (xs: number[]) => xs.map((_, i) => (i * 7) % 40);
+    const flipped = (f: number) => carelessVerdicts(rs, f, order, () => 0).flatMap((x, i) => (x.score !== rs[i].score ? [i] : []));
+    expect(flipped(0.1)).toHaveLength(4);
+    expect(flipped(0.2)).toHaveLength(8);
+    expect(flipped(0.1).every((i) => flipped(0.2).includes(i))).toBe(true);
   });
 });
