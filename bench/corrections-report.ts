@@ -142,7 +142,7 @@ export function correctionsReport(rows: readonly Row[], c: ReportContext): strin
   return [
     '# Corrections: weak relay judges taught on K rated actions (the rubric plays the person)',
     '',
-    `\`${c.command}\` on ${c.machine}; ${c.minutes.toFixed(0)} min in all.`,
+    `\`${c.command}\` on ${c.machine}; ${c.minutes.toFixed(0)} min of runs in all.`,
     `Held-out: ${c.held} relay steps (N = 2, 4, 6); pool asked about: ${c.pool} steps of training tasks. Every verdict is the relay rubric's,`,
     '"rubric (simulated person)"; a careless person is the same with that fraction of its verdicts turned over. Ranking: within-agent pairs',
     'with differing ratings. Summary: mean over seeds with the 95 % t interval across seeds'

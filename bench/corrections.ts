@@ -7,7 +7,9 @@
  * For: `npm run -s bench -- corrections [--judges DIR,...] [--ks 0,25,50,100] [--rules uncertainty,random]
  * [--seeds 0] [--flips 0,0.1,0.2] [--keep 100,400] [--pool-tasks 120] [--held-tasks 40] [--replay-tasks 40] [--epochs 6]
  * [--lr 0.0005] [--mix 1] [--out bench/results/corrections]`: a markdown table on stdout, and <out>.md and <out>.svg
- * (bench/corrections-report.ts: the summary over seeds and the findings).
+ * (bench/corrections-report.ts: the summary over seeds and the findings), and <out>.rows.json (every row).
+ * --report-from A.rows.json,B.rows.json: no teaching; one report over the rows of several calls (e.g. one call
+ *   a judge, run side by side on two cores).
  * --flips: a careless person, that fraction of the K verdicts turned over (coach/corrections.ts carelessVerdicts).
  * --keep: the taught judges at these K are kept under /tmp/corrections-bench/keep/ (careful person only), so that
  *   `npm run -s bench -- judge-axis --judges <them>` can coach the relay of 4 with them (coaching against K).
@@ -39,7 +41,7 @@ import { formatPercent } from '../src/core/stats/intervals.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { writeJudgeVersion } from '../src/cli/judge-store.ts';
 import { balanceRated, counterfactualTwin, judgeChat, judgeTemplate } from '../scripts/pretrain-relay-judge.ts';
-import { correctionsPlot, correctionsReport, type Row } from './corrections-report.ts';
+import { correctionsPlot, correctionsReport, type ReportContext, type Row } from './corrections-report.ts';
 
 /** The team sizes the relay judges were built on (1..6; scripts/pretrain-relay-judge.ts at their commits). */
 const REPLAY_SIZES = RELAY_PRETRAINED_AGENTS;
@@ -60,11 +62,12 @@ interface Options {
   lr: number;
   mix: number;
   out: string;
+  reportFrom: string[];
 }
 
 function parse(argv: string[]): Options {
   const o: Options = { judges: ['test/fixtures/relay-judge-weak'], ks: [0, 25, 50, 100], rules: ['uncertainty', 'random'], seeds: [0], flips: [0], keep: [], poolTasks: 120,
-    heldTasks: 40, replayTasks: 40, epochs: TEACH_DEFAULTS.epochs, lr: TEACH_DEFAULTS.lr, mix: TEACH_DEFAULTS.mix, out: 'bench/results/corrections' };
+    heldTasks: 40, replayTasks: 40, epochs: TEACH_DEFAULTS.epochs, lr: TEACH_DEFAULTS.lr, mix: TEACH_DEFAULTS.mix, out: 'bench/results/corrections', reportFrom: [] };
   const ints = (flag: string, v: string) => v.split(',').map((x) => {
     const n = Number(x);
     if (!Number.isInteger(n) || n < 0) throw new Error(`bench corrections: ${flag} takes whole numbers, got "${v}"`);
@@ -91,7 +94,8 @@ function parse(argv: string[]): Options {
     else if (flag === '--lr') o.lr = Number(v);
     else if (flag === '--mix') o.mix = Number(v);
     else if (flag === '--out') o.out = v;
-    else throw new Error(`bench corrections: unknown option "${flag}". Options: --judges --ks --rules --seeds --flips --keep --pool-tasks --held-tasks --replay-tasks --epochs --lr --mix --out`);
+    else if (flag === '--report-from') o.reportFrom = v.split(',');
+    else throw new Error(`bench corrections: unknown option "${flag}". Options: --judges --ks --rules --seeds --flips --keep --pool-tasks --held-tasks --replay-tasks --epochs --lr --mix --out --report-from`);
   }
   return o;
 }
@@ -113,6 +117,7 @@ async function scoreHeld(judge: LoadedModel, template: string, held: RatedStep[]
 
 export async function main(argv: string[]): Promise<void> {
   const o = parse(argv);
+  if (o.reportFrom.length) return reportFrom(o);
   const started = performance.now();
   const backend = await initBackend({ force: 'wasm' });
   const machine = `${os.cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${os.availableParallelism()} cores, ${describeBackend(backend)}, load average ${os.loadavg()[0].toFixed(1)} at the start (shared cores)`;
@@ -199,5 +204,20 @@ export async function main(argv: string[]): Promise<void> {
   console.log(table);
   await writeFile(`${o.out}.md`, table);
   await writeFile(`${o.out}.svg`, correctionsPlot(o.judges, rows));
+  await writeFile(`${o.out}.rows.json`, JSON.stringify({ command, machine, held: held.length, pool: pool.length, minutes: (performance.now() - started) / 60000, rows }, null, 1));
+}
+
+/** One report over the rows of several calls: their commands and machines listed, minutes summed. */
+async function reportFrom(o: Options): Promise<void> {
+  const parts = await Promise.all(o.reportFrom.map(async (f) => JSON.parse(await readFile(f, 'utf8')) as ReportContext & { rows: Row[] }));
+  const rows = parts.flatMap((p) => p.rows);
+  const judges = [...new Set(rows.map((r) => r.judge))];
+  const table = correctionsReport(rows, {
+    command: parts.map((p) => p.command).join('` and `'), machine: [...new Set(parts.map((p) => p.machine))].join('; '),
+    held: parts[0].held, pool: parts[0].pool, minutes: parts.reduce((t, p) => t + p.minutes, 0),
+  });
+  console.log(table);
+  await writeFile(`${o.out}.md`, table);
+  await writeFile(`${o.out}.svg`, correctionsPlot(judges, rows));
 }
 
