@@ -50,7 +50,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { initBackend, describeBackend } from '../src/core/engine/backend.ts';
 import { parameterCount, parseConfig } from '../src/core/engine/model/config.ts';
-import { loadModel } from '../src/core/engine/model/load.ts';
+import { loadModel, type LoadedModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
@@ -246,20 +246,9 @@ async function main(): Promise<void> {
   // 4. A quick check on held-out steps of the real team (the full measurement: npm run bench -- judge --relay).
   await writeModelFolder(flags.out, files({ 'README.md': '(being written)\n' }), weights as Map<string, tf.Tensor>);
   const judge = await loadModel(folderSource(flags.out), { tokenizer: 'required' });
-  const held: RatedStep[] = [];
-  // N = 2/4/6 (40 tasks each); with larger sizes trained, also 16 and 128 (about 240 steps each).
   const checkSizes = sizes.some((n) => n > RELAY_PRETRAINED_AGENTS) ? [2, 4, 6, 16, 128] : [2, 4, 6];
-  for (const n of checkSizes) {
-    const count = n <= RELAY_PRETRAINED_AGENTS ? 40 : Math.ceil(240 / n);
-    held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, count), { seed: 77 + n })));
-  }
-  const scored = await new ModelCoach(judge, template).scoreBatch(held.map((s) => s.context));
-  const rater = held.map((s) => s.rating.score);
-  const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
-  const base = baselineScores(rater);
-  const meanVs = judgeVsRater(rater, base.mean, held.map((s) => s.group));
-  const failures = scored.filter((r) => !r.ok).length;
-  log(`held-out check (${held.length} steps, N = ${checkSizes.join('/')}): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
+  const { steps: heldSteps, vs, meanVs, failures } = await heldOutCheck(agents, judge, template, checkSizes);
+  log(`held-out check (${heldSteps} steps, N = ${checkSizes.join('/')}): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
   judge.model.dispose();
   relay.model.dispose();
 
@@ -267,11 +256,31 @@ async function main(): Promise<void> {
   const summary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), vocabSize: bpe.vocab.size,
     rated: histogram(rated), balanced: histogram(balanced), examples: examples.length, meanTokens: meanLength, longest, playSeconds,
-    train: report, check: { sizes: checkSizes, steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
+    train: report, check: { sizes: checkSizes, steps: heldSteps, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
     checkpoints: snapshots.map((s) => `${flags['checkpoint-dir']}/step-${s.step}`), totalSeconds,
   };
   await writeModelFolder(flags.out, files({ 'README.md': judgeCard(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
   log(`${flags.out}/model.safetensors: ${((await stat(`${flags.out}/model.safetensors`)).size / 1024).toFixed(0)} KiB; done in ${(totalSeconds / 60).toFixed(1)} min`);
+}
+
+/**
+ * The build's quick check of a judge on held-out steps of the real team: N = 2/4/6 (40 held-out tasks each;
+ * with larger sizes trained, also 16 and 128, about 240 steps each), the within-agent ranking, MAE and
+ * agreement against the rater, and the mean-score baseline. The report.json `check` of every relay judge
+ * (and what the page shows as its ranking). Example: await heldOutCheck(agents, judge, RELAY_COACH_TEMPLATE, [2, 4, 6])
+ *   -> { steps: 480, vs: { ranking: { p: 0.617, ... }, ... }, ... }
+ */
+export async function heldOutCheck(agents: EngineAgents, judge: LoadedModel, template: string, checkSizes: number[]) {
+  const held: RatedStep[] = [];
+  for (const n of checkSizes) {
+    const count = n <= RELAY_PRETRAINED_AGENTS ? 40 : Math.ceil(240 / n);
+    held.push(...(await relayRatedSteps(agents, n, relayHeldOut(n).slice(0, count), { seed: 77 + n })));
+  }
+  const scored = await new ModelCoach(judge, template).scoreBatch(held.map((s) => s.context));
+  const rater = held.map((s) => s.rating.score);
+  const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
+  const meanVs = judgeVsRater(rater, baselineScores(rater).mean, held.map((s) => s.group));
+  return { steps: held.length, vs, meanVs, failures: scored.filter((r) => !r.ok).length };
 }
 
 export function judgeCard(s: {
