@@ -6,13 +6,14 @@
  * (docs/judges.md, "The plateau and the drop": ranking 50 % until about step 3,300, 99 % by 4,500).
  *
  * Steps:
- *   1. the build, with checkpoints every 100 steps through the drop (--checkpoints 3200-3900:100 into
+ *   1. the build, with checkpoints every 100 steps through the drop (--checkpoints 3000-6400:100 into
  *      <work>/ckpt, the final judge into <work>/final; about 38 min on an idle 2-core machine);
- *   2. every checkpoint ranked by the build's own held-out check (heldOutCheck: N = 2, 4, 6, 40 held-out
- *      tasks each, 480 steps), its report.json written beside its weights (the build's flags, the step, the check),
- *      so that each is a judge folder `mappa judge teach` and the corrections bench can read;
- *   3. the checkpoint whose ranking is nearest --target copied to --out, its report.json naming the step,
- *      the command and every checkpoint's ranking.
+ *   2. checkpoints ranked by the build's own held-out check (heldOutCheck: N = 2, 4, 6, 40 held-out tasks each,
+ *      480 steps; about 30 s each), by bisection on the step for --target (the ranking rises through the drop), so
+ *      about 6 of the 35 are ranked; each ranked one gets its report.json (the build's flags, the step, the check),
+ *      reused by a later call, so that it is a judge folder `mappa judge teach` and the corrections bench can read;
+ *   3. the ranked checkpoint nearest --target copied to --out, its report.json naming the step, the command and
+ *      every ranked checkpoint's ranking.
  * Flags: --out (default models/relay-judge-weak), --work (default /tmp/relay-judge-weak-build), --target (0.6),
  *        --from-checkpoints DIR (skip step 1: rank the checkpoints of a finished run of step 1's command, DIR
  *        holding ckpt/step-<k>/ and final/report.json), --help.
@@ -31,8 +32,12 @@ import { failWith, parseScriptFlags } from './pretrain/flags.ts';
 import { heldOutCheck, judgeTemplate } from './pretrain-relay-judge.ts';
 
 const DEFAULTS = { out: 'models/relay-judge-weak', work: '/tmp/relay-judge-weak-build', target: 0.6, 'from-checkpoints': '', help: 0 };
-/** Through the drop of the recipe's seed 0 (docs/judges.md): 57.7 % at 3,300, 80.9 % at 3,500, 93 % at 3,800. */
-const CHECKPOINTS = '3200-3900:100';
+/**
+ * Through the drop, wherever it falls: one build of the recipe's seed 0 dropped at steps 3,300-3,600 (docs/judges.md:
+ * 57.7 % at 3,300, 80.9 % at 3,500), another was still on the plateau at 3,900 (its loss 0.058 there); the time cap
+ * (2,300 s) ends the build at about step 6,500 on an idle machine. 35 snapshots of 0.5 MB each.
+ */
+const CHECKPOINTS = '3000-6400:100';
 
 /** Step 1's command: the relay judge's recipe (the script's defaults), checkpoints through the drop. */
 export function buildArgs(work: string): string[] {
@@ -71,19 +76,32 @@ async function main(): Promise<void> {
   const agents = new EngineAgents(relay, new Map(), 64);
   const template = judgeTemplate(String(finalReport.flags.template ?? 'team'));
   const ranked: { step: number; p: number; low: number; high: number; dir: string }[] = [];
-  for (const step of steps) {
+  const rank = async (step: number) => {
     const dir = path.join(ckptDir, `step-${step}`);
-    const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
-    const check = await heldOutCheck(agents, judge, template, [2, 4, 6]);
-    judge.model.dispose();
-    const { p, low, high } = check.vs.ranking;
+    const file = path.join(dir, 'report.json');
+    let check = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as { check?: { steps: number; ranking: { p: number; low: number; high: number } } }).check : undefined;
+    if (!check) {
+      const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
+      const c = await heldOutCheck(agents, judge, template, [2, 4, 6]);
+      judge.model.dispose();
+      check = { sizes: [2, 4, 6], steps: c.steps, ranking: c.vs.ranking, mae: c.vs.mae, agreement: c.vs.agreement, meanMae: c.meanVs.mae, failures: c.failures } as typeof check & object;
+      await writeFile(file, JSON.stringify({ flags: finalReport.flags, checkpoint: { step, of: command }, check }, null, 1));
+    }
+    const { p, low, high } = check!.ranking;
     ranked.push({ step, p, low, high, dir });
-    await writeFile(path.join(dir, 'report.json'), JSON.stringify({
-      flags: finalReport.flags, checkpoint: { step, of: command },
-      check: { sizes: [2, 4, 6], steps: check.steps, ranking: check.vs.ranking, mae: check.vs.mae, agreement: check.vs.agreement, meanMae: check.meanVs.mae, failures: check.failures },
-    }, null, 1));
-    console.error(`[build-weak-relay-judge] step ${step}: ranking ${(p * 100).toFixed(1)} % [${(low * 100).toFixed(1)}, ${(high * 100).toFixed(1)}] on ${check.steps} held-out steps`);
+    console.error(`[build-weak-relay-judge] step ${step}: ranking ${(p * 100).toFixed(1)} % [${(low * 100).toFixed(1)}, ${(high * 100).toFixed(1)}] on ${check!.steps} held-out steps`);
+    return p;
+  };
+  // Bisection on the step: below the target, look later; at or above it, earlier.
+  let [lo, hi] = [0, steps.length - 1];
+  if ((await rank(steps[lo])) < flags.target && (await rank(steps[hi])) > flags.target) {
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if ((await rank(steps[mid])) < flags.target) lo = mid;
+      else hi = mid;
+    }
   }
+  ranked.sort((a, b) => a.step - b.step);
   relay.model.dispose();
   const pick = nearest(ranked, flags.target);
   await mkdir(flags.out, { recursive: true });
@@ -101,7 +119,7 @@ is nearest ${pct(flags.target)} %.
 
 - Ranking of an agent's differently-rated held-out steps as the rater (the relay rubric) orders them:
   **${pct(pick.p)} % [${pct(pick.low)}, ${pct(pick.high)}]** on ${(report.check as { steps: number }).steps} steps (N = 2, 4, 6), report.json \`check\`.
-- Every checkpoint's ranking: ${ranked.map((r) => `step ${r.step}: ${pct(r.p)} %`).join('; ')}.
+- The ranked checkpoints (bisection on the step): ${ranked.map((r) => `step ${r.step}: ${pct(r.p)} %`).join('; ')}.
 - For: the page's guided step after the lesson ("this judge is weak; correct 10 of its scores and teach it"), and
   the corrections bench (\`npm run -s bench -- corrections\`). Not a coach to train with: relay judges below
   about 80 % made the team no better than untrained (docs/judges.md).

@@ -15,6 +15,6 @@ describe('build-weak-relay-judge', () => {
   it('runs the recipe at its defaults with checkpoints through the drop', () => {
     const args = buildArgs('/tmp/w');
     expect(args[0]).toBe('scripts/pretrain-relay-judge.ts');
-    expect(args.join(' ')).toBe('scripts/pretrain-relay-judge.ts --seed 0 --checkpoints 3200-3900:100 --checkpoint-dir /tmp/w/ckpt --out /tmp/w/final');
+    expect(args.join(' ')).toBe('scripts/pretrain-relay-judge.ts --seed 0 --checkpoints 3000-6400:100 --checkpoint-dir /tmp/w/ckpt --out /tmp/w/final');
   });
 });
