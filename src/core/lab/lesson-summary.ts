@@ -92,8 +92,11 @@ export interface AgentSteps {
   judged: number[];
 }
 
-/** What one run holds so far: its evaluations (finished ones), and the per-agent counts before and after. */
-export interface LessonRunData {
+/**
+ * One stored run of the lab's guided experiments (the lesson, "Scale the team"): what it holds so far, its
+ * finished evaluations, as the runner and the read-back after a reload keep it.
+ */
+export interface StoredRunData {
   n: number;
   mode: LessonMode;
   runId: string;
@@ -104,6 +107,10 @@ export interface LessonRunData {
   seconds?: number;
   /** When its last evaluation finished (ms since 1970; stored with it). */
   finishedAt?: number;
+}
+
+/** A lesson run: a stored run and the per-agent counts before and after. */
+export interface LessonRunData extends StoredRunData {
   /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`), from those evaluations. */
   agents: { base?: AgentSteps; final?: AgentSteps };
 }

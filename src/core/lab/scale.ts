@@ -21,9 +21,9 @@ import { relayConfig } from '../domains/relay/team.ts';
 import type { EvalResult } from '../loop/records.ts';
 import { usesCoach } from '../loop/rewards.ts';
 import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../stats/intervals.ts';
-import { pairedGap } from './lesson-summary.ts';
+import { pairedGap, type StoredRunData } from './lesson-summary.ts';
 
-export type ScaleMode = 'process' | 'outcome';
+export type ScaleMode = StoredRunData['mode'];
 export const SCALE_MODES: readonly ScaleMode[] = ['process', 'outcome'];
 
 /**
@@ -50,18 +50,8 @@ export function scalePatch(n: number, mode: ScaleMode, plan: ScalePlan = SCALE_P
   };
 }
 
-/** What one run holds so far (its finished evaluations), as the runner and the read-back keep it. */
-export interface ScaleRunData {
-  n: number;
-  mode: ScaleMode;
-  runId: string;
-  iteration: number;
-  done: boolean;
-  evals: { iteration: number; result: EvalResult }[];
-  /** Seconds it took to train and evaluate here (stored with it), and when it finished. */
-  seconds?: number;
-  finishedAt?: number;
-}
+/** What one run holds so far (its finished evaluations), as the runner and the read-back keep it: the lab's stored run. */
+export type ScaleRunData = StoredRunData;
 
 /** One measurement of a team: its team accuracy and mean step accuracy with their 95 % intervals, and the step counts. */
 export interface ScalePoint {
