@@ -20,10 +20,34 @@ export async function benchCommand(argv: string[]): Promise<void> {
     return;
   }
   const runner = fileURLToPath(new URL('../../bench/run.ts', import.meta.url));
+  // The child's stderr passes through a line late, so that on a failure its last line (the reason) is not
+  // printed twice: it becomes this command's one line instead.
+  let last = '';
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', runner, 'machine', ...argv], { stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--import', 'tsx', runner, 'machine', ...argv], { stdio: ['inherit', 'inherit', 'pipe'] });
+    let partial = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        if (last) process.stderr.write(`${last}\n`);
+        last = line;
+      }
+    });
     child.on('error', reject);
-    child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+    child.on('close', (c, signal) => {
+      if (partial.trim()) {
+        if (last) process.stderr.write(`${last}\n`);
+        last = partial;
+      }
+      resolve(c ?? (signal ? 1 : 0));
+    });
   });
-  if (code !== 0) throw new CliError(`bench/machine.ts stopped (exit code ${code}); its reason is printed above`, code);
+  if (code === 0) {
+    if (last) process.stderr.write(`${last}\n`);
+    return;
+  }
+  throw new CliError(last ? last.replace(/^(mappa:\s*)?/, '') : `bench/machine.ts stopped (exit code ${code})`, code);
 }

@@ -85,6 +85,14 @@ describe('bad inputs are refused before any work, in one line', () => {
     expect(r.stderr).not.toMatch(/^backend:/m); // refused before the backend started
   });
 
+  it('bench (a child process): a bad shape ends in its one line, not the child\'s reason and a second line', async () => {
+    const r = await mappa('bench', '--shapes', 'nope');
+    expect(r.code).not.toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^mappa bench: bench machine: unknown shape "nope"; use one of smollm2-135m, qwen2.5-0.5b$/);
+  }, 300_000);
+
   it('as a real process: train --seed abc exits 2 before any work', async () => {
     const err = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'bin/mappa.js'), 'train', '--seed', 'abc', '--out', out], { cwd: repoRoot })
       .catch((e: { code: number; stderr: string }) => e);
