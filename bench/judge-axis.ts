@@ -17,6 +17,7 @@
  *
  * Example: npm run -s bench -- judge-axis --judges /tmp/rj2-ckpt/step-300,/tmp/rj2,models/relay-judge --noise 2,4,8 --out /tmp --target 0.65
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
@@ -26,7 +27,8 @@ import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import { formatPercent } from '../src/core/stats/intervals.ts';
 import { MiscalibratedCoach } from '../src/core/coach/coach.ts';
-import { relayRuleCoach } from '../src/core/domains/relay/team.ts';
+import { RELAY_COACH_TEMPLATE, relayRuleCoach } from '../src/core/domains/relay/team.ts';
+import { DEFAULT_COACH_TEMPLATE } from '../src/core/coach/coach-format.ts';
 import type { RatedStep } from '../src/core/domains/relay/judge.ts';
 import { openModel } from '../src/cli/common.ts';
 import { rankCoach, rankJudge, relayHeldOutSteps } from './judge.ts';
@@ -45,6 +47,19 @@ interface AxisRow {
 }
 
 /** `--judges A,B,...` and `--noise S,S,...` apart; every other flag is the relay bench's (--out, --seeds, --target, --results). */
+/**
+ * The coach template a judge was built on: its report.json flags (none there, as in the older relay judges: 'generic'), or for a
+ * taught version (taught.json) its parent's; 'team' when neither says. Example: builtTemplate('test/fixtures/relay-judge-weak') -> 'generic'
+ */
+export function builtTemplate(dir: string): 'team' | 'generic' {
+  const read = (f: string) => (existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')) as { flags?: { template?: string }; parent?: string } : null);
+  const report = read(path.join(dir, 'report.json'));
+  // A build report without a template predates the team's own (as bench/corrections.ts reads it): generic.
+  if (report?.flags) return (report.flags.template ?? 'generic') === 'generic' ? 'generic' : 'team';
+  const parent = read(path.join(dir, 'taught.json'))?.parent;
+  return parent && path.resolve(parent) !== path.resolve(dir) ? builtTemplate(parent) : 'team';
+}
+
 function parseArgs(argv: string[]): { judges: string[]; noise: number[]; rest: string[] } {
   const take = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -97,16 +112,17 @@ export async function main(argv: string[]): Promise<void> {
   const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
   const steps = await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES);
   log(`${steps.length} held-out steps to rank the judges on`);
-  const seeds = async (mode: 'process' | 'outcome', judge?: string) => {
+  const seeds = async (mode: 'process' | 'outcome', judge?: string, judgeTemplate?: 'team' | 'generic') => {
     const runs: RelayRun[] = [];
-    for (const seed of o.seeds) runs.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...o, coach: judge ? 'model' : 'rule', judge }, model, baseline));
+    for (const seed of o.seeds) runs.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...o, coach: judge ? 'model' : 'rule', judge, judgeTemplate }, model, baseline));
     return runs;
   };
   const rows: AxisRow[] = [];
   for (const dir of judges) {
-    const { v } = await rankJudge(dir, steps, 200);
+    const judgeTemplate = builtTemplate(dir);
+    const { v } = await rankJudge(dir, steps, 200, judgeTemplate === 'generic' ? DEFAULT_COACH_TEMPLATE : RELAY_COACH_TEMPLATE);
     log(`${dir}: ranking ${formatPercent(v.ranking)}`);
-    rows.push({ name: `judge ${dir}`, ranking: v.ranking, runs: await seeds('process', dir) });
+    rows.push({ name: `judge ${dir}${judgeTemplate === 'generic' ? ' (generic template)' : ''}`, ranking: v.ranking, runs: await seeds('process', dir, judgeTemplate) });
   }
   rows.sort((a, b) => a.ranking!.p - b.ranking!.p);
   const noisy: AxisRow[] = [];

@@ -62,6 +62,8 @@ export interface RelayBenchOptions {
   coach: 'rule' | 'model';
   /** With coach 'model': a judge folder other than the team's (e.g. a checkpoint of its training), for the judge-quality axis. */
   judge?: string;
+  /** The coach template that judge was built on ('generic' for the older relay judges; default the team's own). */
+  judgeTemplate?: 'team' | 'generic';
 }
 
 export function parseRelayArgs(argv: string[]): RelayBenchOptions {
@@ -164,7 +166,7 @@ export async function relayRun(n: number, v: Variant, seed: number, o: RelayBenc
   const judged = o.coach === 'model' && v.mode === 'process';
   const config = resolveTrainConfig({
     ...base, ...v.patch, seed, ...(o.model ? { agentModel: o.model } : {}), rewards: { mode: v.mode }, ...(o.iterations ? { iterations: o.iterations } : {}),
-    ...(judged ? { coach: { kind: 'model', ...(o.judge ? { model: o.judge } : {}) } } : {}),
+    ...(judged ? { coach: { kind: 'model', ...(o.judge ? { model: o.judge } : {}), ...(o.judgeTemplate ? { template: o.judgeTemplate } : {}) } } : {}),
   });
   const judgeName = o.judge ? `-${path.basename(path.resolve(o.judge)).replace(/[^\w.-]/g, '_')}` : '';
   const dir = path.join(o.out, `n${n}-${v.label}${judged ? `-judge${judgeName}` : ''}-seed${seed}`);
