@@ -1,15 +1,16 @@
 /**
  * What `mappa train` prints: progress on stderr (a redrawn bar on a terminal, one line per iteration
  * for logs and CI) and, at the end, a few readable lines on stdout: the accuracies with their 95 %
- * intervals, the change paired problem by problem, and where the files are.
+ * intervals, the change paired problem by problem and whether it is a gain, in words, and where the files are.
  * Example: summaryLines({...}, config, false) ->
  *   trained 30 of 30 iterations (process reward, coach rule): 720 rollouts in 14m05s
- *   held-out greedy on 200 problems: untrained 25.0 % [19.5, 31.4] -> trained 30.5 % [24.5, 37.2], +5.5 pts [+0.7, +10.3] paired
+ *   held-out greedy on 200 problems: untrained 25.0 % [19.5, 31.4] -> trained 30.5 % [24.5, 37.2], +5.5 pts [+0.7, +10.3] paired — a gain beyond the noise
+ *   (a relay team also: held-out greedy step accuracy on N steps: untrained ... -> trained ..., +x pts [...] — <the same words>)
  *   files: runs/math-chain-process-seed0/ (adapters/<agent>/ as PEFT, metrics.jsonl, trajectories.jsonl, summary.json)
  */
 import type { EvalResult, Phase, TrainEvent } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { changeLine, heldOutChanges } from '../core/loop/held-out-change.ts';
+import { changeWords, heldOutChanges, stepChangeWords } from '../core/loop/held-out-change.ts';
 
 function bar(done: number, total: number, width = 24): string {
   const n = Math.round((width * done) / Math.max(total, 1));
@@ -29,9 +30,11 @@ export function summaryLines(s: {
     `${s.rollouts} rollouts in ${fmtSeconds(s.seconds)}`];
   // The same figures the page's verdict on a run shows (core/loop/held-out-change.ts).
   for (const change of heldOutChanges(s.baseline, s.final, config.evalTemperature)) {
-    const line = changeLine(change);
+    const line = changeWords(change);
     if (line) lines.push(line);
   }
+  const steps = stepChangeWords(s.baseline, s.final);
+  if (steps) lines.push(steps);
   lines.push(`files: ${s.out}/ (adapters/<agent>/ as PEFT, metrics.jsonl, trajectories.jsonl, summary.json)${paused ? '; continue with --resume' : ''}`);
   return lines.join('\n') + '\n';
 }
