@@ -3,7 +3,7 @@
 // iteration; 10 of its actions are corrected with the mouse (each set to the rater's verdict shown on its card: the
 // person here reads the rubric's score, and the test says so); "Ask me" picks the actions the judge is least sure of and
 // says why; "Teach the judge" teaches it in the worker with a progress bar and shows its ranking before and after; the
-// coach menu picks the taught version, whose run of the relay of 4 trains to its end and records the judge by the sha-256
+// Settings drawer's coach menu picks the taught version, whose run of the relay of 4 trains to its end and records the judge by the sha-256
 // of its files (used.json in the run's checkpoint); a reload finds the 10 corrections and the version kept.
 // Several minutes here: in `npm run test:slow` (vite.config.ts SLOW_ONLY). Screenshots: test-results/corrections-*.png.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,10 +119,17 @@ describe.skipIf(!have.ok)('correct a judge, teach it, coach with it (npm start, 
 
   it('runs the relay of 4 coached by the taught judge, which the run records by the hash of its files', async () => {
     expect(taughtSpec).not.toBe('');
-    await page.getByTestId('coach-judge').selectOption(taughtSpec);
+    // Picked from the Settings drawer's coach menu (the panel's "Coach with" offers the same versions).
+    await page.getByTestId('settings').locator('summary').click();
+    const menu = page.getByTestId('cfg-coach.kind');
+    expect(await menu.locator('option').allTextContents()).toEqual(
+      ['judge fixtures/relay-judge-weak (AI)', `judge ${taughtSpec} (AI)`, 'rule (the rater)']);
+    await menu.selectOption(taughtSpec);
     await waitFor(page, (s) => s.state === 'ready' && s.iteration === 0, 180_000, 'the run coached by the taught judge opened');
     const runId = await page.evaluate(() => (window as unknown as { __mappa: { run: { runId: string; coach: string } } }).__mappa.run.runId);
     expect(await page.evaluate(() => (window as unknown as { __mappa: { run: { coach: string } } }).__mappa.run.coach)).toBe(`model:${taughtSpec}`);
+    expect(await menu.inputValue()).toBe(taughtSpec);
+    await page.getByTestId('settings').screenshot({ path: `${resultsDir}/corrections-settings-menu.png` });
     await page.getByTestId('btn-start').click();
     await waitFor(page, (s) => s.state === 'ready' && s.iteration === 4 && s.evals.some((e) => e.iteration === 4 && e.of === undefined), 600_000,
       'the run coached by the taught judge finished');
