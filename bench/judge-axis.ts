@@ -46,7 +46,6 @@ interface AxisRow {
   runs: RelayRun[];
 }
 
-/** `--judges A,B,...` and `--noise S,S,...` apart; every other flag is the relay bench's (--out, --seeds, --target, --results). */
 /**
  * The coach template a judge was built on: its report.json flags (none there, as in the older relay judges: 'generic'), or for a
  * taught version (taught.json) its parent's; 'team' when neither says. Example: builtTemplate('test/fixtures/relay-judge-weak') -> 'generic'
@@ -60,6 +59,7 @@ export function builtTemplate(dir: string): 'team' | 'generic' {
   return parent && path.resolve(parent) !== path.resolve(dir) ? builtTemplate(parent) : 'team';
 }
 
+/** `--judges A,B,...` and `--noise S,S,...` apart; every other flag is the relay bench's (--out, --seeds, --target, --results). */
 function parseArgs(argv: string[]): { judges: string[]; noise: number[]; rest: string[] } {
   const take = (flag: string) => {
     const i = argv.indexOf(flag);
