@@ -123,7 +123,7 @@ describe.skipIf(!have.ok)('correct a judge, teach it, coach with it (npm start, 
     await page.getByTestId('settings').locator('summary').click();
     const menu = page.getByTestId('cfg-coach.kind');
     expect(await menu.locator('option').allTextContents()).toEqual(
-      ['judge fixtures/relay-judge-weak (AI)', `judge ${taughtSpec} (AI)`, 'rule (the rater)']);
+      ['judge fixtures/relay-judge-weak (AI)', taughtSpec, 'rule (the rater)']);
     await menu.selectOption(taughtSpec);
     await waitFor(page, (s) => s.state === 'ready' && s.iteration === 0, 180_000, 'the run coached by the taught judge opened');
     const runId = await page.evaluate(() => (window as unknown as { __mappa: { run: { runId: string; coach: string } } }).__mappa.run.runId);

@@ -121,7 +121,7 @@ describe.skipIf(!have.ok)('the guided step after the lesson: correct a weak judg
     const menu = page.getByTestId('cfg-coach.kind');
     expect(await menu.inputValue()).toBe(taught);
     const options = await menu.locator('option').allTextContents();
-    expect(options).toEqual(['judge models/relay-judge-weak (AI)', `judge ${taught} (AI)`, 'rule (the rater)']);
+    expect(options).toEqual(['judge models/relay-judge-weak (AI)', taught, 'rule (the rater)']);
     // Back to the weak judge, then the taught one again, from the Settings menu alone.
     await menu.selectOption('model');
     await waitFor(page, (s) => s.state === 'ready', 180_000, 'the run coached by the weak judge');

@@ -11,7 +11,7 @@
  * Example: const c = resolveTrainConfig({ ...relayConfig(4), coach: { kind: 'model', model: 'models/relay-judge-weak' } });
  *          coachChoices(c, [{ spec: 'taught:relay-judge-weak-8f90966516a0', parent: 'models/relay-judge-weak', team: 'relay', … }])
  *          -> { root: 'models/relay-judge-weak', current: 'models/relay-judge-weak',
- *               taught: [{ spec: 'taught:relay-judge-weak-8f90966516a0', label: 'judge taught:relay-judge-weak-8f90966516a0 (AI)', … }] }
+ *               taught: [{ spec: 'taught:relay-judge-weak-8f90966516a0', label: 'taught:relay-judge-weak-8f90966516a0', … }] }
  */
 import { judgeSpec } from '../coach/coaches.ts';
 import type { JudgeVersion } from '../coach/correction-book.ts';
@@ -21,7 +21,7 @@ import type { TrainConfig } from '../loop/config.ts';
 /** One taught version as a menu offers it. */
 export interface TaughtChoice {
   spec: string;
-  /** The option's words: the spec, which carries its weights' hash (as the run's config.json and used.json name it). */
+  /** The option's words: the spec alone, which carries its weights' hash (as the run's config.json and used.json name it); it fits the 19rem column. */
   label: string;
   /** The option's tooltip: its full sha-256, parent and measured ranking before and after. */
   title: string;
@@ -71,7 +71,7 @@ export function coachChoices(config: Pick<TrainConfig, 'coach' | 'workflow'>, ve
   const root = lineRoot(current, mine);
   const taught = mine.filter((v) => lineRoot(v.spec, mine) === root).map((v) => ({
     spec: v.spec,
-    label: `judge ${v.spec} (AI)`,
+    label: v.spec,
     title: `taught in this browser from ${shortSpec(v.parent)} on ${v.corrections} correction${v.corrections === 1 ? '' : 's'}; sha-256 of its weights ${v.hash}; `
       + `ranking against the rater on the batch it was taught on ${ranking(v.before.ranking)} before, ${ranking(v.after.ranking)} after`,
     version: v,

@@ -33,7 +33,7 @@ describe('coachChoices', () => {
     const fromRoot = coachChoices(relay({ kind: 'model', model: 'models/relay-judge-weak' }), all);
     expect(fromRoot.root).toBe('models/relay-judge-weak');
     expect(fromRoot.taught.map((t) => t.spec)).toEqual([weakA.spec, weakB.spec]);
-    expect(fromRoot.taught[1].label).toBe('judge taught:relay-judge-weak-bbbbbbbbbbbb (AI)');
+    expect(fromRoot.taught[1].label).toBe('taught:relay-judge-weak-bbbbbbbbbbbb');
     expect(fromRoot.taught[1].title).toMatch(/^taught in this browser from taught:relay-judge-weak-aaaaaaaaaaaa on 20 corrections; sha-256 of its weights bbbbbbbbbbbb0+; /);
     expect(fromRoot.taught[0].title).toContain('ranking against the rater on the batch it was taught on 65.9 % [56.6, 74.1] before, 70.9 % [56.6, 74.1] after');
     // Coached by a taught version: the same menu, its root the folder the line began with.
