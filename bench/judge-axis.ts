@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<void> {
   const { judges, noise, rest } = parseArgs(argv);
   const o = parseRelayArgs(['--agents', String(N), '--target', '0.65', ...rest]);
   const info = await initBackend({ force: 'wasm' });
-  const config = resolveTrainConfig(relayConfig(N));
+  const config = resolveTrainConfig({ ...relayConfig(N), ...(o.iterations ? { iterations: o.iterations } : {}) });
   const model = await openModel(config.agentModel, { tokenizer: 'required' });
   const baseline = (await evaluateTeam(config, teamOf(config.workflow), LocalCompute.forTeam({ team: teamOf(config.workflow), agentModel: model, tools: {} }))).result;
   const steps = await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES);
