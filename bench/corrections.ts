@@ -24,7 +24,6 @@
  * Example: nice -n 10 npm run -s bench -- corrections --ks 0,25,50,100
  */
 import os from 'node:os';
-import path from 'node:path';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../src/core/engine/model/load.ts';
@@ -177,7 +176,7 @@ export async function main(argv: string[]): Promise<void> {
             disposeJudge(trainable);
             const used = process.cpuUsage(cpu);
             const teachCpu = (used.user + used.system) / 1e6;
-            const name = `${path.basename(dir)}-${rule}-k${k}-seed${seed}${flip ? `-flip${flip}` : ''}`;
+            const name = `${dir.replace(/^[./]+/, "").replace(/[^\w.-]+/g, "_")}-${rule}-k${k}-seed${seed}${flip ? `-flip${flip}` : ''}`;
             const keep = flip === 0 && o.keep.includes(k);
             const outDir = keep ? `${KEEP_DIR}/${name}` : `/tmp/corrections-bench/${name}`;
             const folder = await writeJudgeVersion(dir, outDir, taught, { ratings: `${rule} picks${flip ? `, ${flip * 100} % flipped` : ''}`, corrections: k, by: corrections[0].by });
