@@ -176,7 +176,7 @@ export async function main(argv: string[]): Promise<void> {
             disposeJudge(trainable);
             const used = process.cpuUsage(cpu);
             const teachCpu = (used.user + used.system) / 1e6;
-            const name = `${dir.replace(/^[./]+/, "").replace(/[^\w.-]+/g, "_")}-${rule}-k${k}-seed${seed}${flip ? `-flip${flip}` : ''}`;
+            const name = `${dir.replace(/^[./]+/, '').replace(/[^\w.-]+/g, '_')}-${rule}-k${k}-seed${seed}${flip ? `-flip${flip}` : ''}`;
             const keep = flip === 0 && o.keep.includes(k);
             const outDir = keep ? `${KEEP_DIR}/${name}` : `/tmp/corrections-bench/${name}`;
             const folder = await writeJudgeVersion(dir, outDir, taught, { ratings: `${rule} picks${flip ? `, ${flip * 100} % flipped` : ''}`, corrections: k, by: corrections[0].by });
