@@ -209,7 +209,8 @@ export async function main(argv: string[]): Promise<void> {
 /** One report over the rows of several calls: their commands and machines listed, minutes summed. */
 async function reportFrom(o: Options): Promise<void> {
   const parts = await Promise.all(o.reportFrom.map(async (f) => JSON.parse(await readFile(f, 'utf8')) as ReportContext & { rows: Row[] }));
-  const rows = parts.flatMap((p) => p.rows);
+  // Each call ranks its judges untaught (K = 0): one such row per judge.
+  const rows = parts.flatMap((p) => p.rows).filter((r, i, all) => r.k > 0 || all.findIndex((x) => x.k === 0 && x.judge === r.judge) === i);
   const judges = [...new Set(rows.map((r) => r.judge))];
   const table = correctionsReport(rows, {
     command: parts.map((p) => p.command).join('` and `'), machine: [...new Set(parts.map((p) => p.machine))].join('; '),
