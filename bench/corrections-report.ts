@@ -67,7 +67,8 @@ interface Cell {
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const pts = (i: Interval) => `${(i.p * 100).toFixed(1)} [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}] points`;
 const who = (flip: number) => (flip ? `careless (${Math.round(flip * 100)} % flipped)` : 'careful');
-const name = (judge: string) => judge.split('/').pop()!;
+/** A judge's name in the tables: its folder and the one above it (two judges may share a folder name). */
+const name = (judge: string) => judge.split('/').filter(Boolean).slice(-2).join('/');
 
 /** The rows of every (judge, rule, flip, K > 0) pooled over seeds; the K = 0 rows are the untaught judges. */
 export function cells(rows: readonly Row[]): { base: Map<string, Row>; cells: Cell[] } {

@@ -40,7 +40,7 @@ describe('corrections report', () => {
   });
   it('writes the tables and a plot with the 80 % line', () => {
     const md = correctionsReport(rows, { command: 'npm run -s bench -- corrections', machine: 'test', held: 480, pool: 960, minutes: 1 });
-    expect(md).toMatch(/\| weak \| careful \| uncertainty \| 100 \| 3 \| 72.0 % \[/);
+    expect(md).toMatch(/\| dir\/weak \| careful \| uncertainty \| 100 \| 3 \| 72.0 % \[/);
     expect(correctionsPlot(['dir/weak'], rows)).toMatch(/the coaching line \(80 %\)/);
   });
 });
