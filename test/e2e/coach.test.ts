@@ -10,7 +10,7 @@
 // at /fixtures/ because the server is started with MAPPA_SERVE_FIXTURES=1 (vite.config.ts; never built).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
 import { readState, until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
@@ -48,10 +48,7 @@ describe.skipIf(!have.ok)('the coach says what it is, and a run ends in words (n
     it('says what the coach is, and that the run ended below the untrained team, with the likely cause', async () => {
       context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
       page = await context.newPage();
-      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-      });
+      collectProblems(page, problems);
       await page.goto(withConfig(site.url, weak), { waitUntil: 'load' });
       await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-4', 120_000, 'the weakly coached relay ready');
       const coach = (await page.getByTestId('coach-line').textContent()) ?? '';

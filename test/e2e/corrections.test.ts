@@ -8,7 +8,7 @@
 // Several minutes here: in `npm run test:slow` (vite.config.ts SLOW_ONLY). Screenshots: test-results/corrections-*.png.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
@@ -54,10 +54,7 @@ describe.skipIf(!have.ok)('correct a judge, teach it, coach with it (npm start, 
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
     page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
+    collectProblems(page, problems);
   }, 600_000);
   afterAll(async () => {
     await context?.close();

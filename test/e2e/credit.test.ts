@@ -12,7 +12,7 @@
 // Screenshots in test-results/credit-*.png. Skips loudly without chromium.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
 import { until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
@@ -50,10 +50,7 @@ describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)'
     browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
     page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
+    collectProblems(page, problems);
     await page.goto(withConfig(site.url, relay), { waitUntil: 'load' });
     await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-4', 180_000, 'the relay of 4 ready');
   }, 300_000);

@@ -8,8 +8,8 @@
 // Minutes here: in `npm run test:slow` (vite.config.ts SLOW_ONLY). Screenshots: test-results/guided-*.png.
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, type UserPage } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayRuleScore } from '../../src/core/domains/relay/team.ts';
@@ -34,26 +34,17 @@ async function phase(page: Page, want: string, timeoutMs: number): Promise<void>
 }
 
 describe.skipIf(!have.ok)('the guided step after the lesson: correct a weak judge, teach it, coach again (npm start, 1366x800)', () => {
-  let site: StartedSite;
-  let browser: Browser;
+  let user: UserPage;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
     await ensureBuilt('site');
-    site = await npmStart();
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(site.url, { waitUntil: 'load' });
+    user = await openUserPage();
+    ({ page, problems } = user);
   }, 600_000);
   afterAll(async () => {
-    await browser?.close();
-    await site?.close();
+    await user?.close();
   });
 
   it('appears only after the lesson', async () => {

@@ -5,8 +5,8 @@
 // A reload then shows the finished lesson from storage, without a click, with the date and its training
 // time; every file its sentences cite is served. Prints the lesson's wall time. Skips loudly without chromium.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, screenshot, type StartedSite } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, screenshot, type UserPage } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import type { LessonView } from '../../src/core/lab/lesson.ts';
@@ -34,26 +34,17 @@ async function waitLesson(page: Page, ok: (v: LessonView) => boolean, timeoutMs:
 }
 
 describe.skipIf(!have.ok)('the lesson on the first screen (npm start, plain URL, 1366x800)', () => {
-  let site: StartedSite;
-  let browser: Browser;
+  let user: UserPage;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
     await ensureBuilt('site');
-    site = await npmStart();
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(site.url, { waitUntil: 'load' });
+    user = await openUserPage({ viewport: { width: WIDTH, height: HEIGHT } });
+    ({ page, problems } = user);
   }, 300_000);
   afterAll(async () => {
-    await browser?.close();
-    await site?.close();
+    await user?.close();
   });
 
   it('offers "Run the lesson" with its three charts above the fold', async () => {
@@ -102,7 +93,7 @@ describe.skipIf(!have.ok)('the lesson on the first screen (npm start, plain URL,
     }
     expect(await page.getByTestId('lesson-words').textContent()).toMatch(/6 agents: process .* vs outcome .*\(paired, the same 100 problems\)/);
     expect(await page.getByTestId('lesson-status').textContent()).toMatch(/^Trained on .* in \d+ (s|min) of training on this machine\.$/);
-    expect(await unserved(page, site.url)).toEqual([]);
+    expect(await unserved(page, user.site.url)).toEqual([]);
     await page.getByTestId('lesson').screenshot({ path: `${resultsDir}/lesson-summary.png` });
     await screenshot(page, 'lesson-page');
     expect(problems).toEqual([]);

@@ -5,8 +5,8 @@
 // step accuracy, and a sentence computed from the numbers. A reload then shows it from storage, without a
 // click. Prints the wall time and each size's seconds (docs/page.md quotes them). Skips loudly without chromium.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, type UserPage } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import type { ScaleView } from '../../src/core/lab/scale.ts';
@@ -45,26 +45,17 @@ async function inView(page: Page, ids: string[]): Promise<string[]> {
 }
 
 describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', () => {
-  let site: StartedSite;
-  let browser: Browser;
+  let user: UserPage;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
     await ensureBuilt('site');
-    site = await npmStart();
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
-    page = await context.newPage();
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(site.url, { waitUntil: 'load' });
+    user = await openUserPage({ viewport: { width: WIDTH, height: HEIGHT } });
+    ({ page, problems } = user);
   }, 600_000);
   afterAll(async () => {
-    await browser?.close();
-    await site?.close();
+    await user?.close();
   });
 
   it('trains the eight runs with a progress bar and ends in words, with the strip of the 64 agents', async () => {

@@ -7,7 +7,7 @@
 // in `npm run test:slow`. Screenshots in test-results/truth-*.png. Skips loudly without chromium.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumAvailable, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
 import { readState, until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { citedFiles, unserved } from './cited.ts';
@@ -21,10 +21,7 @@ const HEIGHT = 800;
 async function openAt(browser: Browser, url: string, problems: string[]): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: WIDTH, height: HEIGHT } });
   const page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
+  collectProblems(page, problems);
   await page.goto(url, { waitUntil: 'load' });
   return { context, page };
 }

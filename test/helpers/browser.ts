@@ -182,6 +182,14 @@ export function serveStatic(root: string, mounts: Record<string, string> = {},
   });
 }
 
+/** Collects the page's uncaught errors and console errors into `problems` (each e2e test checks it stays empty). */
+export function collectProblems(page: Page, problems: string[]): void {
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+}
+
 /** Launches Debian's chromium headless with WebGPU enabled and a fresh temporary profile. */
 export async function launchChromium(): Promise<Browser> {
   const have = chromiumAvailable();
@@ -246,6 +254,31 @@ export async function openHarness(): Promise<OpenHarness> {
       await server.close();
     },
   };
+}
+
+/** A page as the user meets it: `npm start`, Chromium at a laptop's viewport on the printed URL, its problems collected. */
+export interface UserPage {
+  site: StartedSite;
+  browser: Browser;
+  page: Page;
+  /** Uncaught errors and console errors so far (collectProblems). */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the site with `npm start`, opens Chromium at `viewport` (default 1366x800) on the plain URL (or `url(base)`),
+ * and collects the page's problems. Example: const u = await openUserPage(); ...; await u.close();
+ */
+export async function openUserPage(opts: { viewport?: { width: number; height: number }; url?: (base: string) => string; env?: Record<string, string> } = {})
+  : Promise<UserPage> {
+  const site = await npmStart({ env: opts.env });
+  const browser = await launchChromium();
+  const page = await (await browser.newContext({ viewport: opts.viewport ?? { width: 1366, height: 800 } })).newPage();
+  const problems: string[] = [];
+  collectProblems(page, problems);
+  await page.goto(opts.url ? opts.url(site.url) : site.url, { waitUntil: 'load' });
+  return { site, browser, page, problems, close: async () => { await browser.close(); await site.close(); } };
 }
 
 /** The site as a user starts it: the README's `npm start`, in its own process group. */
