@@ -72,8 +72,9 @@ export function coachChoices(config: Pick<TrainConfig, 'coach' | 'workflow'>, ve
   const taught = mine.filter((v) => lineRoot(v.spec, mine) === root).map((v) => ({
     spec: v.spec,
     label: v.spec,
-    title: `taught in this browser from ${shortSpec(v.parent)} on ${v.corrections} correction${v.corrections === 1 ? '' : 's'}; sha-256 of its weights ${v.hash}; `
-      + `ranking against the rater on the batch it was taught on ${ranking(v.before.ranking)} before, ${ranking(v.after.ranking)} after`,
+    title: `taught in this browser from ${shortSpec(v.parent)} on ${v.corrections} correction${v.corrections === 1 ? '' : 's'}; `
+      + `sha-256 of its weights ${v.hash}; ranking against the rater on the batch it was taught on `
+      + `${ranking(v.before.ranking)} before, ${ranking(v.after.ranking)} after`,
     version: v,
   }));
   return { root, current, taught };

@@ -19,6 +19,7 @@
  */
 import { relayConfig } from '../domains/relay/team.ts';
 import type { EvalResult } from '../loop/records.ts';
+import { stepTotals } from '../loop/held-out-change.ts';
 import { usesCoach } from '../loop/rewards.ts';
 import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../stats/intervals.ts';
 import { pairedGap, type StoredRunData } from './lesson-summary.ts';
@@ -108,8 +109,7 @@ export interface ScaleView {
 /** A finished evaluation as a point: team accuracy (Wilson, from its per-problem results) and pooled step accuracy (Wilson). */
 export function pointOf(r: EvalResult | null | undefined): ScalePoint | null {
   if (!r || r.of !== undefined || !(r.tasks > 0) || !r.agentSteps) return null;
-  const right = r.agentSteps.right.reduce((a, b) => a + b, 0);
-  const judged = r.agentSteps.judged.reduce((a, b) => a + b, 0);
+  const { right, judged } = stepTotals(r)!;
   return {
     team: accuracyInterval(r.greedy, r.tasks, r.perTask?.greedy), step: wilson(right, judged), right, judged,
     agents: r.agentSteps.right.map((k, i) => (r.agentSteps!.judged[i] > 0 ? k / r.agentSteps!.judged[i] : null)),

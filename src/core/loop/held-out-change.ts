@@ -34,7 +34,7 @@ export function heldOutChanges(baseline: EvalResult | null, final: EvalResult | 
     const same = baseline?.perTask && final?.perTask && baseline.perTask.ids.join() === final.perTask.ids.join();
     const d = same ? pairedDifference(final!.perTask![pass], baseline!.perTask![pass]) : null;
     const paired = d ? { p: d.p, low: d.low, high: d.high, n: d.n } : null;
-    const verdict = paired ? (paired.low > 0 ? 'gain' : paired.high < 0 ? 'loss' : 'none') : null;
+    const verdict = paired ? verdictOf(paired) : null;
     return {
       pass, name: pass === 'greedy' ? 'greedy' : `T=${evalTemperature}`, tasks: (final ?? baseline)?.tasks ?? 0,
       untrained: acc(baseline), trained: acc(final), paired, verdict,
@@ -70,11 +70,25 @@ export function changeWords(c: HeldOutChange): string {
  *    +13.1 pts [+12.6, +13.5] — a gain beyond the noise'
  */
 export function stepChangeWords(baseline: EvalResult | null, final: EvalResult | null): string | null {
-  const sum = (r: EvalResult | null) => (r?.agentSteps ? { right: r.agentSteps.right.reduce((a, b) => a + b, 0), judged: r.agentSteps.judged.reduce((a, b) => a + b, 0) } : null);
-  const [a, b] = [sum(baseline), sum(final)];
+  const [a, b] = [stepTotals(baseline), stepTotals(final)];
   if (!a || !b || !a.judged || !b.judged) return null;
   const d = unpairedDifference(b.right, b.judged, a.right, a.judged);
-  const verdict = d.low > 0 ? 'a gain beyond the noise' : d.high < 0 ? 'a loss beyond the noise' : 'no change beyond the noise';
-  return `held-out greedy step accuracy on ${b.judged} steps: untrained ${formatPercent(wilson(a.right, a.judged))} -> trained ${formatPercent(wilson(b.right, b.judged))}, `
-    + `${formatPoints(d)} — ${verdict}`;
+  return `held-out greedy step accuracy on ${b.judged} steps: untrained ${formatPercent(wilson(a.right, a.judged))} -> `
+    + `trained ${formatPercent(wilson(b.right, b.judged))}, ${formatPoints(d)} — ${STEP_WORDS[verdictOf(d)]}`;
+}
+
+const STEP_WORDS = { gain: 'a gain beyond the noise', loss: 'a loss beyond the noise', none: 'no change beyond the noise' } as const;
+
+/**
+ * Steps right and steps judged over every agent of an evaluation (null without per-agent counts).
+ * Example: agentSteps {right: [3, 4], judged: [5, 5]} -> {right: 7, judged: 10}
+ */
+export function stepTotals(r: EvalResult | null | undefined): { right: number; judged: number } | null {
+  if (!r?.agentSteps) return null;
+  return { right: r.agentSteps.right.reduce((x, y) => x + y, 0), judged: r.agentSteps.judged.reduce((x, y) => x + y, 0) };
+}
+
+/** A difference's verdict: 'gain' / 'loss' when its interval excludes zero, else 'none'. */
+function verdictOf(d: Interval): 'gain' | 'loss' | 'none' {
+  return d.low > 0 ? 'gain' : d.high < 0 ? 'loss' : 'none';
 }
