@@ -81,17 +81,17 @@ async function main(): Promise<void> {
   const rank = async (step: number) => {
     const dir = path.join(ckptDir, `step-${step}`);
     const file = path.join(dir, 'report.json');
-    let check = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as { check?: { steps: number; ranking: { p: number; low: number; high: number } } }).check : undefined;
+    type Check = Awaited<ReturnType<typeof heldOutCheck>>;
+    let check = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as { check?: Check }).check : undefined;
     if (!check) {
       const judge = await loadModel(folderSource(dir), { tokenizer: 'required' });
-      const c = await heldOutCheck(agents, judge, template, [2, 4, 6]);
+      check = await heldOutCheck(agents, judge, template, [2, 4, 6]);
       judge.model.dispose();
-      check = { sizes: [2, 4, 6], steps: c.steps, ranking: c.vs.ranking, mae: c.vs.mae, agreement: c.vs.agreement, meanMae: c.meanVs.mae, failures: c.failures } as typeof check & object;
       await writeFile(file, JSON.stringify({ flags: finalReport.flags, checkpoint: { step, of: command }, check }, null, 1));
     }
-    const { p, low, high } = check!.ranking;
+    const { p, low, high } = check.ranking;
     ranked.push({ step, p, low, high, dir });
-    console.error(`[build-weak-relay-judge] step ${step}: ranking ${(p * 100).toFixed(1)} % [${(low * 100).toFixed(1)}, ${(high * 100).toFixed(1)}] on ${check!.steps} held-out steps`);
+    console.error(`[build-weak-relay-judge] step ${step}: ranking ${(p * 100).toFixed(1)} % [${(low * 100).toFixed(1)}, ${(high * 100).toFixed(1)}] on ${check.steps} held-out steps`);
     return p;
   };
   // Bisection on the step: below the target, look later; at or above it, earlier.

@@ -247,8 +247,9 @@ async function main(): Promise<void> {
   await writeModelFolder(flags.out, files({ 'README.md': '(being written)\n' }), weights as Map<string, tf.Tensor>);
   const judge = await loadModel(folderSource(flags.out), { tokenizer: 'required' });
   const checkSizes = sizes.some((n) => n > RELAY_PRETRAINED_AGENTS) ? [2, 4, 6, 16, 128] : [2, 4, 6];
-  const { steps: heldSteps, vs, meanVs, failures } = await heldOutCheck(agents, judge, template, checkSizes);
-  log(`held-out check (${heldSteps} steps, N = ${checkSizes.join('/')}): ranking ${(vs.ranking.p * 100).toFixed(1)} %, MAE ${vs.mae.p.toFixed(2)} (mean baseline ${meanVs.mae.p.toFixed(2)}), agreement ${(vs.agreement.p * 100).toFixed(1)} %, unparsed ${failures}`);
+  const check = await heldOutCheck(agents, judge, template, checkSizes);
+  log(`held-out check (${check.steps} steps, N = ${checkSizes.join('/')}): ranking ${(check.ranking.p * 100).toFixed(1)} %, MAE ${check.mae.p.toFixed(2)} `
+    + `(mean baseline ${check.meanMae.p.toFixed(2)}), agreement ${(check.agreement.p * 100).toFixed(1)} %, unparsed ${check.failures}`);
   judge.model.dispose();
   relay.model.dispose();
 
@@ -256,7 +257,7 @@ async function main(): Promise<void> {
   const summary = {
     seed: flags.seed, flags, backend: describeBackend(backend), parameters: parameterCount(config), vocabSize: bpe.vocab.size,
     rated: histogram(rated), balanced: histogram(balanced), examples: examples.length, meanTokens: meanLength, longest, playSeconds,
-    train: report, check: { sizes: checkSizes, steps: heldSteps, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae, failures },
+    train: report, check,
     checkpoints: snapshots.map((s) => `${flags['checkpoint-dir']}/step-${s.step}`), totalSeconds,
   };
   await writeModelFolder(flags.out, files({ 'README.md': judgeCard(summary), 'report.json': summary }), weights as Map<string, tf.Tensor>);
@@ -267,7 +268,7 @@ async function main(): Promise<void> {
  * The build's quick check of a judge on held-out steps of the real team: N = 2/4/6 (40 held-out tasks each;
  * with larger sizes trained, also 16 and 128, about 240 steps each), the within-agent ranking, MAE and
  * agreement against the rater, and the mean-score baseline. The report.json `check` of every relay judge
- * (and what the page shows as its ranking). Example: await heldOutCheck(agents, judge, RELAY_COACH_TEMPLATE, [2, 4, 6])
+ * (and what the page shows as its ranking), in that report's shape. Example: await heldOutCheck(agents, judge, RELAY_COACH_TEMPLATE, [2, 4, 6])
  *   -> { steps: 480, vs: { ranking: { p: 0.617, ... }, ... }, ... }
  */
 export async function heldOutCheck(agents: EngineAgents, judge: LoadedModel, template: string, checkSizes: number[]) {
@@ -280,7 +281,8 @@ export async function heldOutCheck(agents: EngineAgents, judge: LoadedModel, tem
   const rater = held.map((s) => s.rating.score);
   const vs = judgeVsRater(rater, scored.map((r) => r.score), held.map((s) => s.group));
   const meanVs = judgeVsRater(rater, baselineScores(rater).mean, held.map((s) => s.group));
-  return { steps: held.length, vs, meanVs, failures: scored.filter((r) => !r.ok).length };
+  return { sizes: checkSizes, steps: held.length, ranking: vs.ranking, mae: vs.mae, agreement: vs.agreement, meanMae: meanVs.mae,
+    failures: scored.filter((r) => !r.ok).length };
 }
 
 export function judgeCard(s: {
