@@ -34,6 +34,7 @@ import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
 import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
+import { WORKSPACE_MAX_BYTES, WorkspaceFull } from './workspace.ts';
 
 export interface PythonSandboxConfig {
   /** Folder URL (ending in '/') that serves pyodide.mjs, pyodide.asm.wasm, python_stdlib.zip... Browser default '/pyodide/'. */
@@ -80,6 +81,7 @@ interface RunMessage {
 
 interface LiveWorker {
   host: WorkerHost;
+  baseRss?: number; // Node (Linux): the interpreter process's resident memory once loaded
   interrupt?: Int32Array; // shared with the worker: writing 2 raises KeyboardInterrupt (SIGINT)
   listener?: (message: any) => void;
   exitListener?: (reason: string) => void;
@@ -102,6 +104,11 @@ interface RunState {
 
 type RunError = { kind: RunErrorKind; message: string };
 type Limits = { timeoutMs: number; memoryMb: number };
+
+/** The largest message the interpreter may send: a run's changed files are capped by the workspace limit. */
+const MAX_FRAME_BYTES = WORKSPACE_MAX_BYTES + 4 * 2 ** 20;
+/** How far over its memory limit the interpreter process may grow (JS-side copies) before it is killed. */
+const RSS_HEADROOM = 1.25;
 
 const emptyClip = (): Clip => ({ head: '', tail: '', total: 0 });
 const clipText = (c: Clip): string => clipParts(c.head, c.tail, c.total);
@@ -154,6 +161,12 @@ class PythonRunner {
     };
   }
 
+  /** Starts loading the next worker now, its failure left for the next run to report. */
+  private prewarm(): void {
+    this.worker ??= startWorker(this.config);
+    this.worker.catch(() => undefined);
+  }
+
   /** The loaded worker, starting one if there is none; a failed load is forgotten so the next run tries afresh. */
   private async liveWorker(): Promise<LiveWorker> {
     this.worker ??= startWorker(this.config);
@@ -171,13 +184,21 @@ class PythonRunner {
    */
   private async settle(outcome: Outcome, opts: RunOptions): Promise<RunError | undefined> {
     if (outcome.killed) {
-      await this.discardWorker(); // the next run pays the reload
+      await this.discardWorker();
+      this.prewarm(); // the reload overlaps whatever the caller does before its next run
       return { kind: killedKind(outcome.killed), message: outcome.killed };
     }
     const done = outcome.done;
     if (!done) return undefined;
     if (done.error?.fatal) await this.discardWorker();
-    if (opts.workspace && !done.error?.fatal) opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
+    if (opts.workspace && !done.error?.fatal) {
+      try {
+        opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
+      } catch (e) {
+        if (e instanceof WorkspaceFull) return done.error ?? { kind: 'forbidden', message: e.message };
+        throw e;
+      }
+    }
     return done.error && { kind: done.error.kind, message: done.error.message };
   }
 }
@@ -195,7 +216,12 @@ function killedKind(reason: string): RunErrorKind {
 /** Loads Pyodide in a fresh worker and resolves once it is ready; a failed load terminates the worker. */
 async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
   const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
-  const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: config.workerHeapMb ?? 512 });
+  const workerUrl = new URL('./worker/python-worker.mjs', import.meta.url);
+  const host = await createWorkerHost(workerUrl, {
+    maxHeapMb: config.workerHeapMb ?? 512,
+    readPaths: isNode() ? await nodeReadPaths(workerUrl, indexURL) : undefined,
+    maxFrameBytes: MAX_FRAME_BYTES,
+  });
   const live: LiveWorker = { host };
   // The host keeps one listener of each kind; these forward to whichever phase (load, run) is current.
   host.onMessage((m) => live.listener?.(m));
@@ -208,12 +234,23 @@ async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
     await host.terminate();
     throw e;
   }
+  live.baseRss = host.rssBytes?.();
   return live;
 }
 
-/** A 4-byte buffer the worker can see, where SharedArrayBuffer exists (Node, cross-origin-isolated pages); else none. */
+/** Node: what the jailed Pyodide process may read: its own worker files and Pyodide's package folder. */
+async function nodeReadPaths(workerUrl: URL, indexURL: string): Promise<string[]> {
+  const { fileURLToPath } = await import(/* @vite-ignore */ 'node:url');
+  const dir = /^file:/.test(indexURL) ? fileURLToPath(indexURL) : indexURL;
+  return [fileURLToPath(new URL('./jail-port.mjs', workerUrl)), dir];
+}
+
+/**
+ * A 4-byte buffer the worker can see, where SharedArrayBuffer exists and reaches it (cross-origin-isolated
+ * pages); else none. Node's interpreter is another process: no shared memory, a timeout kills it.
+ */
 function sharedInterruptBuffer(): SharedArrayBuffer | undefined {
-  const canShare = typeof SharedArrayBuffer !== 'undefined' && (isNode() || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true);
+  const canShare = typeof SharedArrayBuffer !== 'undefined' && !isNode() && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   return canShare ? new SharedArrayBuffer(4) : undefined;
 }
 
@@ -261,7 +298,10 @@ function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOption
     }, limits.timeoutMs);
     live.listener = (m) => onRunMessage(m, id, run, finish);
     live.exitListener = (reason) => finish({ killed: reason });
-    const message: RunMessage = { type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes: limits.memoryMb * 1024 * 1024 };
+    const memoryLimitBytes = limits.memoryMb * 1024 * 1024;
+    // Past its wasm memory the process may hold JS copies (to_js, output): the whole process is capped too.
+    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * memoryLimitBytes);
+    const message: RunMessage = { type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes };
     live.host.post(message);
   });
 }

@@ -98,6 +98,16 @@ function lockCodeGeneration() {
   // Python to JS globals) is an empty object, so the global binding stays.
 }
 
+// No WebAssembly is compiled once Pyodide is up: a guest that reached emscripten's dynamic linker
+// (loadDynamicLibrary, dlopen of a hand-made .so) gets no module to link. Under the jail's
+// --disallow-code-generation-from-strings and the page's CSP the EM_JS eval it would run fails anyway.
+function closeWasmCompilation() {
+  for (const name of ['Module', 'Instance', 'compile', 'instantiate', 'compileStreaming', 'instantiateStreaming', 'validate']) {
+    if (!(name in WebAssembly)) continue;
+    Object.defineProperty(WebAssembly, name, { value: blocked(`WebAssembly.${name}`), writable: false, configurable: false });
+  }
+}
+
 function removeHostMounts(py) {
   const FS = py.FS;
   delete FS.filesystems.NODEFS;
@@ -123,9 +133,33 @@ import sys, posix, posixpath, builtins, traceback
 class SandboxViolation(PermissionError):
     pass
 
+DENIED_IMPORT_ROOTS = frozenset({'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip',
+    'pyodide_http', 'ctypes', '_ctypes', '_posixsubprocess', 'webbrowser', '_testcapi', '_testinternalcapi',
+    '_testlimitedcapi', '_testbuffer', '_testclinic', '_testclinic_limited', '_xxtestfuzz', '_remote_debugging'})
+
+def _close_native_loading():
+    # No native code but what is linked in: every permitted built-in module is created now, then
+    # _imp.create_builtin and the shared-library loader (_imp.create_dynamic / exec_dynamic, which
+    # reach emscripten's dynamic linker) are replaced by refusals that keep no reference to them.
+    import _imp, importlib.machinery
+    for name in sys.builtin_module_names:
+        if name not in sys.modules and name not in DENIED_IMPORT_ROOTS:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+    def refuse(*args, **kwargs):
+        raise SandboxViolation('loading native modules is not allowed in the sandbox')
+    for attr in ('create_builtin', 'create_dynamic', 'exec_dynamic'):
+        setattr(_imp, attr, refuse)
+    importlib.machinery.EXTENSION_SUFFIXES.clear()
+    sys.path_importer_cache.clear()
+
+_close_native_loading()
+del _close_native_loading
+
 def _make_hook():
-    denied_import_roots = frozenset({'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip',
-        'pyodide_http', 'ctypes', '_ctypes', '_posixsubprocess', 'webbrowser'})
+    denied_import_roots = DENIED_IMPORT_ROOTS
     network_events = frozenset({'urllib.Request', 'http.client.connect', 'ftplib.connect', 'smtplib.connect',
         'poplib.connect', 'imaplib.open', 'nntplib.connect', 'telnetlib.Telnet.open'})
     process_events = frozenset({'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty',
@@ -136,29 +170,41 @@ def _make_hook():
         'os.removexattr'})
     read_path_events = frozenset({'os.listdir', 'os.scandir', 'os.chdir'})
 
-    def hook(event, args, _V=SandboxViolation, _norm=posixpath.normpath, _join=posixpath.join,
-             _cwd=posix.getcwd, _fspath=posix.fspath, _isinstance=isinstance, _str=str, _bytes=bytes,
+    def hook(event, args, _V=SandboxViolation, _cwd=posix.getcwd, _fspath=posix.fspath, _isinstance=isinstance, _type=type, _partition=str.partition, _str=str, _bytes=bytes, _int=int, _any=any, _hasattr=hasattr,
              _root='/workspace', _lib='/lib/', _dev=frozenset({'/dev/null', '/dev/urandom', '/dev/random', '/dev/zero'}),
              denied_import_roots=denied_import_roots, network_events=network_events, process_events=process_events,
              walk_events=walk_events, write_path_events=write_path_events, read_path_events=read_path_events):
         def resolve(p):
+            # Plain str/bytes copies first: a subclass could answer startswith/join/== as it likes.
             p = _fspath(p)
-            if _isinstance(p, _bytes):
-                p = p.decode('utf-8', 'replace')
-            return _norm(_join(_cwd(), p))
+            # Normalised here with str methods alone: posixpath and os can be monkeypatched by the guest.
+            p = _bytes.decode(p, 'utf-8', 'replace') if _isinstance(p, _bytes) else _str.__str__(p)
+            if not p.startswith('/'):
+                p = _cwd() + '/' + p
+            parts = []
+            for part in p.split('/'):
+                if part == '..':
+                    if parts:
+                        parts.pop()
+                elif part and part != '.':
+                    parts.append(part)
+            return '/' + '/'.join(parts)
         def inside(p):
             return p == _root or p.startswith(_root + '/')
         if event == 'import':
+            # Exact strings only: a str subclass could answer split/partition/== as it likes.
             name = args[0]
-            if _isinstance(name, _str) and name.split('.')[0] in denied_import_roots:
+            if _type(name) is not _str:
+                raise _V('import by a name that is not a plain string is not allowed in the sandbox')
+            if _partition(name, '.')[0] in denied_import_roots:
                 raise _V("import of '%s' is not allowed in the sandbox" % name)
         elif event == 'open':
             path, mode, flags = args
-            if path is None or _isinstance(path, int):
+            if path is None or _isinstance(path, _int):
                 return
             p = resolve(path)
-            writing = (_isinstance(mode, _str) and any(c in mode for c in 'wax+')) or (
-                _isinstance(flags, int) and flags & 0o1103)  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND (linux values)
+            writing = (_isinstance(mode, _str) and _any(c in _str.__str__(mode) for c in 'wax+')) or (
+                _isinstance(flags, _int) and _int.__and__(flags, 0o1103))  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND (linux values)
             if inside(p) or p in _dev:
                 return
             if not writing and p.startswith(_lib):
@@ -174,7 +220,7 @@ def _make_hook():
             if event == 'os.symlink':
                 raise _V('symbolic links are not allowed in the sandbox')
             for a in args[:2]:
-                if _isinstance(a, (_str, _bytes)) or hasattr(a, '__fspath__'):
+                if _isinstance(a, (_str, _bytes)) or _hasattr(a, '__fspath__'):
                     if not inside(resolve(a)):
                         raise _V("'%s' on '%s' is outside the workspace" % (event, resolve(a)))
     return hook
@@ -255,7 +301,16 @@ function capture(stream) {
 
 async function init(message) {
   const started = Date.now();
-  if (IS_NODE) stubNetworkGlobals(); // Node reads Pyodide's files with fs; the browser needs fetch until loaded
+  if (IS_NODE) {
+    stubNetworkGlobals(); // Node reads Pyodide's files with fs; the browser needs fetch until loaded
+    // The permission model refuses process.binding; emscripten's NODEFS (removed below) reads its flag
+    // constants through it at start-up, and gets them from the public API instead.
+    const { constants } = await import('node:fs');
+    process.binding = (name) => {
+      if (name === 'constants') return { fs: constants };
+      throw new Error(`process.binding('${name}') is disabled in the sandbox`);
+    };
+  }
   const { loadPyodide } = await import(message.pyodideModuleUrl);
   const py = await loadPyodide({
     indexURL: message.indexURL,
@@ -274,6 +329,7 @@ async function init(message) {
   removeHostMounts(py);
   if (IS_NODE) await hardenNode();
   lockCodeGeneration();
+  closeWasmCompilation();
   pyodide = py;
   post({ type: 'ready', loadMs: Date.now() - started });
 }
@@ -365,9 +421,10 @@ async function handle(message) {
 }
 
 if (IS_NODE) {
-  const { parentPort } = await import('node:worker_threads');
-  post = (m) => parentPort.postMessage(m);
-  parentPort.on('message', handle);
+  // A jailed child process (src/core/tools/jail.ts): frames on stdin/stdout.
+  const port = (await import('./jail-port.mjs')).openJailPort();
+  post = (m) => port.post(m);
+  port.onMessage(handle);
 } else {
   post = (m) => self.postMessage(m);
   self.onmessage = (event) => handle(event.data);

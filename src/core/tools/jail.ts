@@ -1,0 +1,185 @@
+// A jailed interpreter process (Node only): the host's end of one child process that runs an
+// interpreter of untrusted code (Pyodide, QuickJS) under OS- and runtime-level limits that do not
+// depend on anything the interpreter itself stubs.
+//
+// For: python-sandbox.ts and js-sandbox.ts in Node (through worker-host.ts). Not for: the browser
+// (there the interpreter runs in a Web Worker of an opaque origin) or trusted workers.
+//
+// What the child gets (docs/threat-model.md says what each holds against, and what was measured):
+// - Node's permission model (`--experimental-permission`): it may read only `readPaths` (the worker
+//   script and the interpreter's own package files); no file writes, child processes, worker threads,
+//   native addons, WASI, inspector or process.binding.
+// - `--disallow-code-generation-from-strings`: eval and the Function constructor throw, so no string
+//   the guest controls can become host JavaScript (emscripten's EM_JS and run_script paths included).
+// - an empty environment (env: {}), and `--max-old-space-size` for its JS heap.
+// - no network: where the OS allows an unprivileged network namespace (`unshare -rn`, Linux with user
+//   namespaces), the child has only a loopback device of its own, down. Where it does not, the child
+//   runs without one and `netIsolation()` says so ('none'): the permission model does not cover the
+//   network in Node 20, so then only the missing host objects stand between the guest and a socket.
+// - its messages framed (4-byte length + v8.serialize, see worker/jail-port.mjs), each at most
+//   `maxFrameBytes`; a larger frame kills the child before the host buffers it.
+// - a resident-memory ceiling watched from the host (Linux: /proc/<pid>/statm every 25 ms); past it
+//   the child is killed and the exit reason says 'memory'.
+//
+// Example:
+//   const child = await startJail({ script: '/abs/worker/python-worker.mjs', readPaths: ['/abs/node_modules/pyodide'] });
+//   child.onMessage((m) => ...); child.onExit((why) => ...); child.post({ type: 'init' });
+//   child.setRssCeiling(600 * 2 ** 20); await child.terminate();
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import v8 from 'node:v8';
+
+export type NetIsolation = 'namespace' | 'none';
+
+export interface JailOptions {
+  script: string; // absolute path of the child's entry (.mjs)
+  readPaths: string[]; // files and folders the child may read, besides `script`
+  maxHeapMb?: number; // V8 old-generation limit of the child (default 512)
+  maxFrameBytes?: number; // largest message the child may send (default 64 MiB)
+}
+
+export interface JailedProcess {
+  post(message: unknown): void;
+  onMessage(listener: (message: any) => void): void;
+  /** Called once when the child dies on its own (crash, memory ceiling, oversized frame). */
+  onExit(listener: (reason: string) => void): void;
+  /** Kills the child when its resident memory passes `bytes` (undefined: no ceiling). */
+  setRssCeiling(bytes: number | undefined): void;
+  /** The child's resident memory in bytes (Linux), or undefined where it cannot be read. */
+  rssBytes(): number | undefined;
+  readonly pid: number;
+  terminate(): Promise<void>;
+}
+
+const PAGE = 4096;
+let netProbe: { kind: NetIsolation; prefix: string[] } | undefined;
+
+/**
+ * How children are cut off the network here, probed once: 'namespace' when `unshare -rn` runs node
+ * (an empty network namespace, unprivileged through a user namespace), else 'none'.
+ */
+export function netIsolation(): NetIsolation {
+  return probeNet().kind;
+}
+
+function probeNet(): { kind: NetIsolation; prefix: string[] } {
+  if (netProbe) return netProbe;
+  const unshare = ['/usr/bin/unshare', '/bin/unshare'].find((p) => fs.existsSync(p));
+  if (unshare && process.platform === 'linux') {
+    const r = spawnSync(unshare, ['-rn', process.execPath, '-e', '0'], { env: {}, timeout: 10_000, stdio: 'ignore' });
+    if (r.status === 0) return (netProbe = { kind: 'namespace', prefix: [unshare, '-rn', '--'] });
+  }
+  return (netProbe = { kind: 'none', prefix: [] });
+}
+
+/** Starts the child; resolves once it is spawned (the interpreter inside loads on its first message). */
+export async function startJail(options: JailOptions): Promise<JailedProcess> {
+  const maxFrame = options.maxFrameBytes ?? 64 * 2 ** 20;
+  const reads = [options.script, ...options.readPaths].map((p) => path.resolve(p));
+  const nodeArgs = [
+    '--experimental-permission',
+    ...reads.map((p) => `--allow-fs-read=${p}`), // one flag per path (Node 20.20 no longer splits on commas)
+    '--disallow-code-generation-from-strings',
+    `--max-old-space-size=${options.maxHeapMb ?? 512}`,
+    '--no-warnings',
+    options.script,
+  ];
+  const net = probeNet();
+  const [command, ...args] = [...net.prefix, process.execPath, ...nodeArgs];
+  const child = spawn(command, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'], cwd: path.dirname(options.script) });
+  return wrap(child, maxFrame);
+}
+
+function wrap(child: ChildProcess, maxFrame: number): JailedProcess {
+  let listener: (message: any) => void = () => {};
+  let exitListener: ((reason: string) => void) | undefined;
+  let ended = false;
+  let terminating = false;
+  let killedFor: string | undefined;
+  let stderrTail = '';
+  let ceiling: number | undefined;
+  const pid = child.pid ?? -1;
+
+  const readRss = (): number | undefined => {
+    try {
+      return Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
+    } catch {
+      return undefined;
+    }
+  };
+  const kill = (why: string) => {
+    if (ended || killedFor) return;
+    killedFor = why;
+    child.kill('SIGKILL');
+  };
+  const watchdog = process.platform === 'linux' ? setInterval(() => {
+    if (ceiling === undefined) return;
+    const rss = readRss();
+    if (rss !== undefined && rss > ceiling) kill(`memory: the interpreter process reached ${Math.round(rss / 2 ** 20)} MB`);
+  }, 25) : undefined;
+  watchdog?.unref();
+
+  let buffered = Buffer.alloc(0);
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+    while (buffered.length >= 4) {
+      const size = buffered.readUInt32LE(0);
+      if (size > maxFrame) {
+        buffered = Buffer.alloc(0);
+        kill(`the interpreter sent a message of ${size} bytes, over the ${maxFrame}-byte limit`);
+        return;
+      }
+      if (buffered.length < 4 + size) break;
+      const body = buffered.subarray(4, 4 + size);
+      buffered = buffered.subarray(4 + size);
+      let message: unknown;
+      try {
+        message = v8.deserialize(body);
+      } catch {
+        kill('the interpreter sent a message that could not be read');
+        return;
+      }
+      listener(message);
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString()).slice(-2000)));
+  child.stdin!.on('error', () => undefined); // a dead child's pipe: its exit is reported below
+  const exited = new Promise<void>((resolve) => {
+    child.on('exit', (code, signal) => {
+      ended = true;
+      if (watchdog) clearInterval(watchdog);
+      resolve();
+      if (terminating) return;
+      const lines = stderrTail.trim().split('\n').filter((l) => l.trim() && !/^Node\.js v/.test(l));
+      const last = [...lines].reverse().find((l) => /Error|error:/.test(l)) ?? lines[lines.length - 1];
+      exitListener?.(killedFor ?? `interpreter process exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`);
+    });
+    child.on('error', (err) => {
+      ended = true;
+      resolve();
+      if (!terminating) exitListener?.(`interpreter process failed to start: ${err.message}`);
+    });
+  });
+
+  return {
+    pid,
+    post(message) {
+      if (ended) return;
+      const body = v8.serialize(message);
+      const head = Buffer.alloc(4);
+      head.writeUInt32LE(body.length, 0);
+      child.stdin!.write(Buffer.concat([head, body]));
+    },
+    onMessage: (fn) => void (listener = fn),
+    onExit: (fn) => void (exitListener = fn),
+    setRssCeiling: (bytes) => void (ceiling = bytes),
+    rssBytes: readRss,
+    async terminate() {
+      terminating = true;
+      if (!ended) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
