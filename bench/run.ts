@@ -31,6 +31,7 @@ const BENCHMARKS: Record<string, string> = {
   'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
   scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',
   corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
+  sandbox: 'the code tools\' isolation side by side with another checkout: start-up and each run, replayed on a math run\'s own code blocks, as a share of its iteration time',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 

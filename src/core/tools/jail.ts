@@ -12,8 +12,9 @@
 // - `--disallow-code-generation-from-strings`: eval and the Function constructor throw, so no string
 //   the guest controls can become host JavaScript (emscripten's EM_JS and run_script paths included).
 // - an empty environment (env: {}), and `--max-old-space-size` for its JS heap.
-// - no network: where the OS allows an unprivileged network namespace (`unshare -rn`, Linux with user
-//   namespaces), the child has only a loopback device of its own, down. Where it does not, the child
+// - no network: where the OS allows an unprivileged network namespace (`unshare -rnp`, Linux with user
+//   namespaces), the child has only a loopback device of its own, down, and a pid namespace of its own
+//   (it cannot signal the host or any other process). Where it does not, the child
 //   runs without one and `netIsolation()` says so ('none'): the permission model does not cover the
 //   network in Node 20, so then only the missing host objects stand between the guest and a socket.
 // - its messages framed (4-byte length + v8.serialize, see worker/jail-port.mjs), each at most
@@ -58,7 +59,7 @@ let netProbe: { kind: NetIsolation; prefix: string[] } | undefined;
 
 /**
  * How children are cut off the network here, probed once: 'namespace' when `unshare -rn` runs node
- * (an empty network namespace, unprivileged through a user namespace), else 'none'.
+ * (an empty network namespace and a pid namespace, unprivileged through a user namespace), else 'none'.
  */
 export function netIsolation(): NetIsolation {
   return probeNet().kind;
@@ -68,8 +69,11 @@ function probeNet(): { kind: NetIsolation; prefix: string[] } {
   if (netProbe) return netProbe;
   const unshare = ['/usr/bin/unshare', '/bin/unshare'].find((p) => fs.existsSync(p));
   if (unshare && process.platform === 'linux') {
-    const r = spawnSync(unshare, ['-rn', process.execPath, '-e', '0'], { env: {}, timeout: 10_000, stdio: 'ignore' });
-    if (r.status === 0) return (netProbe = { kind: 'namespace', prefix: [unshare, '-rn', '--'] });
+    // -r: a user namespace (unprivileged); -n: an empty network namespace; -p --fork: a pid namespace, so
+    // the child cannot name (signal) any process outside it; --kill-child: it dies with unshare.
+    const flags = ['-rnp', '--fork', '--kill-child'];
+    const r = spawnSync(unshare, [...flags, process.execPath, '-e', '0'], { env: {}, timeout: 10_000, stdio: 'ignore' });
+    if (r.status === 0) return (netProbe = { kind: 'namespace', prefix: [unshare, ...flags, '--'] });
   }
   return (netProbe = { kind: 'none', prefix: [] });
 }
@@ -89,10 +93,24 @@ export async function startJail(options: JailOptions): Promise<JailedProcess> {
   const net = probeNet();
   const [command, ...args] = [...net.prefix, process.execPath, ...nodeArgs];
   const child = spawn(command, args, { env: {}, stdio: ['pipe', 'pipe', 'pipe'], cwd: path.dirname(options.script) });
-  return wrap(child, maxFrame);
+  return wrap(child, maxFrame, net.kind === 'namespace');
 }
 
-function wrap(child: ChildProcess, maxFrame: number): JailedProcess {
+/** The pid of `parent`'s child process (node under unshare --fork), found in /proc; undefined if none. */
+function childOf(parent: number): number | undefined {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) return Number(name);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return undefined;
+}
+
+function wrap(child: ChildProcess, maxFrame: number, forked: boolean): JailedProcess {
   let listener: (message: any) => void = () => {};
   let exitListener: ((reason: string) => void) | undefined;
   let ended = false;
@@ -101,10 +119,13 @@ function wrap(child: ChildProcess, maxFrame: number): JailedProcess {
   let stderrTail = '';
   let ceiling: number | undefined;
   const pid = child.pid ?? -1;
+  let nodePid: number | undefined = forked ? undefined : pid; // the interpreter's own process
 
   const readRss = (): number | undefined => {
     try {
-      return Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
+      nodePid ??= childOf(pid);
+      if (nodePid === undefined) return undefined;
+      return Number(fs.readFileSync(`/proc/${nodePid}/statm`, 'utf8').split(' ')[1]) * PAGE;
     } catch {
       return undefined;
     }
@@ -121,19 +142,35 @@ function wrap(child: ChildProcess, maxFrame: number): JailedProcess {
   }, 25) : undefined;
   watchdog?.unref();
 
-  let buffered = Buffer.alloc(0);
+  // Chunks are kept in a list until a whole frame is there (concatenating per chunk is quadratic).
+  const chunks: Buffer[] = [];
+  let queued = 0;
+  let need = 4; // bytes wanted next: a header, then its body
+  let bodySize = -1;
+  const take = (n: number): Buffer => {
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, queued);
+    chunks.length = 0;
+    if (all.length > n) chunks.push(all.subarray(n));
+    queued = all.length - n;
+    return all.subarray(0, n);
+  };
   child.stdout!.on('data', (chunk: Buffer) => {
-    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (buffered.length >= 4) {
-      const size = buffered.readUInt32LE(0);
-      if (size > maxFrame) {
-        buffered = Buffer.alloc(0);
-        kill(`the interpreter sent a message of ${size} bytes, over the ${maxFrame}-byte limit`);
-        return;
+    chunks.push(chunk);
+    queued += chunk.length;
+    while (!killedFor && queued >= need) {
+      if (bodySize < 0) {
+        bodySize = take(4).readUInt32LE(0);
+        if (bodySize > maxFrame) {
+          chunks.length = 0;
+          kill(`the interpreter sent a message of ${bodySize} bytes, over the ${maxFrame}-byte limit`);
+          return;
+        }
+        need = bodySize;
+        continue;
       }
-      if (buffered.length < 4 + size) break;
-      const body = buffered.subarray(4, 4 + size);
-      buffered = buffered.subarray(4 + size);
+      const body = take(bodySize);
+      bodySize = -1;
+      need = 4;
       let message: unknown;
       try {
         message = v8.deserialize(body);

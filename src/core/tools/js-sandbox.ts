@@ -41,6 +41,7 @@ interface DoneMessage {
 interface Live {
   host: WorkerHost;
   baseRss?: number;
+  largestLimit?: number; // the largest memory limit (bytes) a run on this worker has had
   listener?: (m: any) => void;
   exitListener?: (reason: string) => void;
 }
@@ -118,7 +119,9 @@ function runOn(live: Live, id: number, code: string, opts: RunOptions, timeoutMs
     };
     live.exitListener = (reason) => finish({ killed: reason });
     const memoryBytes = memoryMb * 2 ** 20;
-    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * memoryBytes);
+    // WebAssembly memory never shrinks: an earlier run under a larger limit may have left the process that big.
+    live.largestLimit = Math.max(live.largestLimit ?? 0, memoryBytes);
+    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * live.largestLimit);
     live.host.post({
       type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], timeoutMs, memoryBytes,
       maxWorkspaceBytes: WORKSPACE_MAX_BYTES, maxWorkspaceFiles: WORKSPACE_MAX_FILES,

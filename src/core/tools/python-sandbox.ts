@@ -34,7 +34,7 @@ import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
 import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
-import { WORKSPACE_MAX_BYTES, WorkspaceFull } from './workspace.ts';
+import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
 export interface PythonSandboxConfig {
   /** Folder URL (ending in '/') that serves pyodide.mjs, pyodide.asm.wasm, python_stdlib.zip... Browser default '/pyodide/'. */
@@ -77,11 +77,14 @@ interface RunMessage {
   code: string;
   files: { path: string; bytes: Uint8Array }[]; // the workspace, copied into /workspace
   memoryLimitBytes: number;
+  maxWorkspaceBytes: number; // a run that leaves more sends nothing back ('forbidden')
+  maxWorkspaceFiles: number;
 }
 
 interface LiveWorker {
   host: WorkerHost;
   baseRss?: number; // Node (Linux): the interpreter process's resident memory once loaded
+  largestLimit?: number; // the largest memory limit (bytes) a run on this worker has had
   interrupt?: Int32Array; // shared with the worker: writing 2 raises KeyboardInterrupt (SIGINT)
   listener?: (message: any) => void;
   exitListener?: (reason: string) => void;
@@ -126,6 +129,7 @@ export function createPythonSandbox(config: PythonSandboxConfig = {}): Sandbox {
  */
 class PythonRunner {
   private worker: Promise<LiveWorker> | undefined;
+  private loadingHost: WorkerHost | undefined;
   private nextId = 1;
 
   constructor(private readonly config: PythonSandboxConfig) {}
@@ -133,8 +137,20 @@ class PythonRunner {
   /** Terminates the worker, if any; the next run loads a new one. */
   async discardWorker(): Promise<void> {
     const old = this.worker;
-    this.worker = undefined;
+    const loading = this.loadingHost;
+    this.worker = this.loadingHost = undefined;
+    if (loading) await loading.terminate(); // a worker still loading (a prewarm) is not waited for
     if (old) await (await old.catch(() => undefined))?.host.terminate();
+  }
+
+  /** startWorker, remembering the host while it loads so that discardWorker can stop it at once. */
+  private start(): Promise<LiveWorker> {
+    const started = startWorker(this.config, (host) => (this.loadingHost = host));
+    const settled = () => {
+      if (this.worker === started) this.loadingHost = undefined;
+    };
+    started.then(settled, settled);
+    return started;
   }
 
   /** One code block as a RunResult: a load failure is a 'crash'; a kill or a Python error becomes its error. */
@@ -163,13 +179,13 @@ class PythonRunner {
 
   /** Starts loading the next worker now, its failure left for the next run to report. */
   private prewarm(): void {
-    this.worker ??= startWorker(this.config);
+    this.worker ??= this.start();
     this.worker.catch(() => undefined);
   }
 
   /** The loaded worker, starting one if there is none; a failed load is forgotten so the next run tries afresh. */
   private async liveWorker(): Promise<LiveWorker> {
-    this.worker ??= startWorker(this.config);
+    this.worker ??= this.start();
     try {
       return await this.worker;
     } catch (e) {
@@ -214,7 +230,7 @@ function killedKind(reason: string): RunErrorKind {
 }
 
 /** Loads Pyodide in a fresh worker and resolves once it is ready; a failed load terminates the worker. */
-async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
+async function startWorker(config: PythonSandboxConfig, onHost: (host: WorkerHost) => void = () => {}): Promise<LiveWorker> {
   const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
   const workerUrl = new URL('./worker/python-worker.mjs', import.meta.url);
   const host = await createWorkerHost(workerUrl, {
@@ -222,6 +238,7 @@ async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
     readPaths: isNode() ? await nodeReadPaths(workerUrl, indexURL) : undefined,
     maxFrameBytes: MAX_FRAME_BYTES,
   });
+  onHost(host);
   const live: LiveWorker = { host };
   // The host keeps one listener of each kind; these forward to whichever phase (load, run) is current.
   host.onMessage((m) => live.listener?.(m));
@@ -300,8 +317,13 @@ function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOption
     live.exitListener = (reason) => finish({ killed: reason });
     const memoryLimitBytes = limits.memoryMb * 1024 * 1024;
     // Past its wasm memory the process may hold JS copies (to_js, output): the whole process is capped too.
-    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * memoryLimitBytes);
-    const message: RunMessage = { type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes };
+    // WebAssembly memory never shrinks: an earlier run under a larger limit may have left the process that big.
+    live.largestLimit = Math.max(live.largestLimit ?? 0, memoryLimitBytes);
+    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * live.largestLimit);
+    const message: RunMessage = {
+      type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes,
+      maxWorkspaceBytes: WORKSPACE_MAX_BYTES, maxWorkspaceFiles: WORKSPACE_MAX_FILES,
+    };
     live.host.post(message);
   });
 }

@@ -17,15 +17,28 @@ export function openJailPort() {
   for (const k of ['log', 'info', 'debug', 'warn', 'error', 'trace']) console[k] = (...args) => stderr.write(args.join(' ') + '\n');
   const stdout = process.stdout; // made now, before the worker may stub node:net (the pipe is a net.Socket)
   const stderr = process.stderr;
-  let buffered = Buffer.alloc(0);
   let listener = () => {};
+  const chunks = []; // kept until a whole frame is there (concatenating per chunk is quadratic)
+  let queued = 0;
+  let bodySize = -1;
+  const take = (n) => {
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, queued);
+    chunks.length = 0;
+    if (all.length > n) chunks.push(all.subarray(n));
+    queued = all.length - n;
+    return all.subarray(0, n);
+  };
   process.stdin.on('data', (chunk) => {
-    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (buffered.length >= 4) {
-      const size = buffered.readUInt32LE(0);
-      if (buffered.length < 4 + size) break;
-      const message = v8.deserialize(buffered.subarray(4, 4 + size));
-      buffered = buffered.subarray(4 + size);
+    chunks.push(chunk);
+    queued += chunk.length;
+    for (;;) {
+      if (bodySize < 0) {
+        if (queued < 4) break;
+        bodySize = take(4).readUInt32LE(0);
+      }
+      if (queued < bodySize) break;
+      const message = v8.deserialize(take(bodySize));
+      bodySize = -1;
       listener(message);
     }
   });

@@ -9,7 +9,7 @@
 // Protocol (host <-> worker, structured-clone messages):
 //   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer}
 //   worker: {type:'ready', loadMs} | {type:'init-error', message}
-//   host:   {type:'run', id, code, files: [{path, bytes}], memoryLimitBytes}
+//   host:   {type:'run', id, code, files: [{path, bytes}], memoryLimitBytes, maxWorkspaceBytes, maxWorkspaceFiles}
 //   worker: {type:'output', id, stdout: Clip, stderr: Clip}   (throttled snapshots while running)
 //   worker: {type:'done', id, error?: {kind, message}, stdout: Clip, stderr: Clip, changed: [{path, bytes}], deleted: [path]}
 //   where Clip = {head, tail, total}: first/last ~1000 characters and the total length.
@@ -287,7 +287,13 @@ function capture(stream) {
   return {
     write(bytes) {
       if (current) {
-        clipWrite(current[stream], decoder.decode(bytes, { stream: true }));
+        if (bytes.length > 4 * CLIP_HALF) {
+          // A huge write: decode only its ends (a whole 120 MB print would be a 240 MB JS string here).
+          const clip = current[stream];
+          clipWrite(clip, decoder.decode(bytes.subarray(0, 2 * CLIP_HALF), { stream: true }));
+          clip.total += bytes.length - 4 * CLIP_HALF;
+          clipWrite(clip, new TextDecoder().decode(bytes.subarray(bytes.length - 2 * CLIP_HALF)));
+        } else clipWrite(current[stream], decoder.decode(bytes, { stream: true }));
         const now = Date.now();
         if (now - current.lastPost > SNAPSHOT_INTERVAL_MS) {
           current.lastPost = now;
@@ -394,6 +400,15 @@ function run(message) {
   if (!error?.fatal) {
     try {
       const after = collectFiles(FS, WORKSPACE_DIR, '', new Map());
+      let total = 0;
+      for (const bytes of after.values()) total += bytes.length;
+      if (after.size > message.maxWorkspaceFiles || total > message.maxWorkspaceBytes) {
+        // Nothing goes back: the host never receives (or buffers) more than the workspace may hold.
+        error ??= { kind: 'forbidden', message: `the workspace holds at most ${message.maxWorkspaceFiles} files and `
+          + `${message.maxWorkspaceBytes / 2 ** 20} MB (the run left ${after.size} files, ${(total / 2 ** 20).toFixed(1)} MB); nothing was saved` };
+        after.clear();
+        for (const [path, bytes] of before) after.set(path, bytes);
+      }
       for (const [path, bytes] of after) if (!before.has(path) || !sameBytes(before.get(path), bytes)) changed.push({ path, bytes });
       for (const path of before.keys()) if (!after.has(path)) deleted.push(path);
       FS.chdir('/');
