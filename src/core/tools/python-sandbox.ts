@@ -4,23 +4,25 @@
 // For: short analysis snippets (json, csv, statistics, re, math...) with the Workspace as the current
 // directory. Not for: third-party packages, network, threads, or long jobs.
 //
-// Lifecycle: the worker starts on the first run (Pyodide load, ~2-4 s, not counted against the time
-// limit) and is reused. At the time limit the host raises KeyboardInterrupt through a shared interrupt
-// buffer (Node; browsers only on cross-origin-isolated pages, where SharedArrayBuffer exists); if the
-// run has not ended 500 ms later (C code that never checks signals, `except BaseException: pass` in
-// the loop) the worker is terminated and the next run loads a fresh one. Runs are serialised.
+// Lifecycle: the worker starts on the first run (Pyodide load, ~2-8 s, not counted against the time
+// limit) and is reused. At the time limit, in the browser, the host raises KeyboardInterrupt through a
+// shared interrupt buffer (cross-origin-isolated pages, where SharedArrayBuffer exists); if the run has
+// not ended 500 ms later, or at once in Node (another process: no shared memory), the worker is killed
+// and a fresh one starts loading at once, in the background. Runs are serialised.
 //
-// Node vs browser: in Node the worker is a worker_thread in the host process with an empty env and
-// a V8 heap limit, and it stubs out fs/net/child_process itself (see worker/python-worker.mjs); in the
-// browser it is a module Web Worker with no host file system, whose fetch/XHR/WebSocket are stubbed.
+// Node vs browser: in Node the worker is a jailed child process (jail.ts, through worker-host.ts) that
+// may read only its own files and Pyodide's package; its resident memory is capped from here (its size
+// once loaded + 1.25 x the largest memory limit it has run under). In the browser it is a module Web
+// Worker under the tool workers' Content-Security-Policy (vite.config.ts, public/sw.js).
 //
-// What is NOT airtight (documented on purpose):
-// - The Python-level audit hook and import blocks can probably be bypassed by someone who knows
-//   CPython internals (e.g. reaching a Pyodide JS proxy through object.__subclasses__() and function
-//   __globals__). What is behind them is then the hardened worker: no NODEFS, no code generation, Node
-//   network/fs/child_process exports stubbed. A leaked proxy can still call Pyodide's own API object
-//   (in-memory FS, interpreter internals), and emscripten keeps private references to `ws` and
-//   child_process inside its closure that only the stubs in step 4 of the worker neutralise.
+// What is NOT airtight (documented on purpose; docs/threat-model.md, "What is left"):
+// - The Python-level audit hook and import checks are a first wall, not the boundary: CPython internals
+//   still reach Pyodide's own Python modules (object.__subclasses__() and function __globals__). The
+//   boundary is the process (Node) or the worker's policy (browser): no code generation from strings,
+//   no files, network or processes of the host.
+// - In the browser the worker shares the page's origin: JavaScript running in it could read this
+//   origin's storage. Guest code has no way to run JavaScript there that is known (no eval, no wasm
+//   compilation, no native modules, no `js` module).
 // - Module-level state (e.g. monkeypatching `math`) persists between runs until the worker is
 //   recycled; each run gets a fresh global namespace and an emptied /workspace, nothing more.
 // - The memory limit caps WebAssembly memory growth; WebAssembly memory never shrinks, so a run that

@@ -1,12 +1,12 @@
-// One small interface over Node's worker_threads and the browser's Web Worker, so the Python sandbox
-// can start, message and kill its interpreter the same way in both.
+// One small interface over Node's jailed child processes (jail.ts) and the browser's Web Worker, so the
+// sandboxes can start, message and kill their interpreters the same way in both.
 //
-// For: module workers that speak structured-clone messages. Not for: transferring ownership tricks or
-// pools. Node modules are imported dynamically inside the Node branch, so browser bundles never pull
-// them in.
+// For: worker scripts that speak structured-clone messages (Node: v8-serialized frames over stdio,
+// worker/jail-port.mjs). Not for: transferring ownership tricks or pools. Node modules are imported
+// dynamically inside the Node branch, so browser bundles never pull them in.
 //
 // Example:
-//   const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: 512 });
+//   const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: 512, readPaths: [pyodideDir] });
 //   host.onMessage((m) => console.log(m)); host.onExit((why) => console.warn(why)); host.post({ type: 'init', ... });
 //   await host.terminate();
 

@@ -14,18 +14,26 @@
 //   worker: {type:'done', id, error?: {kind, message}, stdout: Clip, stderr: Clip, changed: [{path, bytes}], deleted: [path]}
 //   where Clip = {head, tail, total}: first/last ~1000 characters and the total length.
 //
-// Defences, outermost first (none is airtight alone; see python-sandbox.ts for what remains):
+// Defences, outermost first (the boundary is the first one; the rest are walls inside it):
+// 0. Node: this runs in a jailed child process (src/core/tools/jail.ts): permission model, no code
+//    generation from strings, empty env, own network/pid namespaces where the OS gives them. Browser:
+//    the worker's Content-Security-Policy (no eval, no connection or script but the site's own).
 // 1. Network globals (fetch, XMLHttpRequest, WebSocket, EventSource, importScripts) become throwing stubs.
 // 2. WebAssembly memory growth past the run's memory limit fails, so Python raises MemoryError.
 // 3. Pyodide gets an empty, prototype-less object as its `js` module; `js`/`pyodide_js` are
 //    unregistered; NODEFS, mountNodeFS and NodeSockFS are removed so nothing can mount the host FS.
 // 4. Node only: fs, child_process, net, tls, http(s), dgram, dns, worker_threads, inspector exports
 //    and process.binding/dlopen/... become throwing stubs (after Pyodide has read its files).
-// 5. The Function/AsyncFunction/GeneratorFunction constructors are replaced, so a leaked JS object
-//    cannot be turned into `Function('return process')()`.
-// 6. A CPython audit hook (cannot be removed once installed) refuses: importing js, pyodide*,
-//    micropip, ctypes; sockets and network clients; os.system/exec/spawn/fork/kill; gc object
-//    walking; files outside /workspace (reads of the stdlib under /lib are allowed).
+// 5. The Function/AsyncFunction/GeneratorFunction constructors are replaced, and once Pyodide is up no
+//    WebAssembly can be compiled (a dynamic library would have nothing to link).
+// 6. Native code: every permitted built-in module is created at start-up, then _imp.create_builtin,
+//    create_dynamic and exec_dynamic are replaced by refusals (no hand-made .so reaches emscripten's
+//    dynamic linker, no second copy of _pyodide_core), and no extension suffix is searched.
+// 7. A CPython audit hook (cannot be removed once installed) refuses: importing js, pyodide*,
+//    micropip, ctypes, test modules (exact strings only: a str subclass is refused); sockets and
+//    network clients; os.system/exec/spawn/fork/kill; gc object walking; files outside /workspace
+//    (reads of the stdlib under /lib are allowed), paths normalised with str methods alone.
+// 8. A run that leaves more than the workspace's caps in /workspace sends nothing back.
 
 const IS_NODE = typeof process !== 'undefined' && !!process.versions?.node && typeof WorkerGlobalScope === 'undefined';
 const WORKSPACE_DIR = '/workspace';
