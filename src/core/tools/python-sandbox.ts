@@ -5,10 +5,11 @@
 // directory. Not for: third-party packages, network, threads, or long jobs.
 //
 // Lifecycle: the worker starts on the first run (Pyodide load, ~2-8 s, not counted against the time
-// limit) and is reused. At the time limit, in the browser, the host raises KeyboardInterrupt through a
-// shared interrupt buffer (cross-origin-isolated pages, where SharedArrayBuffer exists); if the run has
-// not ended 500 ms later, or at once in Node (another process: no shared memory), the worker is killed
-// and a fresh one starts loading at once, in the background. Runs are serialised.
+// limit) and is reused. At the time limit the worker raises KeyboardInterrupt in the run itself (its
+// interrupt check reads the run's deadline; on cross-origin-isolated pages the host also writes a shared
+// buffer); if the run has not ended 500 ms later (C code that never checks signals, `except
+// BaseException: pass` in the loop) the worker is killed and a fresh one starts loading at once, in the
+// background. Runs are serialised.
 //
 // Node vs browser: in Node the worker is a jailed child process (jail.ts, through worker-host.ts) that
 // may read only its own files and Pyodide's package; its resident memory is capped from here (its size
@@ -78,6 +79,7 @@ interface RunMessage {
   id: number;
   code: string;
   files: { path: string; bytes: Uint8Array }[]; // the workspace, copied into /workspace
+  timeoutMs: number; // the worker raises KeyboardInterrupt in the run past this
   memoryLimitBytes: number;
   maxWorkspaceBytes: number; // a run that leaves more sends nothing back ('forbidden')
   maxWorkspaceFiles: number;
@@ -100,11 +102,10 @@ interface Outcome {
   stderr: Clip;
 }
 
-/** The output of the run in flight, and whether we sent it the interrupt (so its KeyboardInterrupt is ours). */
+/** The output of the run in flight. */
 interface RunState {
   stdout: Clip;
   stderr: Clip;
-  interruptSent: boolean;
 }
 
 type RunError = { kind: RunErrorKind; message: string };
@@ -300,7 +301,7 @@ function initWorker(live: LiveWorker, init: InitMessage, timeoutMs: number): Pro
  */
 function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOptions, limits: Limits, killGraceMs: number): Promise<Outcome> {
   return new Promise<Outcome>((resolve) => {
-    const run: RunState = { stdout: emptyClip(), stderr: emptyClip(), interruptSent: false };
+    const run: RunState = { stdout: emptyClip(), stderr: emptyClip() };
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     const finish = (value: { done?: DoneMessage; killed?: string }) => {
       clearTimeout(deadline);
@@ -309,11 +310,10 @@ function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOption
       resolve({ ...value, stdout: run.stdout, stderr: run.stderr });
     };
     const deadline = setTimeout(() => {
-      if (live.interrupt) {
-        run.interruptSent = true;
-        Atomics.store(live.interrupt, 0, 2); // SIGINT: Pyodide raises KeyboardInterrupt at its next check
-      }
-      killTimer = setTimeout(() => finish({ killed: 'timeout' }), live.interrupt ? killGraceMs : 0);
+      // The worker interrupts itself at its deadline (KeyboardInterrupt); a shared buffer is a second
+      // signal where one exists. A run that has not ended killGraceMs later is killed.
+      if (live.interrupt) Atomics.store(live.interrupt, 0, 2);
+      killTimer = setTimeout(() => finish({ killed: 'timeout' }), killGraceMs);
     }, limits.timeoutMs);
     live.listener = (m) => onRunMessage(m, id, run, finish);
     live.exitListener = (reason) => finish({ killed: reason });
@@ -323,7 +323,7 @@ function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOption
     live.largestLimit = Math.max(live.largestLimit ?? 0, memoryLimitBytes);
     if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * live.largestLimit);
     const message: RunMessage = {
-      type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes,
+      type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], timeoutMs: limits.timeoutMs, memoryLimitBytes,
       maxWorkspaceBytes: WORKSPACE_MAX_BYTES, maxWorkspaceFiles: WORKSPACE_MAX_FILES,
     };
     live.host.post(message);
@@ -336,8 +336,6 @@ function onRunMessage(m: any, id: number, run: RunState, finish: (value: { done:
   if (m.type === 'output') ({ stdout: run.stdout, stderr: run.stderr } = m);
   if (m.type === 'done') {
     ({ stdout: run.stdout, stderr: run.stderr } = m);
-    // A KeyboardInterrupt that we did not send is the code's own; report it as an exception.
-    if (m.error?.kind === 'timeout' && !run.interruptSent) m.error = { kind: 'exception', message: 'KeyboardInterrupt' };
     finish({ done: m });
   }
 }

@@ -9,13 +9,12 @@
 // - Node: each interpreter (Pyodide, QuickJS) is a jailed child process (jail.ts): Node's permission
 //   model (reads of its own files only, no writes, child processes, workers or addons), no code
 //   generation from strings, an empty environment, its own network and pid namespaces where the OS
-//   gives them unprivileged, framed messages of bounded size and a resident-memory ceiling. A run past
-//   its deadline is killed; the next run starts a fresh process (QuickJS ~0.2 s, Pyodide ~2-8 s, loaded
-//   in the background right after the kill).
+//   gives them unprivileged, framed messages of bounded size and a resident-memory ceiling.
 // - Browser: each interpreter is a module Web Worker whose script carries a Content-Security-Policy
-//   (no eval, no script or connection but the site's own, no nested workers). Python's infinite loop is
-//   interrupted (KeyboardInterrupt via a SharedArrayBuffer on cross-origin-isolated pages), else the
-//   worker is terminated and reloaded; QuickJS's worker is terminated past its deadline.
+//   (no eval, no script or connection but the site's own, no nested workers).
+// - Time, both: Python interrupts itself at its deadline (KeyboardInterrupt) and QuickJS's interrupt
+//   handler stops it; a run still going past a grace period is killed with its worker, and the next run
+//   starts a fresh one (QuickJS ~0.2 s, Pyodide ~2-8 s, loaded in the background right after the kill).
 // - Inside both: Pyodide's audit hook and import checks compare exact strings, no native module can be
 //   loaded, and no WebAssembly is compiled once Pyodide is up (worker/python-worker.mjs); QuickJS sees
 //   no host object at all (worker/quickjs-worker.mjs). The Workspace is capped (workspace.ts).

@@ -9,7 +9,7 @@
 // Protocol (host <-> worker, structured-clone messages):
 //   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer}
 //   worker: {type:'ready', loadMs} | {type:'init-error', message}
-//   host:   {type:'run', id, code, files: [{path, bytes}], memoryLimitBytes, maxWorkspaceBytes, maxWorkspaceFiles}
+//   host:   {type:'run', id, code, files: [{path, bytes}], timeoutMs, memoryLimitBytes, maxWorkspaceBytes, maxWorkspaceFiles}
 //   worker: {type:'output', id, stdout: Clip, stderr: Clip}   (throttled snapshots while running)
 //   worker: {type:'done', id, error?: {kind, message}, stdout: Clip, stderr: Clip, changed: [{path, bytes}], deleted: [path]}
 //   where Clip = {head, tail, total}: first/last ~1000 characters and the total length.
@@ -114,6 +114,31 @@ function closeWasmCompilation() {
     if (!(name in WebAssembly)) continue;
     Object.defineProperty(WebAssembly, name, { value: blocked(`WebAssembly.${name}`), writable: false, configurable: false });
   }
+}
+
+// --- time limit: Pyodide polls its "interrupt buffer" (reads [0], a 2 raises KeyboardInterrupt, then
+// writes [0] = 0) every few bytecodes. This one says 2 once per run when the run's deadline has passed,
+// so the interpreter stops itself without a second thread (Node's jailed process shares no memory with
+// the host); where the host shares a buffer (cross-origin-isolated pages) it also says 2 when the host does.
+let runDeadline = Infinity;
+let interruptFired = false;
+function interruptSignal(shared) {
+  return {
+    get 0() {
+      if (shared && Atomics.load(shared, 0) === 2) {
+        interruptFired = true;
+        return 2;
+      }
+      if (!interruptFired && Date.now() > runDeadline) {
+        interruptFired = true;
+        return 2;
+      }
+      return 0;
+    },
+    set 0(value) {
+      if (shared) Atomics.store(shared, 0, value);
+    },
+  };
 }
 
 function removeHostMounts(py) {
@@ -336,7 +361,7 @@ async function init(message) {
   if (!IS_NODE) stubNetworkGlobals();
   py.setStdout(capture('stdout'));
   py.setStderr(capture('stderr'));
-  if (message.interruptBuffer) py.setInterruptBuffer(new Int32Array(message.interruptBuffer));
+  py.setInterruptBuffer(interruptSignal(message.interruptBuffer && new Int32Array(message.interruptBuffer)));
   py.FS.mkdirTree(WORKSPACE_DIR);
   py.FS.chdir(WORKSPACE_DIR);
   runner = py.runPython(PYTHON_SETUP);
@@ -393,10 +418,14 @@ function run(message) {
       before.set(path, bytes);
     }
     FS.chdir(WORKSPACE_DIR);
+    interruptFired = false;
+    runDeadline = Date.now() + message.timeoutMs;
     const outcome = runner(message.code);
     if (typeof outcome === 'string') {
       const cut = outcome.indexOf('\n');
       error = { kind: outcome.slice(0, cut), message: outcome.slice(cut + 1) };
+      // A KeyboardInterrupt that the deadline did not raise is the code's own.
+      if (error.kind === 'timeout' && !interruptFired) error = { kind: 'exception', message: 'KeyboardInterrupt' };
     }
   } catch (e) {
     // A JS-level failure means the interpreter itself is broken (fatal error, abort): the host restarts us.
@@ -426,6 +455,7 @@ function run(message) {
       error ??= { kind: 'crash', message: `could not read the workspace back: ${e}`, fatal: true };
     }
   }
+  runDeadline = Infinity;
   const done = { type: 'done', id: message.id, error, stdout: current.stdout, stderr: current.stderr, changed, deleted };
   current = null;
   post(done);

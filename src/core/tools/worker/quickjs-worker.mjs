@@ -78,8 +78,18 @@ function normalizePath(path) {
 
 let quickjs;
 
+// QuickJS's own limit counts its allocations; this one caps the WebAssembly memory under them (emscripten
+// grows it in large steps): growth past the run's limit + 16 MiB fails, and QuickJS reports out of memory.
+let growCap = Infinity;
+const originalGrow = WebAssembly.Memory.prototype.grow;
+WebAssembly.Memory.prototype.grow = function growWithinLimit(deltaPages) {
+  if (this.buffer.byteLength + deltaPages * 65536 > growCap) throw new RangeError('sandbox memory limit reached');
+  return originalGrow.call(this, deltaPages);
+};
+
 function run(message) {
   const started = Date.now();
+  growCap = message.memoryBytes + 16 * 2 ** 20;
   const stdout = newClip();
   const stderr = newClip();
   const files = new Map();
