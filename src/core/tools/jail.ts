@@ -78,12 +78,18 @@ function probeNet(): { kind: NetIsolation; prefix: string[] } {
   return (netProbe = { kind: 'none', prefix: [] });
 }
 
+/** Node's permission-model switch: `--permission` from 22.13 / 23.5 on, `--experimental-permission` before (20.x here). */
+function permissionFlag(): string {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  return major > 23 || (major === 23 && minor >= 5) || (major === 22 && minor >= 13) ? '--permission' : '--experimental-permission';
+}
+
 /** Starts the child; resolves once it is spawned (the interpreter inside loads on its first message). */
 export async function startJail(options: JailOptions): Promise<JailedProcess> {
   const maxFrame = options.maxFrameBytes ?? 64 * 2 ** 20;
   const reads = [options.script, ...options.readPaths].map((p) => path.resolve(p));
   const nodeArgs = [
-    '--experimental-permission',
+    permissionFlag(),
     ...reads.map((p) => `--allow-fs-read=${p}`), // one flag per path (Node 20.20 no longer splits on commas)
     '--disallow-code-generation-from-strings',
     `--max-old-space-size=${options.maxHeapMb ?? 512}`,
