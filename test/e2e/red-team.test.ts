@@ -67,6 +67,12 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
     expect(r.stdout).not.toContain('GOT');
   });
 
+  it("python takes a JS function from Pyodide's internals and asks its constructor for the global object: nothing", async () => {
+    const r = await tool("import time\nf = time.sleep.__globals__['create_once_callable'](lambda: 1)\ng = f.constructor('return globalThis')()\nprint('GOT', g.indexedDB)", 'python');
+    expect(r.error).toBeTruthy();
+    expect(r.stdout).not.toContain('GOT');
+  });
+
   it('python loads a hand-made wasm library whose EM_JS would fetch, read storage and broadcast: refused before any JavaScript', async () => {
     const js = `0, (() => { fetch('http://127.0.0.1:${listener.port}/emjs'); new BroadcastChannel('mappa').postMessage('escaped');`
       + ` indexedDB.open('x'); import('http://127.0.0.1:${listener.port}/x.mjs'); })()`;

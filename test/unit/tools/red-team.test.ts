@@ -107,6 +107,28 @@ describe('python (Pyodide in a jailed process)', () => {
     expect(ws.has('escaped.txt')).toBe(false);
   });
 
+  it('walks frames and __main__ for _pyodide_core: not there', async () => {
+    const r = await py([
+      'import sys, __main__',
+      'f = sys._getframe()',
+      'while f.f_back: f = f.f_back',
+      "print('_pyodide_core' in f.f_globals, '_pyodide_core' in vars(__main__), [k for k in sys.modules if 'pyodide' in k or k == 'js'])",
+    ].join('\n'));
+    expect(r.stdout).toBe('False False []\n');
+  });
+
+  it("takes a JS function from Pyodide's internals (time.sleep's globals) and asks its constructor for the global object: nothing", async () => {
+    const r = await py([
+      'import time',
+      "make = time.sleep.__globals__['create_once_callable']",
+      'f = make(lambda: 1)',
+      "g = f.constructor('return globalThis')()",
+      "print('GOT', g.process, g.indexedDB)",
+    ].join('\n'));
+    expect(r.ok).toBe(false);
+    expect(r.stdout).not.toContain('GOT');
+  });
+
   it('sees no host environment variable', async () => {
     const r = await py('import os\nprint(sorted(os.environ.items()))');
     expect(r.ok).toBe(true);

@@ -260,6 +260,12 @@ def _make_hook():
 
 for _name in [n for n in list(sys.modules) if n.split('.')[0] in ('js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip')]:
     del sys.modules[_name]
+# Pyodide's own __main__ namespace (this one, which the guest reaches through frames and 'import __main__')
+# held _pyodide_core: only the sandbox's names stay.
+for _name in [n for n in list(globals()) if not n.startswith('__') and n not in ('sys', 'posix', 'posixpath', 'builtins', 'traceback')]:
+    if _name in ('_pyodide_core', 'js', 'pyodide', 'pyodide_js', '_pyodide'):
+        del globals()[_name]
+del _name
 sys.addaudithook(_make_hook())
 del _make_hook
 
