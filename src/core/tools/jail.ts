@@ -67,7 +67,8 @@ export function netIsolation(): NetIsolation {
 
 function probeNet(): { kind: NetIsolation; prefix: string[] } {
   if (netProbe) return netProbe;
-  const unshare = ['/usr/bin/unshare', '/bin/unshare'].find((p) => fs.existsSync(p));
+  // MAPPA_JAIL_NAMESPACES=0: run as on a machine without them (to test that fallback here).
+  const unshare = process.env.MAPPA_JAIL_NAMESPACES === '0' ? undefined : ['/usr/bin/unshare', '/bin/unshare'].find((p) => fs.existsSync(p));
   if (unshare && process.platform === 'linux') {
     // -r: a user namespace (unprivileged); -n: an empty network namespace; -p --fork: a pid namespace, so
     // the child cannot name (signal) any process outside it; --kill-child: it dies with unshare.
