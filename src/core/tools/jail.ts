@@ -16,7 +16,8 @@
 //   namespaces), the child has only a loopback device of its own, down, and a pid namespace of its own
 //   (it cannot signal the host or any other process). Where it does not, the child
 //   runs without one and `netIsolation()` says so ('none'): the permission model does not cover the
-//   network in Node 20, so then only the missing host objects stand between the guest and a socket.
+//   network in Node 20, so then only the missing host objects stand between the guest and a socket
+//   (MAPPA_JAIL_NAMESPACES=0 runs the jail that way here, to measure it).
 // - its messages framed (4-byte length + v8.serialize, see worker/jail-port.mjs), each at most
 //   `maxFrameBytes`; a larger frame kills the child before the host buffers it.
 // - a resident-memory ceiling watched from the host (Linux: /proc/<pid>/statm every 25 ms); past it
