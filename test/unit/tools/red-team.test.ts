@@ -217,7 +217,14 @@ describe('javascript (QuickJS in a jailed process)', () => {
   });
 });
 
-describe('sql (DuckDB-wasm)', () => {
+describe('sql (DuckDB-wasm in a jailed process)', () => {
+  it('answers a plain query (so the refusals below are refusals, not a broken tool)', async () => {
+    const ws = new Workspace();
+    ws.write('data.csv', 'x\n1\n2\n', 'task');
+    const r = await q('SELECT sum(x) AS s FROM data', { workspace: ws });
+    expect(r.stdout).toContain('s\n3\n');
+  });
+
   it.each([
     ['reads /etc/passwd', "SELECT * FROM read_csv('/etc/passwd')"],
     ['reads the canary file', "SELECT * FROM read_text('CANARY')"],
