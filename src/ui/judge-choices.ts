@@ -13,10 +13,10 @@
  *          -> { root: 'models/relay-judge-weak', current: 'models/relay-judge-weak',
  *               taught: [{ spec: 'taught:relay-judge-weak-8f90966516a0', label: 'taught:relay-judge-weak-8f90966516a0', … }] }
  */
-import { judgeSpec } from '../coach/coaches.ts';
-import type { JudgeVersion } from '../coach/correction-book.ts';
-import { teamOf } from '../domains/index.ts';
-import type { TrainConfig } from '../loop/config.ts';
+import { judgeSpec } from '../core/coach/coaches.ts';
+import type { JudgeVersion } from '../core/coach/correction-book.ts';
+import { teamOf } from '../core/domains/index.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
 
 /** One taught version as a menu offers it. */
 export interface TaughtChoice {

@@ -15,11 +15,11 @@
  *          paceWords(paces['math-chain'], 'math')   // -> 'math: 12 s an iteration here (median of 7)'
  *          iterationEstimate(paces['math-chain'], 200_000)   // -> 102,500 s: the measured pace, scaled by the rollouts
  */
-import type { Phase } from '../loop/records.ts';
-import { fanOutOf, type RewardSettings } from '../loop/rewards.ts';
-import { treeCost } from '../rl/counterfactual.ts';
-import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../loop/run-size.ts';
-import type { TrainConfig } from '../loop/config.ts';
+import type { Phase } from '../core/loop/records.ts';
+import { fanOutOf, type RewardSettings } from '../core/loop/rewards.ts';
+import { treeCost } from '../core/rl/counterfactual.ts';
+import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../core/loop/run-size.ts';
+import type { TrainConfig } from '../core/loop/config.ts';
 
 export interface Pace {
   /** Median seconds of an iteration (rollouts, coaching, update, checkpoint). */

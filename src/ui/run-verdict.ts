@@ -12,12 +12,12 @@
  *        lines: ['held-out greedy on 100 problems: untrained 55.0 % [...] -> trained 31.0 % [...], -24.0 pts [-35.5, -11.4] paired — a loss ...', ...],
  *        below: true, warning: 'The trained team is worse than the untrained one ... Likely cause: the coach ...' }
  */
-import { changeWords, heldOutChanges, type HeldOutChange } from '../loop/held-out-change.ts';
-import type { EvalResult } from '../loop/records.ts';
-import { formatPoints } from '../stats/intervals.ts';
-import { readsCoach, type RewardMode } from '../loop/rewards.ts';
-import { HELPFUL_RANKING, type CoachQuality } from './coach-quality.ts';
-import { METHOD_WORDS } from './credit-methods.ts';
+import { changeWords, heldOutChanges, type HeldOutChange } from '../core/loop/held-out-change.ts';
+import type { EvalResult } from '../core/loop/records.ts';
+import { formatPoints } from '../core/stats/intervals.ts';
+import { readsCoach, type RewardMode } from '../core/loop/rewards.ts';
+import { HELPFUL_RANKING, type CoachQuality } from '../core/lab/coach-quality.ts';
+import { METHOD_WORDS } from '../core/lab/experiments/credit-methods/credit-methods-maths.ts';
 
 export interface RunVerdict {
   /** The iteration of the trained team's evaluation. */

@@ -10,7 +10,7 @@
  *   ready      a run is open and idle: never started, or paused          'ready' (the message says "paused")
  *   running    training the run (activity 'training' or 'step'), the run
  *              and its twin ('compare'), or an experiment ('lesson',
- *              'creditMethods', 'scale': experiment.ts)                  'running' + activity
+ *              'creditMethods', 'scale': experiments.ts)                  'running' + activity
  *   pausing    Pause was heard; the loop stops at its next safe point    'pausing' + activity
  *   readonly   another tab writes the open run; this one follows it      'readonly'
  *   lost       the WebGPU device was lost: only recover is possible      'lost'
@@ -29,7 +29,7 @@
  */
 export type LabState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'readonly' | 'lost' | 'error';
 
-/** What a running lab is doing. 'lesson' and 'creditMethods' are experiments (experiment.ts). */
+/** What a running lab is doing. 'lesson' and 'creditMethods' are experiments (experiments.ts). */
 export type Activity = 'training' | 'step' | 'compare' | 'lesson' | 'creditMethods' | 'teach' | 'scale';
 
 /** The lab's state with what each one holds (only the lab sees this; the page hears its name). */

@@ -28,14 +28,14 @@ import { usedBy } from '../loop/models-used.ts';
 import { resolveTrainConfig } from '../domains/index.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
-import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
-import { idleLessonView, type LessonHost } from './lesson.ts';
-import { EXPERIMENTS, readBackAll, type ExperimentHost, type ExperimentName } from './experiment.ts';
+import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './transfer.ts';
+import { idleLessonView, type LessonHost } from './experiments/lesson/lesson-run.ts';
+import { EXPERIMENTS, readBackAll, type ExperimentHost, type ExperimentName } from './experiments/experiments.ts';
 import { nameOf, refusal, type Activity, type GatedRequest, type LabMode } from './lab-state.ts';
 import { ProgressBars } from './progress.ts';
 import type { LabApi, Requests, WorkerEvent } from './protocol.ts';
 import { Shelf, type LabPlatform, type LabStore, type RunWriter } from './shelf.ts';
-import { DESK_STORE, JudgeDesk, taughtSource } from './judge-desk.ts';
+import { DESK_STORE, JudgeDesk, taughtSource } from './desk/judge-desk.ts';
 
 export type { LabPlatform } from './shelf.ts';
 
@@ -494,7 +494,7 @@ export class Lab implements LabApi {
   }
 
   /**
-   * Starts experiment `name` (experiment.ts), answered at once: its views come as events. The one scaffold
+   * Starts experiment `name` (experiments.ts), answered at once: its views come as events. The one scaffold
    * (launch) stops it on Pause and says its failure; when it ends, the experiments it shares runs with are
    * read back, and the panel shows the open run's model again.
    */
@@ -531,7 +531,7 @@ export class Lab implements LabApi {
     return this.experiment('lesson', fresh);
   }
 
-  /** "Compare credit methods": trains what is missing of the comparison (comparison.ts). */
+  /** "Compare credit methods": trains what is missing of the comparison (credit-methods-run.ts). */
   creditMethods({ fresh }: Args<'creditMethods'> = {}): Value<'creditMethods'> {
     return this.experiment('creditMethods', fresh);
   }

@@ -15,12 +15,12 @@ import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
 import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
 import type { TrainConfig } from '../loop/config.ts';
-import type { LessonView } from './lesson.ts';
-import type { CreditMethodsView } from './credit-methods.ts';
-import type { ScaleView } from './scale.ts';
+import type { LessonView } from './experiments/lesson/lesson-run.ts';
+import type { CreditMethodsView } from './experiments/credit-methods/credit-methods-maths.ts';
+import type { ScaleView } from './experiments/scale/scale-maths.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
-import type { DeskRequest, DeskView, TeachProgress } from './judge-desk.ts';
+import type { DeskRequest, DeskView, TeachProgress } from './desk/judge-desk.ts';
 import type { TrajectoryView } from './views.ts';
 
 export type { LabState } from './lab-state.ts';
@@ -165,9 +165,9 @@ export type WorkerEvent =
   | { kind: 'partner'; runId: string; mode: string; iteration: number; iterations: number; eval?: { iteration: number; result: EvalResult } }
   /** The lesson's state after each of its steps: every curve, interval and sentence the page draws (lesson.ts). */
   | { kind: 'lesson'; view: LessonView }
-  /** "Compare credit methods": its table as it stands (credit-methods.ts). */
+  /** "Compare credit methods": its table as it stands (credit-methods-maths.ts). */
   | { kind: 'creditMethods'; view: CreditMethodsView }
-  /** "Scale the team": its rows, words and progress as they stand (scale.ts). */
+  /** "Scale the team": its rows, words and progress as they stand (scale-maths.ts). */
   | { kind: 'scale'; view: ScaleView }
   | { kind: 'error'; message: string }
   /** Teaching a judge (judge-desk.ts): its phase and how far it is. */

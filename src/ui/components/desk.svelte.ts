@@ -1,11 +1,11 @@
 /**
- * The page's view of the judge desk (src/core/lab/judge-desk.ts, in the worker): what it last answered, the
+ * The page's view of the judge desk (src/core/lab/desk/judge-desk.ts, in the worker): what it last answered, the
  * teaching progress, and one method per request. Only passes requests and keeps answers; no logic of its own.
  *
  * For: Inspector.svelte (score buttons) and Corrections.svelte. Not for: anything the worker decides.
  * Example: const desk = new DeskState(client, run); await desk.correct(0, 1, 0); desk.view?.count -> 1
  */
-import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/judge-desk.ts';
+import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/desk/judge-desk.ts';
 import type { JudgeVersion } from '../../core/coach/correction-book.ts';
 import type { TrainerClient } from '../../worker/client.ts';
 import type { RunState } from '../run-state.svelte.ts';

@@ -202,14 +202,14 @@ describe('the page (src/ui)', () => {
     expect(bad).toEqual([]);
   });
 
-  // The core owns the maths and the bookkeeping: the page computes no advantage (core/lab/credit.ts
+  // The core owns the maths and the bookkeeping: the page computes no advantage (core/lab/credit-per-action.ts
   // does, with the trainer's functions) and reads a run's team from the core, never from its id.
   it('computes no advantage and parses no run id', () => {
     const bad: string[] = [];
     for (const f of uiFiles(ui)) {
       const src = fs.readFileSync(f, 'utf8');
       if (/from\s*['"][^'"]*rl\/advantages(\.ts)?['"]/.test(src)) bad.push(`${rel(f)} imports rl/advantages`);
-      // The views come ready from core/lab/credit.ts (creditTable, estimatedAdvantages): no advantage maths here.
+      // The views come ready from core/lab/credit-per-action.ts (creditTable, estimatedAdvantages): no advantage maths here.
       if (/\b(batchAdvantages|computeAdvantages)\b/.test(src)) bad.push(`${rel(f)} computes advantages`);
       if (/runId\s*\.\s*(startsWith|split|match|indexOf|replace)\(/.test(src)) bad.push(`${rel(f)} parses a run id`);
     }

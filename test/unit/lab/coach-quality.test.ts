@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { coachQuality, HELPFUL_RANKING, judgeFolder, reportRanking } from '../../../src/core/lab/coach-quality.ts';
-import { runVerdict } from '../../../src/core/lab/run-verdict.ts';
+import { runVerdict } from '../../../src/ui/run-verdict.ts';
 import { changeLine, changeWords, heldOutChanges } from '../../../src/core/loop/held-out-change.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference } from '../../../src/core/stats/intervals.ts';

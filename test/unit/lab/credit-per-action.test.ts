@@ -1,10 +1,10 @@
-// The credit view's columns (src/core/lab/credit.ts) on hand-worked batches: state groups on the worked
+// The credit view's columns (src/core/lab/credit-per-action.ts) on hand-worked batches: state groups on the worked
 // example of rl/state-groups.ts, counterfactual replays on the worked example of rl/counterfactual.ts (a
 // tree whose leaves share their ancestors' actions: counted once, as the update trains them once), and a
 // batch that is no tree, which has no counterfactual column. The values come from the loop's own
 // iterationCredit (loop/rewards.ts), so they are what training would give these actions.
 import { describe, expect, it } from 'vitest';
-import { actionKeys, batchAdvantages, creditTable, isTree, stateGroupSizes, wholeBatchCredit } from '../../../src/core/lab/credit.ts';
+import { actionKeys, batchAdvantages, creditTable, isTree, stateGroupSizes, wholeBatchCredit } from '../../../src/core/lab/credit-per-action.ts';
 import type { ActionView, TrajectoryView } from '../../../src/core/lab/views.ts';
 import { counterfactualCredit } from '../../../src/core/rl/counterfactual.ts';
 import { stateGroupCredit } from '../../../src/core/rl/state-groups.ts';

@@ -1,11 +1,11 @@
-// Which judges the coach menus offer (src/core/lab/judge-choices.ts): the line's first judge and every version taught
+// Which judges the coach menus offer (src/ui/judge-choices.ts): the line's first judge and every version taught
 // from that line for the team of the settings, resolved by the real config resolver and the teams' own judges; nothing
 // extra when no version is stored, none of another line or another team.
 import { describe, expect, it } from 'vitest';
 import type { JudgeVersion } from '../../../src/core/coach/correction-book.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
-import { coachChoices, lineRoot } from '../../../src/core/lab/judge-choices.ts';
+import { coachChoices, lineRoot } from '../../../src/ui/judge-choices.ts';
 
 const ranking = { pairs: 110, concordant: 72, percent: 65.9, low: 56.6, high: 74.1 };
 function version(spec: string, parent: string, team = 'relay', corrections = 10): JudgeVersion {

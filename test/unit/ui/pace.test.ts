@@ -1,9 +1,9 @@
-// Every time the page states comes from a measurement on this machine (src/core/lab/pace.ts): a team's
+// Every time the page states comes from a measurement on this machine (src/ui/pace.ts): a team's
 // time per iteration is the median of the iterations this browser trained, and a different measurement
 // gives a different figure; with none, the page says the team is not timed here, never a fixed string.
 import { describe, expect, it } from 'vitest';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
-import { iterationEstimate, iterationSeconds, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/core/lab/pace.ts';
+import { iterationEstimate, iterationSeconds, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/ui/pace.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 const it_ = (iteration: number, rollout: number, update: number, trajectories = 24) =>

@@ -19,25 +19,25 @@
  * Example: const desk = new JudgeDesk(platform.store('judge-desk'), (s) => platform.modelSource(s, base), (s) => shelf.model(s));
  *          await desk.handle(config, { op: 'correct', trajectories, trajectory: 0, action: 1, score: 0 }) -> { count: 1, ... }
  */
-import { coachPrompt, type ActionContext } from '../coach/coach-format.ts';
-import { coachTemplateOf, judgeSpec } from '../coach/coaches.ts';
+import { coachPrompt, type ActionContext } from '../../coach/coach-format.ts';
+import { coachTemplateOf, judgeSpec } from '../../coach/coaches.ts';
 import {
   addVersion, CorrectionBook, FIRST_WRONG_WORDS, firstWrongStep, readVersions, versionSpec, weightsFile, type Agreement, type FileStore,
   type JudgeVersion,
-} from '../coach/correction-book.ts';
-import { folds, rankAgainst } from '../coach/corrections.ts';
-import { disposeJudge, teachingAnswer, teachJudge, trainableJudge, type TeachExample } from '../coach/teach.ts';
-import { pickUncertain, readJudge } from '../coach/uncertainty.ts';
-import { teamOf } from '../domains/index.ts';
-import { loadModel, type LoadedModel } from '../engine/model/load.ts';
-import { readAllBytes, type ModelSource } from '../engine/model/source.ts';
-import { memorySource } from '../engine/model/sources.ts';
-import type { TrainConfig } from '../loop/config.ts';
-import { modelHash } from '../loop/models-used.ts';
-import { agentContext } from '../loop/rewards.ts';
-import type { Trajectory } from '../loop/trajectory.ts';
-import { Rng } from '../stats/rng.ts';
-import type { TrajectoryView } from './views.ts';
+} from '../../coach/correction-book.ts';
+import { folds, rankAgainst } from '../../coach/corrections.ts';
+import { disposeJudge, teachingAnswer, teachJudge, trainableJudge, type TeachExample } from '../../coach/teach.ts';
+import { pickUncertain, readJudge } from '../../coach/uncertainty.ts';
+import { teamOf } from '../../domains/index.ts';
+import { loadModel, type LoadedModel } from '../../engine/model/load.ts';
+import { readAllBytes, type ModelSource } from '../../engine/model/source.ts';
+import { memorySource } from '../../engine/model/sources.ts';
+import type { TrainConfig } from '../../loop/config.ts';
+import { modelHash } from '../../loop/models-used.ts';
+import { agentContext } from '../../loop/rewards.ts';
+import type { Trajectory } from '../../loop/trajectory.ts';
+import { Rng } from '../../stats/rng.ts';
+import type { TrajectoryView } from '../views.ts';
 
 export { FIRST_WRONG_WORDS };
 

@@ -3,20 +3,20 @@
  * after every step, a stored result a reload reads back with no model loaded, and one way to start
  * (`run`, resumed where it stopped; `fresh` trains again), stop (its signal: it pauses at a checkpoint)
  * and fail (its promise rejects; the lab says why). The lesson (lesson.ts) and the credit comparison
- * (comparison.ts) are the two; a later one (team scaling, teaching a judge) is one more row of EXPERIMENTS.
+ * (credit-methods-run.ts) are the two; a later one (team scaling, teaching a judge) is one more row of EXPERIMENTS.
  * The lab's own scaffold (lab.ts `experiment`) runs any of them alike: the state says "running" with the
  * experiment as its activity (lab-state.ts), Pause aborts it, and whatever ends it returns the lab to ready.
  *
- * For: lab.ts. Not for: an experiment's maths or words (lesson-summary.ts, credit-methods.ts).
+ * For: lab.ts. Not for: an experiment's maths or words (lesson-maths.ts, credit-methods-maths.ts).
  *
  * Example: const e = EXPERIMENTS.lesson.open(host);
  *          await e.run(signal, { fresh: false });   // posts {kind: 'lesson', view} after every iteration
  *          (await e.readBack()).status              // 'done' | 'paused' | 'idle'
  */
-import { CreditComparison } from './comparison.ts';
-import { Lesson, type LessonHost } from './lesson.ts';
-import type { WorkerEvent } from './protocol.ts';
-import { ScaleExperiment } from './scale-run.ts';
+import { CreditComparison } from './credit-methods/credit-methods-run.ts';
+import { Lesson, type LessonHost } from './lesson/lesson-run.ts';
+import type { WorkerEvent } from '../protocol.ts';
+import { ScaleExperiment } from './scale/scale-run.ts';
 
 export type ExperimentName = 'lesson' | 'creditMethods' | 'scale';
 

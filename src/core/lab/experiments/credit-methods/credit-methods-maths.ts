@@ -3,7 +3,7 @@
  * mode needs, costs and gets, in words (the settings' hint), and "Compare credit methods": at the lesson's
  * 4 agents, seed and budget of agent generations (counted as bench/credit.ts counts them), the
  * counterfactual and state-group runs beside the lesson's own process and outcome runs, as one table. The
- * runner that trains them is comparison.ts; the page only draws the view (CreditMethods.svelte).
+ * runner that trains them is credit-methods-run.ts; the page only draws the view (CreditMethods.svelte).
  *
  * The budget: the lesson plays 8 prompts x 2 samples an iteration, 16 N generations, for 15 iterations:
  * 240 N generations (960 at N = 4). Process, outcome and groups play exactly that. Counterfactual plays
@@ -13,7 +13,7 @@
  * Seconds are training time measured in this browser (rollouts, coaching, update, checkpoint; the
  * evaluations apart), from each run's own records.
  *
- * For: comparison.ts, lab.ts and the page (Settings.svelte's hint, CreditMethods.svelte). Not for: training
+ * For: credit-methods-run.ts, lab.ts and the page (Settings.svelte's hint, CreditMethods.svelte). Not for: training
  * (core/loop) or the credit maths itself (rl/counterfactual.ts, rl/state-groups.ts, loop/rewards.ts).
  *
  * Example: comparePatch('counterfactual')  // -> rewards {mode: 'counterfactual', fanOut: [2, 2, 2, 2]}, 2 prompts x 1, 16 iterations
@@ -21,13 +21,13 @@
  *          "counterfactual: no coach; 960 generations, 0 coach calls, 14 s of training here; 70.0 % [60.4, 78.1] held out,
  *           +7.0 pts [-4.2, +18.1] against outcome (paired, within the noise)."
  */
-import type { EvalResult } from '../loop/records.ts';
-import { fanOutOf, usesCoach, type RewardMode, type RewardSettings } from '../loop/rewards.ts';
-import { treeCost } from '../rl/counterfactual.ts';
-import { accuracyInterval, mean, type Interval } from '../stats/intervals.ts';
-import type { CoachQuality } from './coach-quality.ts';
-import { LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from './lesson-summary.ts';
-import { iterationSeconds, type TimedIteration } from './pace.ts';
+import type { EvalResult } from '../../../loop/records.ts';
+import { fanOutOf, usesCoach, type RewardMode, type RewardSettings } from '../../../loop/rewards.ts';
+import { treeCost } from '../../../rl/counterfactual.ts';
+import { accuracyInterval, mean, type Interval } from '../../../stats/intervals.ts';
+import type { CoachQuality } from '../../coach-quality.ts';
+import { LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from '../lesson/lesson-maths.ts';
+import { iterationSeconds, type TimedIteration } from '../../../../ui/pace.ts';
 
 export const CREDIT_METHODS = ['process', 'outcome', 'counterfactual', 'groups'] as const;
 export type CreditMethod = (typeof CREDIT_METHODS)[number];

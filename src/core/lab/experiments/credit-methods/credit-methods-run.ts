@@ -4,20 +4,20 @@
  * runs are read back from the store when they are finished (never trained again), else trained as the
  * lesson trains them (so the lesson finds them done); the two new runs are trained in turn and kept, so
  * a reload reads the whole comparison back (`readBack`, no model loaded). The maths and the words are
- * credit-methods.ts; the page only draws the view it is sent.
+ * credit-methods-maths.ts; the page only draws the view it is sent.
  *
  * For: lab.ts (the `creditMethods` request). Not for: drawing, or any training maths (core/loop, core/rl).
  *
  * Example: const c = new CreditComparison(host);
  *          await c.run(signal);     // posts a CreditMethodsView after every iteration; its rows: process, outcome, counterfactual, groups
  */
-import { resolveTrainConfig } from '../domains/index.ts';
-import type { CoachQuality } from './coach-quality.ts';
+import { resolveTrainConfig } from '../../../domains/index.ts';
+import type { CoachQuality } from '../../coach-quality.ts';
 import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, LESSON_METHODS, methodsView, type CreditMethod, type CreditMethodsView, type MethodRecord,
   type MethodRunData,
-} from './credit-methods.ts';
-import { clearStoredRun, inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from './lesson.ts';
+} from './credit-methods-maths.ts';
+import { clearStoredRun, inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from '../lesson/lesson-run.ts';
 
 /** What the comparison needs of the lab: the lesson's host, posting its own view. */
 export type ComparisonHost = Omit<LessonHost, 'post'> & { post(view: CreditMethodsView): void };

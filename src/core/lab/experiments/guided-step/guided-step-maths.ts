@@ -19,11 +19,11 @@
  *             by the taught judge 35.0 % [26.4, 44.7]. Taught minus weak, paired on the same 100 problems: +4.0 pts [-6.1, +14.0]:
  *             inside the interval, so no gain ...'
  */
-import type { JudgeVersion } from '../coach/correction-book.ts';
-import type { EvalResult } from '../loop/records.ts';
-import { accuracyInterval, formatPercent, formatPoints, type Interval } from '../stats/intervals.ts';
-import type { CoachQuality } from './coach-quality.ts';
-import { LESSON_PLAN, lessonPatch, pairedGap } from './lesson-summary.ts';
+import type { JudgeVersion } from '../../../coach/correction-book.ts';
+import type { EvalResult } from '../../../loop/records.ts';
+import { accuracyInterval, formatPercent, formatPoints, type Interval } from '../../../stats/intervals.ts';
+import type { CoachQuality } from '../../coach-quality.ts';
+import { LESSON_PLAN, lessonPatch, pairedGap } from '../lesson/lesson-maths.ts';
 
 /** The step's plan: the team, the judge it begins with, how many corrections it asks for. The budget is the lesson's (LESSON_PLAN). */
 export const GUIDED_PLAN = {

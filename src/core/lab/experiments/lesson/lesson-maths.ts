@@ -9,14 +9,14 @@
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
  *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
-import { coachPrompt } from '../coach/coach-format.ts';
-import { RELAY_COACH_TEMPLATE, relayConfig, relayWorkflow } from '../domains/relay/team.ts';
-import { resolveTrainConfig } from '../domains/index.ts';
-import { placeVars, renderTemplate } from '../loop/workflow.ts';
-import type { EvalResult } from '../loop/records.ts';
-import { usesCoach, type RewardMode } from '../loop/rewards.ts';
-import { accuracyInterval, formatPoints, pairedDifference, wilson, type Interval } from '../stats/intervals.ts';
-import type { CoachQuality } from './coach-quality.ts';
+import { coachPrompt } from '../../../coach/coach-format.ts';
+import { RELAY_COACH_TEMPLATE, relayConfig, relayWorkflow } from '../../../domains/relay/team.ts';
+import { resolveTrainConfig } from '../../../domains/index.ts';
+import { placeVars, renderTemplate } from '../../../loop/workflow.ts';
+import type { EvalResult } from '../../../loop/records.ts';
+import { usesCoach, type RewardMode } from '../../../loop/rewards.ts';
+import { accuracyInterval, formatPoints, pairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
+import type { CoachQuality } from '../../coach-quality.ts';
 
 export type LessonMode = 'process' | 'outcome';
 export const LESSON_MODES: readonly LessonMode[] = ['process', 'outcome'];

@@ -5,7 +5,7 @@
  * in minutes: process reward teaches every agent, outcome reward falls further behind the longer
  * the chain (docs/credit.md: the prediction, its derivation and its limits).
  *
- * Two halves: the maths (lesson-summary.ts, pure: `lessonView` turns the runs' evaluations into what
+ * Two halves: the maths (lesson-maths.ts, pure: `lessonView` turns the runs' evaluations into what
  * the page draws) and, here, the runner (`Lesson`): it opens and trains each run with RunSession, as
  * the lab's own runs (stored in the platform's run store, so a reload resumes them), and posts the
  * view after every step. Each run stores the seconds it took to train (LESSON_TIME), so a finished
@@ -17,18 +17,18 @@
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
  *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
-import type { RunStore } from '../loop/checkpoint.ts';
-import { type TrainConfig } from '../loop/config.ts';
-import { resolveTrainConfig } from '../domains/index.ts';
-import { RunSession, type RunParts } from '../loop/session.ts';
-import type { EvalResult, IterationMetrics } from '../loop/records.ts';
-import type { CoachQuality } from './coach-quality.ts';
+import type { RunStore } from '../../../loop/checkpoint.ts';
+import { type TrainConfig } from '../../../loop/config.ts';
+import { resolveTrainConfig } from '../../../domains/index.ts';
+import { RunSession, type RunParts } from '../../../loop/session.ts';
+import type { EvalResult, IterationMetrics } from '../../../loop/records.ts';
+import type { CoachQuality } from '../../coach-quality.ts';
 import {
   agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
   type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
-} from './lesson-summary.ts';
+} from './lesson-maths.ts';
 
-export * from './lesson-summary.ts';
+export * from './lesson-maths.ts';
 
 /** A lesson run's stored training time: seconds spent training and evaluating it (summed over every time it ran), and when it finished. */
 export const LESSON_TIME = 'lesson-time.json';

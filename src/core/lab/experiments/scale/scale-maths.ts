@@ -17,12 +17,12 @@
  *   = 0.8 + 0.8^7 x 0.1 = 82.1 %; step gap +9.0 pts [+2.1, +15.9] (Newcombe), beyond the noise, so the
  *   words say "process reward's mean step accuracy ended above outcome reward's beyond the noise at 8 agents".
  */
-import { relayConfig } from '../domains/relay/team.ts';
-import type { EvalResult } from '../loop/records.ts';
-import { stepTotals } from '../loop/held-out-change.ts';
-import { usesCoach } from '../loop/rewards.ts';
-import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../stats/intervals.ts';
-import { pairedGap, type StoredRunData } from './lesson-summary.ts';
+import { relayConfig } from '../../../domains/relay/team.ts';
+import type { EvalResult } from '../../../loop/records.ts';
+import { stepTotals } from '../../../loop/held-out-change.ts';
+import { usesCoach } from '../../../loop/rewards.ts';
+import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
+import { pairedGap, type StoredRunData } from '../lesson/lesson-maths.ts';
 
 export type ScaleMode = StoredRunData['mode'];
 export const SCALE_MODES: readonly ScaleMode[] = ['process', 'outcome'];

@@ -1,25 +1,25 @@
 /**
  * "Scale the team", the runner: the relay of 8, 16, 32 and 64 agents under process reward (the AI judge)
  * and outcome reward, eight stored runs trained in turn (smallest team first, process before outcome), with
- * the view (scale.ts `scaleView`) posted after every iteration and evaluation. Each run is trained as the
+ * the view (scale-maths.ts `scaleView`) posted after every iteration and evaluation. Each run is trained as the
  * lesson's are (lesson.ts `trainStoredRun`: stored, resumed after a reload, its training time kept with it),
  * so a finished experiment is read back whole with no model loaded (`readBack`). The process run measures the
  * untrained team; the outcome run of the same size (same seed, same problems, same base model) reads it from
  * there and measures only its end.
  *
- * For: experiment.ts (the lab's `scale` request). Not for: the maths and words (scale.ts) or drawing (Scale.svelte).
+ * For: experiments.ts (the lab's `scale` request). Not for: the maths and words (scale-maths.ts) or drawing (Scale.svelte).
  *
  * Example: const s = new ScaleExperiment(host);
  *          await s.run(signal);           // posts a ScaleView after every step; rows[3] is the relay of 64
  *          (await s.readBack()).status    // 'done' after a reload
  */
-import { resolveTrainConfig } from '../domains/index.ts';
-import type { EvalResult, IterationMetrics } from '../loop/records.ts';
-import { clearStoredRun, inTurn, storedTime, trainStoredRun, type LessonHost } from './lesson.ts';
-import { remainingSeconds } from './lesson-summary.ts';
+import { resolveTrainConfig } from '../../../domains/index.ts';
+import type { EvalResult, IterationMetrics } from '../../../loop/records.ts';
+import { clearStoredRun, inTurn, storedTime, trainStoredRun, type LessonHost } from '../lesson/lesson-run.ts';
+import { remainingSeconds } from '../lesson/lesson-maths.ts';
 import {
   runGenerations, SCALE_MODES, SCALE_PLAN, scalePatch, scaleView, type ScaleMode, type ScalePlan, type ScaleRunData, type ScaleView,
-} from './scale.ts';
+} from './scale-maths.ts';
 
 /** What the experiment needs of the lab: the lesson's host, posting its own view. */
 export type ScaleHost = Omit<LessonHost, 'post'> & { post(view: ScaleView): void };
