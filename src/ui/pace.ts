@@ -15,7 +15,7 @@
  *          paceWords(paces['math-chain'], 'math')   // -> 'math: 12 s an iteration here (median of 7)'
  *          iterationEstimate(paces['math-chain'], 200_000)   // -> 102,500 s: the measured pace, scaled by the rollouts
  */
-import type { Phase } from '../core/loop/records.ts';
+import { iterationSeconds, type TimedIteration } from '../core/loop/records.ts';
 import { fanOutOf, type RewardSettings } from '../core/loop/rewards.ts';
 import { treeCost } from '../core/rl/counterfactual.ts';
 import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../core/loop/run-size.ts';
@@ -30,21 +30,6 @@ export interface Pace {
   iterations: number;
   /** When the newest of them was recorded (ms since 1970), where known. */
   measuredAt?: number;
-}
-
-/** What a pace is read from: an iteration's record (saved or live). */
-export interface TimedIteration {
-  iteration: number;
-  trajectories?: number;
-  seconds?: Partial<Record<Phase, number>>;
-}
-
-/** An iteration's training time: rollouts, coaching, update and checkpoint; null when it kept no times (or is an evaluation record). */
-export function iterationSeconds(m: TimedIteration): number | null {
-  const s = m.seconds;
-  if (!s || m.iteration < 1) return null;
-  const t = (s.rollout ?? 0) + (s.coach ?? 0) + (s.update ?? 0) + (s.checkpoint ?? 0);
-  return t > 0 ? t : null;
 }
 
 function median(xs: number[]): number {

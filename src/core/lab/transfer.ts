@@ -4,18 +4,24 @@
  * inspector's light view of a trajectory. (Trajectories download as the run's trajectories.jsonl,
  * the same lines as `mappa train`'s.)
  *
- * For: the lab's `export` and `importAdapter` requests and its trajectory views (lab.ts).
+ * For: the lab's `export` and `import` requests and its trajectory views (lab.ts, runs.ts).
  * Not for: the files' formats themselves (lora/peft.ts writes PEFT; this only arranges and zips).
  *
  * Example: zipAdapters({solver: {'adapter_config.json': …, 'adapter_model.safetensors': …}})
  *          -> zip with solver/adapter_config.json, solver/adapter_model.safetensors
  */
 import { unzipSync, zipSync } from 'fflate';
+import { importPeft } from '../engine/lora/peft.ts';
+import { memorySource } from '../engine/model/sources.ts';
 import { teamOf } from '../domains/index.ts';
+import { TRAJECTORIES } from '../loop/checkpoint.ts';
 import type { IterationMetrics } from '../loop/records.ts';
+import type { RunSession } from '../loop/session.ts';
 import { agentContext } from '../loop/rewards.ts';
 import type { Trajectory } from '../loop/trajectory.ts';
 import type { WorkflowSpec } from '../loop/workflow.ts';
+import type { ExportKind, Requests } from './protocol.ts';
+import type { LabStore } from './shelf.ts';
 import type { TrajectoryView } from './views.ts';
 
 export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
@@ -98,4 +104,25 @@ export function metricsCsv(records: (IterationMetrics | { iteration: number; eva
       ...agents.flatMap((a) => { const p = m.perAgent?.[a]; return [p?.meanScore, p?.reward, p?.loss, p?.kl]; })].map(csvCell).join(',');
   });
   return [header.join(','), ...rows].join('\n') + '\n';
+}
+
+/** The open run's file of kind `what`, as the page downloads it (the `export` request). */
+export async function exportFile(run: { runId: string; store: LabStore; session: RunSession }, what: ExportKind): Promise<Requests['export']['value']> {
+  const { store, runId } = run;
+  if (what === 'adapters') return { name: `${runId}-adapters.zip`, mime: 'application/zip', bytes: zipAdapters(await run.session.adapterFiles()) };
+  if (what === 'trajectories') {
+    const text = (await store.readFile(TRAJECTORIES)) ?? '';
+    return { name: `${runId}-trajectories.jsonl`, mime: 'application/x-ndjson', bytes: new TextEncoder().encode(String(text)) };
+  }
+  return { name: `${runId}-metrics.csv`, mime: 'text/csv', bytes: new TextEncoder().encode(metricsCsv(await store.metrics())) };
+}
+
+/** Replaces agent `agentId`'s adapter in the open run by an uploaded PEFT folder (or its zip), and checkpoints (the `import` request). */
+export async function importAdapter(session: RunSession, agentId: string, files: Record<string, Uint8Array>, allow: () => Promise<void>): Promise<{ agentId: string }> {
+  const trainer = session.trainer;
+  if (!trainer.policies.get(agentId)) throw new Error(`no trainable agent "${agentId}" in this team (${[...trainer.policies.keys()].join(', ')})`);
+  await allow();
+  trainer.replaceAdapter(agentId, await importPeft(memorySource(adapterFiles(files), 'uploaded adapter'), trainer.parts.agentModel.config, agentId));
+  await trainer.checkpoint();
+  return { agentId };
 }

@@ -49,7 +49,7 @@ export class DeskState {
     try {
       // A snapshot: the page's state is a proxy, which a worker message cannot carry.
       const trajectories = $state.snapshot(this.run.trajectories?.trajectories ?? []) as DeskRequest['trajectories'];
-      const v = await this.client.lab.judgeDesk({ ...op, trajectories } as DeskRequest);
+      const v = await this.client.lab.desk({ ...op, trajectories } as DeskRequest);
       this.view = v;
       if (v.cards) this.asked = { cards: v.cards, batch: this.run.trajectories };
       if (v.taught) this.taught = v.taught;

@@ -186,7 +186,7 @@ describe('the page (src/ui)', () => {
     e.isDirectory() ? uiFiles(path.join(dir, e.name)) : /\.(ts|svelte)$/.test(e.name) ? [path.join(dir, e.name)] : []);
   // Model work (a backend, a model, a coach that loads one) happens in the training worker only:
   // the page reaches it through the worker client, so the main thread never loads tfjs or web-llm.
-  const workerOnly = [/src\/core\/engine\//, /webllm-coach\.ts$/, /src\/core\/loop\/(train|session)\.ts$/, /src\/core\/lab\/(lab|shelf)\.ts$/, /^@tensorflow\//, /^@mlc-ai\//];
+  const workerOnly = [/src\/core\/engine\//, /webllm-coach\.ts$/, /src\/core\/loop\/(train|session)\.ts$/, /src\/core\/lab\/(lab|shelf|runs|tabs)\.ts$/, /src\/core\/lab\/experiments\/.*-run\.ts$/, /^@tensorflow\//, /^@mlc-ai\//];
 
   it('imports no model work except as types', () => {
     const bad: string[] = [];

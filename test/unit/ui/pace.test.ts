@@ -3,7 +3,8 @@
 // gives a different figure; with none, the page says the team is not timed here, never a fixed string.
 import { describe, expect, it } from 'vitest';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
-import { iterationEstimate, iterationSeconds, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/ui/pace.ts';
+import { iterationEstimate, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/ui/pace.ts';
+import { iterationSeconds } from '../../../src/core/loop/records.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 const it_ = (iteration: number, rollout: number, update: number, trajectories = 24) =>

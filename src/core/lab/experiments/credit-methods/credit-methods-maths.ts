@@ -21,13 +21,12 @@
  *          "counterfactual: no coach; 960 generations, 0 coach calls, 14 s of training here; 70.0 % [60.4, 78.1] held out,
  *           +7.0 pts [-4.2, +18.1] against outcome (paired, within the noise)."
  */
-import type { EvalResult } from '../../../loop/records.ts';
 import { fanOutOf, usesCoach, type RewardMode, type RewardSettings } from '../../../loop/rewards.ts';
 import { treeCost } from '../../../rl/counterfactual.ts';
 import { accuracyInterval, mean, type Interval } from '../../../stats/intervals.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
 import { LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from '../lesson/lesson-maths.ts';
-import { iterationSeconds, type TimedIteration } from '../../../../ui/pace.ts';
+import { iterationSeconds, type EvalResult, type TimedIteration } from '../../../loop/records.ts';
 
 export const CREDIT_METHODS = ['process', 'outcome', 'counterfactual', 'groups'] as const;
 export type CreditMethod = (typeof CREDIT_METHODS)[number];

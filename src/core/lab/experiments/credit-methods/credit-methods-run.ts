@@ -6,7 +6,7 @@
  * a reload reads the whole comparison back (`readBack`, no model loaded). The maths and the words are
  * credit-methods-maths.ts; the page only draws the view it is sent.
  *
- * For: lab.ts (the `creditMethods` request). Not for: drawing, or any training maths (core/loop, core/rl).
+ * For: experiments.ts (the lab's `experiment` request). Not for: drawing, or any training maths (core/loop, core/rl).
  *
  * Example: const c = new CreditComparison(host);
  *          await c.run(signal);     // posts a CreditMethodsView after every iteration; its rows: process, outcome, counterfactual, groups
@@ -17,10 +17,11 @@ import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, LESSON_METHODS, methodsView, type CreditMethod, type CreditMethodsView, type MethodRecord,
   type MethodRunData,
 } from './credit-methods-maths.ts';
-import { clearStoredRun, inTurn, LESSON_PLAN, storedTime, trainStoredRun, type LessonHost, type LessonPlan } from '../lesson/lesson-run.ts';
+import { LESSON_PLAN, type LessonPlan } from '../lesson/lesson-maths.ts';
+import { clearStoredRun, inTurn, storedTime, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
 
-/** What the comparison needs of the lab: the lesson's host, posting its own view. */
-export type ComparisonHost = Omit<LessonHost, 'post'> & { post(view: CreditMethodsView): void };
+/** What the comparison needs of the lab (stored-runs.ts), posting its own view. */
+export type ComparisonHost = ExperimentHost<CreditMethodsView>;
 
 export class CreditComparison {
   private readonly runs = new Map<CreditMethod, MethodRunData>();

@@ -8,115 +8,25 @@
  * Two halves: the maths (lesson-maths.ts, pure: `lessonView` turns the runs' evaluations into what
  * the page draws) and, here, the runner (`Lesson`): it opens and trains each run with RunSession, as
  * the lab's own runs (stored in the platform's run store, so a reload resumes them), and posts the
- * view after every step. Each run stores the seconds it took to train (LESSON_TIME), so a finished
+ * view after every step. Each run stores the seconds it took to train (stored-runs.ts RUN_TIME), so a finished
  * lesson is read back whole after a reload (`readBack`: no model, no training) with the date it
  * finished and its training time; `run(signal, { fresh: true })` trains all six again.
- * For: lab.ts (the `lesson` request); the page only draws the LessonView it is sent (Lesson.svelte).
+ * For: experiments.ts (the lab's `experiment` request); the page only draws the LessonView it is sent (Lesson.svelte).
  * Not for: drawing, or any training maths (core/loop, core/rl).
  *
  * Example: const view = lessonView(runs, LESSON_PLAN);  // rows[1].words ->
  *          "4 agents: process 73.5 % vs outcome 50.5 %, a gap of +23.0 pts [+14.2, +31.3] (paired, the same 200 problems). ..."
  */
-import type { RunStore } from '../../../loop/checkpoint.ts';
-import { type TrainConfig } from '../../../loop/config.ts';
 import { resolveTrainConfig } from '../../../domains/index.ts';
-import { RunSession, type RunParts } from '../../../loop/session.ts';
-import type { EvalResult, IterationMetrics } from '../../../loop/records.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
+import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
 import {
   agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
   type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
 } from './lesson-maths.ts';
 
-export * from './lesson-maths.ts';
-
-/** A lesson run's stored training time: seconds spent training and evaluating it (summed over every time it ran), and when it finished. */
-export const LESSON_TIME = 'lesson-time.json';
-interface LessonTime {
-  seconds: number;
-  finishedAt?: number;
-}
-
-/** What the lesson needs of the lab: the parts a config trains with, its store, its run id, and a writer's lock. */
-export interface LessonHost {
-  parts(c: TrainConfig): Promise<RunParts>;
-  store(runId: string): RunStore & { describe(label: string, config: unknown, iteration: number): Promise<void>; claim?(): Promise<void> };
-  runId(c: TrainConfig): string;
-  /** The right to write a run (platforms with tabs); null: another tab trains it. */
-  claim?(runId: string): Promise<{ release(): void } | null>;
-  post(view: LessonView): void;
-  /** What the coach of a run of `c` is (coach-quality.ts): `coachName` the one that scores it, else the one its config names (no model loaded). */
-  coachQuality?(c: TrainConfig, coachName?: string): Promise<CoachQuality>;
-}
-
-/** What trainStoredRun reports as a run trains: its finished evaluations and its iterations. */
-export interface RunListener {
-  /** The session is open, with what the store held of the run. */
-  opened(session: RunSession): void;
-  evaluated(iteration: number, result: EvalResult): void;
-  iterated(metrics: IterationMetrics): void;
-}
-
-/** A stored run's training time (LESSON_TIME), or nothing for runs trained before it was recorded. */
-export async function storedTime(store: RunStore): Promise<{ seconds?: number; finishedAt?: number }> {
-  const text = await store.readFile(LESSON_TIME);
-  if (typeof text !== 'string') return {};
-  try {
-    const t = JSON.parse(text) as LessonTime;
-    return { seconds: t.seconds, ...(t.finishedAt === undefined ? {} : { finishedAt: t.finishedAt }) };
-  } catch {
-    return {};
-  }
-}
-
-/**
- * Opens one stored run (resumed when stored, claimed while it trains) and trains it to its end: the
- * lesson's runs and the credit comparison's. The seconds it trained here are added to its stored time
- * (LESSON_TIME), with the moment it finished. 'paused' when `signal` aborts.
- */
-export async function trainStoredRun(host: Omit<LessonHost, 'post'>, patch: Record<string, unknown>, label: string, signal: AbortSignal,
-  listen: RunListener, opts: { baseline?: boolean } = {}): Promise<{ how: 'done' | 'paused'; seconds?: number; finishedAt?: number; coach: string }> {
-  const c = resolveTrainConfig(patch);
-  const runId = host.runId(c);
-  const lock = host.claim ? await host.claim(runId) : null;
-  if (host.claim && !lock) throw new Error(`the run "${runId}" (${label}) is training in another tab; close that tab or pause it there`);
-  try {
-    const store = host.store(runId);
-    await store.claim?.();
-    const parts = await host.parts(c);
-    const session = await RunSession.open(c, parts, {
-      store, baseline: opts.baseline ?? true,
-      emit: (e) => (e.type === 'eval' && e.result.of === undefined ? listen.evaluated(e.iteration, e.result) : undefined),
-    });
-    const stored = await storedTime(store);
-    const { metrics, evals } = session.history;
-    const finished = session.trainer.iteration >= c.iterations
-      && [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration }))].some((e) => e.iteration === c.iterations);
-    listen.opened(session);
-    session.trainer.on((e) => {
-      if (e.type === 'eval' && e.result.of === undefined) listen.evaluated(e.iteration, e.result);
-      if (e.type === 'iteration') listen.iterated(e.metrics);
-    });
-    const began = performance.now();
-    let how: 'done' | 'paused' | 'stepped' = 'paused';
-    let time: LessonTime | null = null;
-    try {
-      await store.describe(label, patch, session.trainer.iteration);
-      how = await session.run({ signal });
-      await session.saveIfBehind();
-    } finally {
-      // The time it trained here is stored with it (a finished run read back adds none).
-      if (!finished) {
-        time = { seconds: (stored.seconds ?? 0) + (performance.now() - began) / 1000, ...(how === 'done' ? { finishedAt: Date.now() } : {}) };
-        await store.writeFile(LESSON_TIME, JSON.stringify(time)).catch(() => undefined);
-      }
-      session.dispose();
-    }
-    return { how: how === 'done' ? 'done' : 'paused', ...(time ?? stored), coach: parts.coach.name };
-  } finally {
-    lock?.release();
-  }
-}
+/** What the lesson needs of the lab (stored-runs.ts), posting its own view. */
+export type LessonHost = ExperimentHost<LessonView>;
 
 export class Lesson {
   private readonly runs: LessonRunData[] = [];
@@ -165,19 +75,11 @@ export class Lesson {
     for (const n of this.plan.sizes) {
       for (const mode of LESSON_MODES) {
         const c = resolveTrainConfig(lessonPatch(n, mode, this.plan));
-        const runId = this.host.runId(c);
-        const store = this.host.store(runId);
-        const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
-        if (!records.length) continue;
-        const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
-        const evals = [...records.filter((r) => r.eval && !r.perAgent), ...metrics.filter((m) => m.eval)]
-          .map((r) => ({ iteration: r.iteration, result: r.eval! }));
-        const data = this.record(n, mode, runId);
-        data.evals = evals;
-        data.iteration = metrics.at(-1)?.iteration ?? 0;
-        data.done = data.iteration >= c.iterations && evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
+        const stored = await readStoredRun(this.host, c);
+        if (!stored) continue;
+        const { runId, ...read } = stored;
+        const data = Object.assign(this.record(n, mode, runId), read);
         this.agentsOf(data, c.iterations);
-        Object.assign(data, await storedTime(store));
       }
     }
     await this.coachOf();
@@ -237,8 +139,7 @@ export class Lesson {
     const agentsOf = () => this.agentsOf(data, c.iterations);
     const ran = await trainStoredRun(this.host, patch, `lesson: relay of ${n}, ${mode}, seed ${c.seed}`, signal, {
       opened: (session) => {
-        const { metrics, evals } = session.history;
-        data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
+        data.evals = allEvals(session.history);
         agentsOf();
         data.iteration = session.trainer.iteration;
         this.show('running');
@@ -281,38 +182,3 @@ export class Lesson {
   }
 }
 
-/**
- * Runs `steps` in turn (each 'paused' when the signal aborted it), and ends the view once: 'done', 'paused'
- * with the button that goes on, or 'failed' with the error (rethrown). The lesson and the credit comparison
- * both train their runs this way.
- * Example: await inTurn([() => train(a), () => train(b)], signal, 'Run the lesson', (status, m) => show(status, m))
- */
-export async function inTurn(steps: (() => Promise<'done' | 'paused'>)[], signal: AbortSignal, button: string,
-  end: (status: 'done' | 'paused' | 'failed', message?: string) => void): Promise<'done' | 'paused'> {
-  try {
-    for (const step of steps) {
-      if (signal.aborted || (await step()) === 'paused') {
-        end('paused', `paused: press "${button}" to go on where it stopped`);
-        return 'paused';
-      }
-    }
-    end('done');
-    return 'done';
-  } catch (e) {
-    end('failed', (e as Error).message);
-    throw e;
-  }
-}
-
-/** Deletes a stored run, holding its writer's right meanwhile (another tab training it is an error naming `what`). */
-export async function clearStoredRun(host: Pick<LessonHost, 'claim' | 'store'>, runId: string, what: string): Promise<void> {
-  const lock = host.claim ? await host.claim(runId) : null;
-  if (host.claim && !lock) throw new Error(`${what} "${runId}" is training in another tab; close that tab or pause it there`);
-  try {
-    const store = host.store(runId);
-    await store.claim?.();
-    await store.clear();
-  } finally {
-    lock?.release();
-  }
-}

@@ -2,27 +2,26 @@
  * "Scale the team", the runner: the relay of 8, 16, 32 and 64 agents under process reward (the AI judge)
  * and outcome reward, eight stored runs trained in turn (smallest team first, process before outcome), with
  * the view (scale-maths.ts `scaleView`) posted after every iteration and evaluation. Each run is trained as the
- * lesson's are (lesson.ts `trainStoredRun`: stored, resumed after a reload, its training time kept with it),
+ * lesson's are (stored-runs.ts `trainStoredRun`: stored, resumed after a reload, its training time kept with it),
  * so a finished experiment is read back whole with no model loaded (`readBack`). The process run measures the
  * untrained team; the outcome run of the same size (same seed, same problems, same base model) reads it from
  * there and measures only its end.
  *
- * For: experiments.ts (the lab's `scale` request). Not for: the maths and words (scale-maths.ts) or drawing (Scale.svelte).
+ * For: experiments.ts (the lab's `experiment` request). Not for: the maths and words (scale-maths.ts) or drawing (Scale.svelte).
  *
  * Example: const s = new ScaleExperiment(host);
  *          await s.run(signal);           // posts a ScaleView after every step; rows[3] is the relay of 64
  *          (await s.readBack()).status    // 'done' after a reload
  */
 import { resolveTrainConfig } from '../../../domains/index.ts';
-import type { EvalResult, IterationMetrics } from '../../../loop/records.ts';
-import { clearStoredRun, inTurn, storedTime, trainStoredRun, type LessonHost } from '../lesson/lesson-run.ts';
 import { remainingSeconds } from '../lesson/lesson-maths.ts';
+import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
 import {
   runGenerations, SCALE_MODES, SCALE_PLAN, scalePatch, scaleView, type ScaleMode, type ScalePlan, type ScaleRunData, type ScaleView,
 } from './scale-maths.ts';
 
-/** What the experiment needs of the lab: the lesson's host, posting its own view. */
-export type ScaleHost = Omit<LessonHost, 'post'> & { post(view: ScaleView): void };
+/** What the experiment needs of the lab (stored-runs.ts), posting its own view. */
+export type ScaleHost = ExperimentHost<ScaleView>;
 
 /** The button as a paused experiment shows it (Scale.svelte), named in the words a paused experiment ends in. */
 export const SCALE_BUTTON = 'Go on scaling the team';
@@ -85,17 +84,10 @@ export class ScaleExperiment {
   async readBack(): Promise<ScaleView> {
     for (const n of this.plan.sizes) {
       for (const mode of SCALE_MODES) {
-        const c = resolveTrainConfig(scalePatch(n, mode, this.plan));
-        const runId = this.host.runId(c);
-        const store = this.host.store(runId);
-        const records = await store.metrics<{ iteration: number; eval?: EvalResult; perAgent?: unknown }>();
-        if (!records.length) continue;
-        const metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
-        const data = this.record(n, mode, runId);
-        data.evals = records.filter((r) => r.eval).map((r) => ({ iteration: r.iteration, result: r.eval! }));
-        data.iteration = metrics.at(-1)?.iteration ?? 0;
-        data.done = data.iteration >= c.iterations && data.evals.some((e) => e.iteration === c.iterations && e.result.of === undefined);
-        Object.assign(data, await storedTime(store));
+        const stored = await readStoredRun(this.host, resolveTrainConfig(scalePatch(n, mode, this.plan)));
+        if (!stored) continue;
+        const { runId, ...read } = stored;
+        Object.assign(this.record(n, mode, runId), read);
       }
     }
     const finished = this.runs.filter((r) => r.done).length;
@@ -138,8 +130,7 @@ export class ScaleExperiment {
     this.current = { n, mode, iteration: data.iteration, iterations: c.iterations };
     const ran = await trainStoredRun(this.host, patch, `scale: relay of ${n}, ${mode}, seed ${c.seed}`, signal, {
       opened: (session) => {
-        const { metrics, evals } = session.history;
-        data.evals = [...evals, ...metrics.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, result: m.eval! }))];
+        data.evals = allEvals(session.history);
         data.iteration = session.trainer.iteration;
         this.current = { n, mode, iteration: data.iteration, iterations: c.iterations };
         this.show('running');
