@@ -8,7 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { RunSession, type RunParts } from '../core/loop/session.ts';
+import { RunSession } from '../core/loop/session.ts';
+import { type RunParts } from '../core/loop/train.ts';
 import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/loop/run-size.ts';

@@ -16,7 +16,8 @@ import { pausePoint } from '../engine/pause-point.ts';
 import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
 import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
 import { teamGradient, teamLogProbs, type TeamGradient, type TeamGradientJob, type TeamLogProbJob } from '../rl/team-passes.ts';
-import { playPass, type PlayOptions, type TeamParts, type TeamPass, type Trajectory } from '../loop/rollout.ts';
+import { playPass, type PlayOptions, type TeamParts, type TeamPass } from '../loop/rollout.ts';
+import { type Trajectory } from '../loop/trajectory.ts';
 import type { PlayedTeam } from '../loop/team.ts';
 import type { Compute } from '../loop/train.ts';
 

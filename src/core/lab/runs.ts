@@ -13,7 +13,8 @@
 import { backendLimits, currentBackend } from '../engine/backend.ts';
 import { alongside } from '../compute/alongside.ts';
 import { computeFor } from '../compute/lanes.ts';
-import { ConfigFileError, type TrainConfig } from '../loop/config.ts';
+import { type TrainConfig } from '../loop/config.ts';
+import { ConfigFileError } from '../loop/config-fields.ts';
 import { usedBy } from '../loop/models-used.ts';
 import { splitRecords, type EvalResult, type StoredRecord } from '../loop/records.ts';
 import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';

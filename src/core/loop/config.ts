@@ -20,8 +20,6 @@ import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
-export { ConfigFileError } from './config-fields.ts';
-export type { CoachSettings } from '../coach/coaches.ts';
 
 export interface TrainConfig {
   seed: number;

@@ -28,7 +28,6 @@ import { StepAborted, Trainer, type RunParts } from './train.ts';
 import { splitRecords, type EvalResult, type IterationMetrics, type StoredRecord } from './records.ts';
 import { parseUsed, usedChange, type RunUsed } from './models-used.ts';
 
-export type { RunParts } from './train.ts';
 
 export type SessionEvent =
   /** A running (result.of set) or final evaluation of the team as it was after `iteration`. */
@@ -271,4 +270,3 @@ function recordingUsed(store: RunStore, used: RunUsed): RunStore {
   };
 }
 
-export { TRAJECTORIES } from './checkpoint.ts';

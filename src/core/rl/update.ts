@@ -33,10 +33,6 @@ import {
 } from './update-steps.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
 
-export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type LogProbJob, type TrainSample } from './batches.ts';
-export { ppoGradient, ppoLoss, type Gradient, type GradientJob } from './ppo.ts';
-export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
-export type { AgentPolicy, AgentUpdateMetrics, Gradients, UpdateMetrics } from './update-steps.ts';
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)

@@ -11,7 +11,7 @@ import { Lesson } from '../../../src/core/lab/experiments/lesson/lesson-run.ts';
 import { RUN_TIME } from '../../../src/core/lab/experiments/stored-runs.ts';
 import { MemoryStore } from '../../helpers/loop.ts';
 import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
-import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../../src/core/loop/trajectory.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';

@@ -39,7 +39,6 @@ import type { Trajectory } from '../../loop/trajectory.ts';
 import { Rng } from '../../stats/rng.ts';
 import type { TrajectoryView } from '../views.ts';
 
-export { FIRST_WRONG_WORDS };
 
 /** The store the desk keeps its books and taught judges in (a run store's files, never listed as a run). */
 export const DESK_STORE = 'judge-desk';
