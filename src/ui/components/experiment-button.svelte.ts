@@ -5,7 +5,7 @@
  * `experiment` request (core/lab/protocol.ts), so a new experiment's panel needs nothing more.
  *
  * For: Lesson.svelte (the lesson, credit methods) and Scale.svelte. Not for: the views (RunState keeps them).
- * Example: const scale = new ExperimentButton(client, run, 'scale');   // in a component's script
+ * Example: const scale = new ExperimentButton(() => ({ client, run }), 'scale');   // in a component's script
  *          scale.start(true);  // "again": its stored runs deleted and trained anew; scale.waiting while the page loads
  */
 import type { ExperimentName } from '../../core/lab/experiments/experiment-names.ts';
@@ -19,10 +19,11 @@ export class ExperimentButton {
   /** Whether the press that waits asked to train again. */
   private fresh = false;
 
-  constructor(private readonly client: TrainerClient, private readonly run: RunState, private readonly name: ExperimentName) {
+  /** `of`: the component's client and run state (read when used: they are its props). */
+  constructor(private readonly of: () => { client: TrainerClient; run: RunState }, private readonly name: ExperimentName) {
     $effect(() => {
       if (this.waiting && !this.settling) {
-        if (this.run.state === 'ready') void this.start(this.fresh);
+        if (this.of().run.state === 'ready') void this.start(this.fresh);
         else this.waiting = false; // read-only, lost or refused: the button says why
       }
     });
@@ -30,7 +31,7 @@ export class ExperimentButton {
 
   /** The page is still starting or opening its run: a press waits for it. */
   get settling(): boolean {
-    return this.run.state === 'booting' || this.run.state === 'loading' || !this.run.config;
+    return this.of().run.state === 'booting' || this.of().run.state === 'loading' || !this.of().run.config;
   }
 
   async start(fresh = false): Promise<void> {
@@ -43,16 +44,16 @@ export class ExperimentButton {
     this.waiting = false;
     this.fresh = false;
     try {
-      await this.client.lab.experiment({ name: this.name, ...(fresh ? { fresh: true } : {}) });
+      await this.of().client.lab.experiment({ name: this.name, ...(fresh ? { fresh: true } : {}) });
     } catch (e) {
       this.error = (e as Error).message;
     }
   }
 
   async pause(): Promise<void> {
-    this.run.requestPause();
+    this.of().run.requestPause();
     try {
-      await this.client.lab.pause({});
+      await this.of().client.lab.pause({});
     } catch (e) {
       this.error = (e as Error).message;
     }
