@@ -23,9 +23,6 @@ import type { WorkflowSpec } from '../loop/workflow.ts';
 import { computeAdvantages } from '../rl/advantages.ts';
 import type { ActionView, TrajectoryView } from './views.ts';
 
-/** The credit view's methods, in its column order: the two that read each trajectory alone, then the two that read the whole batch. */
-export const MODES: RewardMode[] = ['process', 'outcome', 'groups', 'counterfactual'];
-
 /** Reward of one action under `mode` (coach score 5 when it has none, as the trainer does); process, outcome and mixed only. */
 export function rewardUnder(mode: RewardMode, processWeight: number, t: TrajectoryView, a: ActionView): number {
   return agentReward({ mode, processWeight, shaping: false, shapingWeight: 0, fanOut: [] }, t, a.coach?.score ?? NEUTRAL_SCORE);

@@ -16,7 +16,7 @@
  */
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
 import type { ToolRunners } from '../tools/runners.ts';
-import { formatObservation } from '../tools/sandbox.ts';
+import { DEFAULT_TIMEOUT_MS, formatObservation } from '../tools/sandbox.ts';
 import { Workspace } from '../tools/workspace.ts';
 import type { ChatMessage } from '../engine/tokenizer/chat.ts';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
@@ -237,7 +237,7 @@ async function runCode(stage: Stage, row: Row, text: string): Promise<{ observat
   for (const b of blocks) {
     const run = await opts.tools[b.language]!.run(b.code, {
       language: b.language === 'sql' ? undefined : b.language,
-      timeoutMs: opts.toolTimeoutMs ?? 2000,
+      timeoutMs: opts.toolTimeoutMs ?? DEFAULT_TIMEOUT_MS,
       workspace: row.workspace,
       owner: agent.id,
     });

@@ -17,6 +17,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.ts';
+import { MAX_TIED_HEAD_COPY_BYTES } from './memory-plan.ts';
 import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
 import { TiedHead } from './tied-head.ts';
 import { blocksOf, RowBlocks, tableName } from './vocab-table.ts';
@@ -95,8 +96,6 @@ export interface ForwardResult {
 
 const MASKED = -1e9; // added to attention scores of masked keys; exp underflows to exactly 0
 
-/** Largest tied-embedding copy made for a fast lm_head on wasm (see `CausalLM` constructor). */
-const MAX_TIED_HEAD_COPY_BYTES = 256 << 20;
 
 export class CausalLM {
   readonly config: ModelConfig;

@@ -21,17 +21,18 @@
  *          "counterfactual: no coach; 960 generations, 0 coach calls, 14 s of training here; 70.0 % [60.4, 78.1] held out,
  *           +7.0 pts [-4.2, +18.1] against outcome (paired, within the noise)."
  */
-import { fanOutOf, usesCoach, type RewardMode, type RewardSettings } from '../../../loop/rewards.ts';
+import { fanOutOf, REWARD_MODES, usesCoach, type RewardMode, type RewardSettings } from '../../../loop/rewards.ts';
 import { treeCost } from '../../../rl/counterfactual.ts';
 import { accuracyInterval, mean, type Interval } from '../../../stats/intervals.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
-import { LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from '../lesson/lesson-maths.ts';
+import { LESSON_MODES, LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from '../lesson/lesson-maths.ts';
 import { iterationSeconds, type EvalResult, type TimedIteration } from '../../../loop/records.ts';
 
-export const CREDIT_METHODS = ['process', 'outcome', 'counterfactual', 'groups'] as const;
-export type CreditMethod = (typeof CREDIT_METHODS)[number];
+/** The credit methods compared: every reward mode but 'mixed' (a blend of two of them), in the settings' order. */
+export type CreditMethod = Exclude<RewardMode, 'mixed'>;
+export const CREDIT_METHODS = REWARD_MODES.filter((m): m is CreditMethod => m !== 'mixed');
 /** The methods the lesson trains already (their runs are the lesson's own, reused); the comparison trains the others. */
-export const LESSON_METHODS: readonly CreditMethod[] = ['process', 'outcome'];
+export const LESSON_METHODS: readonly CreditMethod[] = LESSON_MODES;
 /** The lesson's team size the comparison runs at. */
 export const COMPARE_AGENTS = 4;
 
