@@ -1,6 +1,6 @@
 /**
  * The batched update's two passes over rows of several agents, each row through its own agent's
- * adapter (engine/lora/team-adapter.ts): the log-probs of padded rows (no gradient), and a
+ * adapter (engine/lora/batched-adapter.ts): the log-probs of padded rows (no gradient), and a
  * micro-batch's PPO loss with every agent's gradient from one forward and one backward.
  *
  * The loss of agent k in a micro-batch is ppo.ts's, over its rows only and normalised by its own
@@ -9,20 +9,20 @@
  * and the pass differentiates sum_k loss_k: agent k's variables reach only its rows, so the gradient
  * w.r.t. them is d(loss_k)/d(adapter k), what the per-agent pass gives.
  *
- * For: team-update.ts (it builds the jobs) and compute/ (it runs them). Not for: per-agent passes (ppo.ts).
+ * For: batched-update.ts (it builds the jobs) and compute/ (it runs them). Not for: per-agent passes (ppo.ts).
  *
- * Example: const [g] = await teamGradient(model, { adapters: [a, b], rowAdapter: [0, 1, 1], batch, clipEps: 0.2, tokenCounts: [3, 5] });
+ * Example: const [g] = await batchedGradient(model, { adapters: [a, b], rowAdapter: [0, 1, 1], batch, clipEps: 0.2, tokenCounts: [3, 5] });
  *          g.agents   // [0, 1]: g.losses[1] and g.grads[1] are agent b's part (its variables' gradients in `variables()` order)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
-import { TeamAdapter } from '../engine/lora/team-adapter.ts';
+import { BatchedAdapter } from '../engine/lora/batched-adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
 import type { MicroBatch } from './batches.ts';
 
 /** Log-probs at flat positions (b * (T-1) + t) of padded rows, row i under adapters[rowAdapter[i]]. */
-export interface TeamLogProbJob {
+export interface BatchedLogProbJob {
   adapters: LoraAdapter[];
   rowAdapter: number[];
   ids: number[][]; // [B, T]
@@ -31,7 +31,7 @@ export interface TeamLogProbJob {
 }
 
 /** One micro-batch of several agents' rows: row i is agent rowAdapter[i]'s, normalised by tokenCounts[rowAdapter[i]]. */
-export interface TeamGradientJob {
+export interface BatchedGradientJob {
   adapters: LoraAdapter[];
   rowAdapter: number[];
   batch: MicroBatch;
@@ -41,7 +41,7 @@ export interface TeamGradientJob {
 }
 
 /** Per agent the micro-batch reached (indices into the job's adapters): its loss, gradient and side sums. */
-export interface TeamGradient {
+export interface BatchedGradient {
   agents: number[];
   losses: number[];
   /** Per agent, one tensor per variable of its adapter in `variables()` order (the caller disposes). */
@@ -51,8 +51,8 @@ export interface TeamGradient {
 }
 
 /** The job's log-probs, no gradient. */
-export async function teamLogProbs(model: CausalLM, job: TeamLogProbJob): Promise<Float32Array> {
-  const view = TeamAdapter.over(job.adapters, job.rowAdapter);
+export async function batchedLogProbs(model: CausalLM, job: BatchedLogProbJob): Promise<Float32Array> {
+  const view = BatchedAdapter.over(job.adapters, job.rowAdapter);
   try {
     const { logp } = rowLogProbs(model, job.ids, job.positions, { attentionMask: job.mask, adapter: view });
     const host = (await logp.data()) as Float32Array;
@@ -64,7 +64,7 @@ export async function teamLogProbs(model: CausalLM, job: TeamLogProbJob): Promis
 }
 
 /** sum_k loss_k (see the top comment) of the job's rows, with the per-agent losses [U] and side sums [U, 3] kept in `out`. */
-function teamLoss(model: CausalLM, view: TeamAdapter, job: TeamGradientJob, out: tf.Tensor[]): tf.Scalar {
+function teamLoss(model: CausalLM, view: BatchedAdapter, job: BatchedGradientJob, out: tf.Tensor[]): tf.Scalar {
   const b = job.batch;
   const width = b.actionMask[0].length;
   const rows: number[] = [];
@@ -94,8 +94,8 @@ function teamLoss(model: CausalLM, view: TeamAdapter, job: TeamGradientJob, out:
 }
 
 /** Every reached agent's loss and gradient from one forward and one backward over the job's rows. */
-export async function teamGradient(model: CausalLM, job: TeamGradientJob): Promise<TeamGradient> {
-  const view = TeamAdapter.over(job.adapters, job.rowAdapter);
+export async function batchedGradient(model: CausalLM, job: BatchedGradientJob): Promise<BatchedGradient> {
+  const view = BatchedAdapter.over(job.adapters, job.rowAdapter);
   try {
     const vars = view.variables();
     const kept: tf.Tensor[] = [];
@@ -109,7 +109,7 @@ export async function teamGradient(model: CausalLM, job: TeamGradientJob): Promi
       at += own.length;
       return own;
     });
-    if (at !== vars.length) throw new Error('teamGradient: variables and adapters disagree');
+    if (at !== vars.length) throw new Error('batchedGradient: variables and adapters disagree');
     return {
       agents: view.usedIndex,
       losses,

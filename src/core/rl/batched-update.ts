@@ -2,11 +2,11 @@
  * The batched policy-gradient update: the same update as update.ts's per-agent one (MAPPA section 4:
  * REINFORCE++ advantages over the whole batch, PPO-clipped loss on action tokens, per-agent clipping
  * and AdamW), but every pass runs rows of several agents at once, each row through its own agent's
- * adapter (team-passes.ts, BGMV). At 128 agents with a few samples each, that is a few full
+ * adapter (batched-passes.ts, BGMV). At 128 agents with a few samples each, that is a few full
  * micro-batches instead of 128 small passes: the update costs its samples, not its number of agents.
  *
  * For: `policyUpdate` with `batched: true` (update.ts hands over here when the compute offers team
- * passes). Not for: the per-agent path (update.ts) or the passes themselves (team-passes.ts).
+ * passes). Not for: the per-agent path (update.ts) or the passes themselves (batched-passes.ts).
  *
  * Stages, as update.ts's:
  *   1. log-probs of every sample under its agent's adapter (team passes) and the reference (adapter
@@ -23,17 +23,17 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type TrainSample } from './batches.ts';
-import type { TeamGradientJob, TeamLogProbJob } from './team-passes.ts';
+import type { BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
 import { agentMetrics, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics } from './update-steps.ts';
 import type { UpdateSettings } from './update-settings.ts';
 
-type TeamCompute = Required<Pick<Gradients, 'teamLogProbs' | 'teamGradients'>> & Gradients;
+type TeamCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'teamGradients'>> & Gradients;
 
 /** Stage 1: old (own adapter) and reference log-probs of every sample, micro-batches taken agent after agent. */
 async function teamSamplingLogProbs(gradients: TeamCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number) {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
-  const own: TeamLogProbJob[] = [];
+  const own: BatchedLogProbJob[] = [];
   const base: LogProbJob[] = [];
   const parts: { rows: number[]; perRow: number[][] }[] = [];
   for (const rows of microBatches(samples, team.order, microBatchSize)) {
@@ -42,7 +42,7 @@ async function teamSamplingLogProbs(gradients: TeamCompute, team: TeamOf, sample
     base.push({ adapter: null, ids, mask, positions: perRow.flat() });
     parts.push({ rows, perRow });
   }
-  const mine = await gradients.teamLogProbs(own);
+  const mine = await gradients.batchedLogProbs(own);
   const refs = await gradients.logProbs(base);
   parts.forEach((p, k) => {
     perSample(old, p.rows, p.perRow, mine[k]);
@@ -79,7 +79,7 @@ interface RoundSums {
 }
 
 /** Stage 3a: one round's micro-batches through the team passes, summed per agent in micro-batch order. */
-async function roundGradients(gradients: TeamCompute, team: TeamOf, jobs: TeamGradientJob[]): Promise<RoundSums> {
+async function roundGradients(gradients: TeamCompute, team: TeamOf, jobs: BatchedGradientJob[]): Promise<RoundSums> {
   const n = team.names.length;
   const out: RoundSums = { grads: new Array(n).fill(null), losses: new Array(n).fill(0), sides: team.names.map(() => [0, 0, 0]), cells: 0 };
   const parts = await gradients.teamGradients(jobs);
@@ -100,9 +100,9 @@ async function roundGradients(gradients: TeamCompute, team: TeamOf, jobs: TeamGr
 }
 
 /** The batched update (see the top comment); `s` is the whole settings, the samples already checked. */
-export async function teamPolicyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
+export async function batchedPolicyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
   s: UpdateSettings): Promise<UpdateMetrics> {
-  if (!gradients.teamLogProbs || !gradients.teamGradients) throw new Error('a batched update needs a compute with team passes');
+  if (!gradients.batchedLogProbs || !gradients.teamGradients) throw new Error('a batched update needs a compute with team passes');
   const compute = gradients as TeamCompute;
   const started = performance.now();
   const team = teamOf(policies, samples);

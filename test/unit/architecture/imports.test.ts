@@ -118,15 +118,22 @@ describe('the algorithm apart from the scheduling', () => {
     'src/core/loop/train.ts', 'src/core/loop/curriculum.ts', 'src/core/loop/rollout.ts', 'src/core/loop/agents.ts',
     'src/core/loop/rewards.ts', 'src/core/coach/coach.ts', 'src/core/rl/update.ts', 'src/core/rl/ppo.ts',
   ];
-  /** What one iteration loads besides what it runs on (the engine, the tools, the statistics, the kernels). */
-  const ITERATION = valueClosure('src/core/loop/train.ts', /^src\/core\/(engine|tools|stats|kernels)\//);
-  const BUDGET = 16;
+  /**
+   * What one iteration loads besides what it runs on (the engine, the tools, the statistics, the kernels):
+   * the value imports of every file of the reading order, so that the files the loop reaches through an
+   * interface (rollout.ts, agents.ts, coach.ts: it is handed a Compute, a Coach) count as well as those it imports.
+   */
+  const ITERATION = [...new Set(READING_ORDER.flatMap((f) => valueClosure(f, /^src\/core\/(engine|tools|stats|kernels)\//)))].sort();
+  const BUDGET = 20;
 
-  it(`one iteration (the value imports of loop/train.ts within src/core, but the engine, tools, stats and kernels) is at most ${BUDGET} files, none a team's`, () => {
+  it(`one iteration (the reading order and its value imports within src/core, but the engine, tools, stats and kernels) is at most ${BUDGET} files, none a team's`, () => {
     expect(ITERATION.length, ITERATION.join('\n')).toBeLessThanOrEqual(BUDGET);
     expect(ITERATION.filter((f) => f.startsWith('src/core/domains/'))).toEqual([]);
-    // The figure docs/design.md gives is the one measured here.
-    expect(fs.readFileSync(path.join(root, 'docs/design.md'), 'utf8')).toContain(`loads ${ITERATION.length} files`);
+    for (const f of READING_ORDER) expect(ITERATION).toContain(f);
+    // The figure docs/design.md gives is the one measured here, and it lists every one of the files.
+    const design = fs.readFileSync(path.join(root, 'docs/design.md'), 'utf8');
+    expect(design).toContain(`loads ${ITERATION.length} files`);
+    expect(ITERATION.filter((f) => !design.includes(f.replace('src/core/', '')))).toEqual([]);
   });
 
   it('docs/design.md names the reading order in that order', () => {

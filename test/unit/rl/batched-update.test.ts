@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
-import { TeamAdapter } from '../../../src/core/engine/lora/team-adapter.ts';
+import { BatchedAdapter } from '../../../src/core/engine/lora/batched-adapter.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
@@ -22,7 +22,7 @@ import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 
 let base: LoadedModel;
-const FORM = TeamAdapter.form;
+const FORM = BatchedAdapter.form;
 beforeAll(async () => {
   await initBackend({ force: 'cpu' });
   base = await loadModel(folderSource(path.join(PARITY, 'llama')));
@@ -75,11 +75,11 @@ function maxRelDiff(a: Float32Array[], b: Float32Array[]): number {
 
 describe('a team pass: every row through its own adapter', () => {
   it.each(['gather', 'masked'] as const)("gives each row its own agent's logits (%s)", (form) => {
-    TeamAdapter.form = form;
+    BatchedAdapter.form = form;
     const adapters = [adapter('a', 1), adapter('b', 2), adapter('c', 3)];
     const ids = [[1, 5, 9, 14, 3], [2, 7, 7, 4, 8], [6, 6, 1, 2, 9], [3, 1, 4, 1, 5]];
     const rowAdapter = [2, 0, 2, 1];
-    const view = TeamAdapter.over(adapters, rowAdapter);
+    const view = BatchedAdapter.over(adapters, rowAdapter);
     expect(view.usedIndex).toEqual([2, 0, 1]);
     const together = base.model.forward(ids, { adapter: view }).logits.arraySync();
     rowAdapter.forEach((k, r) => {
@@ -88,27 +88,27 @@ describe('a team pass: every row through its own adapter', () => {
     });
     view.dispose();
     adapters.forEach((a) => a.dispose());
-    TeamAdapter.form = FORM;
+    BatchedAdapter.form = FORM;
   });
 
   it('refuses a team whose adapters differ in shape, and decoding through a team view', () => {
     const a = adapter('a', 1);
     const b = LoraAdapter.create(base.config, { rank: 2, alpha: 8, targetModules: ['q_proj'] }, 'b', 2);
-    expect(() => TeamAdapter.over([a, b], [0, 1])).toThrow(/one LoRA shape for every agent: "b" differs from "a"/);
-    expect(() => TeamAdapter.over([a], [0]).lora(0, 'q_proj')).toThrow(/decode each agent with its own adapter/);
+    expect(() => BatchedAdapter.over([a, b], [0, 1])).toThrow(/one LoRA shape for every agent: "b" differs from "a"/);
+    expect(() => BatchedAdapter.over([a], [0]).lora(0, 'q_proj')).toThrow(/decode each agent with its own adapter/);
     a.dispose();
     b.dispose();
   });
 });
 
 describe('the batched update equals the per-agent update', () => {
-  afterAll(() => (TeamAdapter.form = FORM));
+  afterAll(() => (BatchedAdapter.form = FORM));
   it.each<[string, Partial<UpdateSettings>, 'gather' | 'masked']>([
     ['one mini-batch, one epoch (masked pairs)', { microBatchSize: 3 }, 'masked'],
     ['one mini-batch, one epoch (gathered pairs)', { microBatchSize: 3 }, 'gather'],
     ['2 mini-batches, 2 epochs, per-agent whitening', { microBatchSize: 4, miniBatches: 2, epochs: 2, whitening: 'agent' as const }, 'masked'],
   ])('%s', async (_name, settings, form) => {
-    TeamAdapter.form = form;
+    BatchedAdapter.form = form;
     const names = ['solver', 'coder', 'checker', 'frozen'];
     const counts = { solver: 5, coder: 3, checker: 7, frozen: 2 };
     const samples = samplesFor(counts, 1);

@@ -4,7 +4,7 @@
  * backward over rows of many agents give every agent's gradient at once, since agent k's variables
  * reach only the rows of agent k.
  *
- * For: the batched update (rl/team-update.ts): log-probs and PPO gradients of rows of several agents.
+ * For: the batched update (rl/batched-update.ts): log-probs and PPO gradients of rows of several agents.
  * Not for: decoding (the decoders read `lora`, which a team view refuses) or one agent (adapter.ts).
  *
  * Only the adapters the rows use are stacked (`used`, in order of first use), so a micro-batch of 16
@@ -12,7 +12,7 @@
  * Per layer and projection, gathered: A [U, r, in] = stack of the used adapters' A, B [U, out, r], rows [B]
  * int32; masked (the default): A [U*r, in], B [out, U*r] concatenated, and a [B, 1, U*r] mask of each row's columns.
  *
- * Example: const view = TeamAdapter.over([solver, verifier], [1, 1, 0]);   // rows 0, 1 verifier; row 2 solver
+ * Example: const view = BatchedAdapter.over([solver, verifier], [1, 1, 0]);   // rows 0, 1 verifier; row 2 solver
  *          view.used            // [verifier, solver]; view.usedIndex -> [1, 0]; view.rowIndex -> [0, 0, 1]
  *          model.forward(ids, {adapter: view})   // row 2 equals model.forward(ids[2], {adapter: solver})
  */
@@ -20,7 +20,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { AdapterView, LoraPair, Projection, RowLoraPair } from '../model/llama.ts';
 import type { LoraAdapter } from './adapter.ts';
 
-export class TeamAdapter implements AdapterView {
+export class BatchedAdapter implements AdapterView {
   /** The adapters the rows use, in order of first use. */
   readonly used: LoraAdapter[];
   /** For each of `used`, its index in the adapters the view was made over. */
@@ -45,7 +45,7 @@ export class TeamAdapter implements AdapterView {
   }
 
   /** The view for rows whose adapters are `adapters[rowAdapter[i]]`. */
-  static over(adapters: LoraAdapter[], rowAdapter: number[]): TeamAdapter {
+  static over(adapters: LoraAdapter[], rowAdapter: number[]): BatchedAdapter {
     if (rowAdapter.length === 0) throw new Error('a team pass needs at least one row');
     const slot = new Map<number, number>();
     const used: LoraAdapter[] = [];
@@ -59,7 +59,7 @@ export class TeamAdapter implements AdapterView {
       }
       return slot.get(k)!;
     });
-    return new TeamAdapter(used, usedIndex, rowIndex);
+    return new BatchedAdapter(used, usedIndex, rowIndex);
   }
 
   /**
@@ -94,7 +94,7 @@ export class TeamAdapter implements AdapterView {
     if (pairs.every((p) => p === null)) return null;
     const present = pairs.filter((p): p is LoraPair => p !== null);
     if (present.length !== pairs.length) throw new Error(`a team pass: layer ${layer} ${proj} is adapted for some agents only`);
-    if (TeamAdapter.form === 'masked') {
+    if (BatchedAdapter.form === 'masked') {
       const a = present.length === 1 ? present[0].a : tf.concat(present.map((p) => p.a), 0); // [U*r, in]
       const b = present.length === 1 ? present[0].b : tf.concat(present.map((p) => p.b), 1); // [out, U*r]
       return { a: null as never, b: null as never, rows: this.rowTensor(), scale: present[0].scale, masked: { a, b, mask: this.maskTensor() } };

@@ -57,7 +57,7 @@ export interface RowLoraPair {
 /** What the decoder needs from an adapter: the pair for a layer's projection, if it adapts it. */
 export interface AdapterView {
   lora(layer: number, proj: Projection): LoraPair | null;
-  /** A pair per batch row (engine/lora/team-adapter.ts), read before `lora` by the full forward pass (not by the decoders). */
+  /** A pair per batch row (engine/lora/batched-adapter.ts), read before `lora` by the full forward pass (not by the decoders). */
   rowLora?(layer: number, proj: Projection): RowLoraPair | null;
   /** Dropout probability on the LoRA input, applied only when `train` is set on the forward call. */
   dropout?: number;

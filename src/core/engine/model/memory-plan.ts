@@ -81,7 +81,7 @@ export interface RunSettings {
   maxLogitBytes?: number;
   /** Trained adapters (one per trainable agent; default 1): each with its two AdamW moments. */
   adapters?: number;
-  /** The batched update (rl/team-update.ts) holds every adapter's gradient until the steps; the per-agent one, one at a time. */
+  /** The batched update (rl/batched-update.ts) holds every adapter's gradient until the steps; the per-agent one, one at a time. */
   batchedUpdate?: boolean;
 }
 
