@@ -18,7 +18,7 @@
 import { iterationSeconds, type TimedIteration } from '../core/loop/records.ts';
 import { fanOutOf, type RewardSettings } from '../core/loop/rewards.ts';
 import { treeCost } from '../core/rl/counterfactual.ts';
-import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../core/loop/run-size.ts';
+import { LARGE_ITERATION_SECONDS, roughDuration, runSize } from '../core/measure/run-size.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 
 export interface Pace {

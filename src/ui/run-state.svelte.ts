@@ -8,7 +8,7 @@
  */
 import type { BackendInfo } from '../core/engine/backend.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import type { RunPlanSummary } from '../core/loop/run-plan.ts';
+import type { RunPlanSummary } from '../core/measure/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
 import type { LessonView } from '../core/lab/experiments/lesson/lesson-maths.ts';

@@ -1,7 +1,7 @@
 /**
  * A run's verdict in words, as `mappa train` prints it at its end: the held-out accuracy of the untrained
  * team and of the team after the last finished evaluation, greedy and sampled, each change paired problem
- * by problem with its interval (core/loop/held-out-change.ts, the CLI's own figures). When the trained team
+ * by problem with its interval (core/measure/held-out-change.ts, the CLI's own figures). When the trained team
  * is worse than the untrained one beyond the interval, it says so, and names the likely cause where one is
  * known: a coach that ranks actions below about 79 % as the rater does (coach-quality.ts).
  *
@@ -12,7 +12,7 @@
  *        lines: ['held-out greedy on 100 problems: untrained 55.0 % [...] -> trained 31.0 % [...], -24.0 pts [-35.5, -11.4] paired — a loss ...', ...],
  *        below: true, warning: 'The trained team is worse than the untrained one ... Likely cause: the coach ...' }
  */
-import { changeWords, heldOutChanges, type HeldOutChange } from '../core/loop/held-out-change.ts';
+import { changeWords, heldOutChanges, type HeldOutChange } from '../core/measure/held-out-change.ts';
 import type { EvalResult } from '../core/loop/records.ts';
 import { formatPoints } from '../core/stats/intervals.ts';
 import { readsCoach, type RewardMode } from '../core/loop/rewards.ts';

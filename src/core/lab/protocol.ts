@@ -10,7 +10,7 @@
  * Example (page):  post {id: 3, type: 'start', args: {single: true}}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
  *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
  */
-import type { RunPlanSummary } from '../loop/run-plan.ts';
+import type { RunPlanSummary } from '../measure/run-plan.ts';
 import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
 import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
@@ -162,7 +162,7 @@ export type WorkerEvent =
       /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
       /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
       /** The imported dataset the run trains on, by file name (null: the team's generated problems). */ dataset?: string | null;
-      /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
+      /** The run's memory plan on this backend (src/core/measure/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   /** The lab's state (lab-state.ts); while running or pausing, what runs: 'training', 'step', 'compare' or an experiment. */
   | { kind: 'state'; state: LabState; activity?: Activity; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }

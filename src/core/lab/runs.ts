@@ -17,7 +17,7 @@ import { type TrainConfig } from '../loop/config.ts';
 import { ConfigFileError } from '../loop/config-fields.ts';
 import { usedBy } from '../loop/models-used.ts';
 import { splitRecords, type EvalResult, type StoredRecord } from '../loop/records.ts';
-import { planForModel, type RunPlanSummary } from '../loop/run-plan.ts';
+import { planForModel, type RunPlanSummary } from '../measure/run-plan.ts';
 import { RunSession } from '../loop/session.ts';
 import type { RunParts } from '../loop/train.ts';
 import type { RolloutTask } from '../loop/trajectory.ts';

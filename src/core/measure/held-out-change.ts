@@ -11,7 +11,7 @@
  *   -> 'held-out greedy on 200 problems: untrained 25.0 % [19.5, 31.4] -> trained 30.5 % [24.5, 37.2], +5.5 pts [+0.7, +10.3] paired'
  */
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference, unpairedDifference, wilson, type Interval } from '../stats/intervals.ts';
-import type { EvalResult } from './records.ts';
+import type { EvalResult } from '../loop/records.ts';
 
 export interface HeldOutChange {
   pass: 'greedy' | 'sampled';

@@ -22,9 +22,9 @@ import {
 } from '../engine/model/memory-plan.ts';
 import { blockRows, rowsPerBlock } from '../engine/model/vocab-table.ts';
 import type { TextTokenizer } from '../engine/tokenizer/tokenizer.ts';
-import type { TrainConfig } from './config.ts';
-import type { Team } from './team.ts';
-import { placeVars, type WorkflowSpec } from './workflow.ts';
+import type { TrainConfig } from '../loop/config.ts';
+import type { Team } from '../loop/team.ts';
+import { placeVars, type WorkflowSpec } from '../loop/workflow.ts';
 
 /** Tokens of system prompt, instructions and problem text an agent's prompt holds before any hand-over. */
 export const PROMPT_BASE = 256;

@@ -14,7 +14,7 @@
  *   -> {rolloutsPerIteration: 200000, secondsPerIteration: ~235000, large: true,
  *       message: 'this run makes 200,000 rollouts an iteration (the default: 24), about 65 hours an iteration ...'}
  */
-import type { TrainConfig } from './config.ts';
+import type { TrainConfig } from '../loop/config.ts';
 
 /** Seconds per budgeted action token, rollout and update together (the default run on 2 CPU cores). */
 const SECONDS_PER_BUDGET_TOKEN = 28 / (24 * 336);

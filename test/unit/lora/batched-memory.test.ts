@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { fitsLimits, loraParameters, planMemory } from '../../../src/core/engine/model/memory-plan.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
-import { runSettings, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
+import { runSettings, WASM_HEAP } from '../../../src/core/measure/run-plan.ts';
 
 const relay = parseConfig(JSON.parse(readFileSync(new URL('../../../models/relay/config.json', import.meta.url), 'utf8')));
 

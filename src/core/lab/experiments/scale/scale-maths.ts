@@ -19,7 +19,7 @@
  */
 import { relayConfig } from '../../../domains/relay/team.ts';
 import type { EvalResult } from '../../../loop/records.ts';
-import { stepTotals } from '../../../loop/held-out-change.ts';
+import { stepTotals } from '../../../measure/held-out-change.ts';
 import { usesCoach } from '../../../loop/rewards.ts';
 import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
 import { LESSON_MODES, pairedGap, type StoredRunData } from '../lesson/lesson-maths.ts';
