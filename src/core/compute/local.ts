@@ -45,7 +45,7 @@ export class LocalCompute implements Compute {
     return inTurn(jobs, (j) => batchedLogProbs(this.model, j));
   }
 
-  teamGradients(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]> {
+  batchedGradients(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]> {
     return inTurn(jobs, (j) => batchedGradient(this.model, j));
   }
 

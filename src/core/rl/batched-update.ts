@@ -27,10 +27,10 @@ import type { BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts'
 import { agentMetrics, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics } from './update-steps.ts';
 import type { UpdateSettings } from './update-settings.ts';
 
-type TeamCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'teamGradients'>> & Gradients;
+type BatchedCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'batchedGradients'>> & Gradients;
 
 /** Stage 1: old (own adapter) and reference log-probs of every sample, micro-batches taken agent after agent. */
-async function teamSamplingLogProbs(gradients: TeamCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number) {
+async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number) {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
   const own: BatchedLogProbJob[] = [];
@@ -79,10 +79,10 @@ interface RoundSums {
 }
 
 /** Stage 3a: one round's micro-batches through the team passes, summed per agent in micro-batch order. */
-async function roundGradients(gradients: TeamCompute, team: TeamOf, jobs: BatchedGradientJob[]): Promise<RoundSums> {
+async function roundGradients(gradients: BatchedCompute, team: TeamOf, jobs: BatchedGradientJob[]): Promise<RoundSums> {
   const n = team.names.length;
   const out: RoundSums = { grads: new Array(n).fill(null), losses: new Array(n).fill(0), sides: team.names.map(() => [0, 0, 0]), cells: 0 };
-  const parts = await gradients.teamGradients(jobs);
+  const parts = await gradients.batchedGradients(jobs);
   parts.forEach((part, j) => {
     out.cells += jobs[j].batch.ids.length * jobs[j].batch.ids[0].length;
     part.agents.forEach((k, u) => {
@@ -102,8 +102,8 @@ async function roundGradients(gradients: TeamCompute, team: TeamOf, jobs: Batche
 /** The batched update (see the top comment); `s` is the whole settings, the samples already checked. */
 export async function batchedPolicyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
   s: UpdateSettings): Promise<UpdateMetrics> {
-  if (!gradients.batchedLogProbs || !gradients.teamGradients) throw new Error('a batched update needs a compute with team passes');
-  const compute = gradients as TeamCompute;
+  if (!gradients.batchedLogProbs || !gradients.batchedGradients) throw new Error('a batched update needs a compute with team passes');
+  const compute = gradients as BatchedCompute;
   const started = performance.now();
   const team = teamOf(policies, samples);
   const { old, ref } = await teamSamplingLogProbs(compute, team, samples, s.microBatchSize);

@@ -25,7 +25,7 @@ export interface Gradients {
    * them; without them a `batched` update runs per agent.
    */
   batchedLogProbs?(jobs: BatchedLogProbJob[]): Promise<Float32Array[]>;
-  teamGradients?(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]>;
+  batchedGradients?(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]>;
 }
 
 export interface AgentPolicy {

@@ -96,7 +96,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   checkSamples(samples, policies);
-  if (s.batched && gradients.batchedLogProbs && gradients.teamGradients) return batchedPolicyUpdate(gradients, policies, samples, s);
+  if (s.batched && gradients.batchedLogProbs && gradients.batchedGradients) return batchedPolicyUpdate(gradients, policies, samples, s);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
