@@ -132,7 +132,7 @@ describe('the algorithm apart from the scheduling', () => {
     for (const f of READING_ORDER) expect(ITERATION).toContain(f);
     // The figure docs/design.md gives is the one measured here, and it lists every one of the files.
     const design = fs.readFileSync(path.join(root, 'docs/design.md'), 'utf8');
-    expect(design).toContain(`loads ${ITERATION.length} files`);
+    expect(design).toMatch(new RegExp(`loads? ${ITERATION.length} files`));
     expect(ITERATION.filter((f) => !design.includes(f.replace('src/core/', '')))).toEqual([]);
   });
 
