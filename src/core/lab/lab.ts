@@ -25,7 +25,9 @@
  */
 import { currentBackend, describeBackend, initBackend, onDeviceLost, restartWebGPU, webgpuDevice } from '../engine/backend.ts';
 import { resolveTrainConfig } from '../domains/index.ts';
-import { DESK_STORE, JudgeDesk, taughtSource } from './desk/judge-desk.ts';
+import { DESK_STORE } from './desk/desk-requests.ts';
+import { JudgeDesk } from './desk/judge-desk.ts';
+import { taughtSource } from './desk/taught-judges.ts';
 import { EXPERIMENTS, openExperiment, readBackAll } from './experiments/experiments.ts';
 import { EXPERIMENT_WORDS } from './experiments/experiment-names.ts';
 import type { ExperimentHost } from './experiments/stored-runs.ts';

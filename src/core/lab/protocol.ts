@@ -21,7 +21,7 @@ import type { ScaleView } from './experiments/scale/scale-maths.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
 import type { ExperimentName } from './experiments/experiment-names.ts';
-import type { DeskRequest, DeskView, TeachProgress } from './desk/judge-desk.ts';
+import type { DeskRequest, DeskView, TeachProgress } from './desk/desk-requests.ts';
 import type { TrajectoryView } from './views.ts';
 
 export interface RunRecord {

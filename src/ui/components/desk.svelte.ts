@@ -5,7 +5,7 @@
  * For: Inspector.svelte (score buttons) and Corrections.svelte. Not for: anything the worker decides.
  * Example: const desk = new DeskState(client, run); await desk.correct(0, 1, 0); desk.view?.count -> 1
  */
-import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/desk/judge-desk.ts';
+import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/desk/desk-requests.ts';
 import type { JudgeVersion } from '../../core/coach/correction-book.ts';
 import type { TrainerClient } from '../../worker/client.ts';
 import type { RunState } from '../run-state.svelte.ts';

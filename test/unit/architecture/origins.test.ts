@@ -36,7 +36,7 @@ const ORIGINS: Origin[] = [
     value: 'the list of reward modes', origins: ['src/core/loop/rewards.ts'],
     literal: /'(process|outcome|mixed|counterfactual|groups)'\s*,\s*'(process|outcome|mixed|counterfactual|groups)'\s*,\s*'(process|outcome|mixed|counterfactual|groups)'/,
   },
-  { value: 'process vs outcome, the pair the experiments train', origins: ['src/core/lab/experiments/lesson/lesson-maths.ts'], literal: /=\s*\[\s*'process'\s*,\s*'outcome'\s*\]/ },
+  { value: 'process vs outcome, the pair the experiments train', origins: ['src/core/lab/experiments/run-maths.ts'], literal: /=\s*\[\s*'process'\s*,\s*'outcome'\s*\]/ },
   { value: 'MAX_TRAIN_ATTENTION_CELLS', origins: ['src/core/engine/model/memory-plan.ts'], literal: /\bconst\s+\w*ATTENTION_CELLS\w*\s*=/ },
   { value: 'the largest tied-head copy (256 MiB)', origins: ['src/core/engine/model/memory-plan.ts'], literal: /256\s*<<\s*20/ },
   {

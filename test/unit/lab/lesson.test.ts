@@ -3,10 +3,8 @@
 // per-agent rows and the words the page shows; a finished lesson read back from storage with its
 // training time and date (no model, no training); and the per-agent counts from relay trajectories.
 import { describe, expect, it } from 'vitest';
-import {
-  agentList, agentStepsOfEval, agentWords, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
-  trainedTime, type LessonRunData,
-} from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
+import { agentList, agentWords, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, rolloutsTo, runUnits, trainedTime, type LessonRunData } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
+import { agentStepsOfEval, pairedGap, remainingSeconds } from '../../../src/core/lab/experiments/run-maths.ts';
 import { Lesson } from '../../../src/core/lab/experiments/lesson/lesson-run.ts';
 import { RUN_TIME } from '../../../src/core/lab/experiments/stored-runs.ts';
 import { MemoryStore } from '../../helpers/loop.ts';

@@ -3,7 +3,7 @@
  * shows, is asked about the actions the judge is least sure of, and teaches the judge from the
  * corrections. Headless; the page only draws what it returns (src/ui/components/Corrections.svelte).
  *
- * For: lab.ts's `judgeDesk` request. Not for: the file format (coach/corrections.ts), the book
+ * For: lab.ts's `desk` request (its requests and views: desk-requests.ts; taught judges as models: taught-judges.ts). Not for: the file format (coach/corrections.ts), the book
  * (coach/correction-book.ts), teaching's maths (coach/teach.ts) or the spread (coach/uncertainty.ts).
  *
  * What teaching does here (the page's recipe; `mappa judge teach` is the same teachJudge):
@@ -38,70 +38,8 @@ import { agentContext } from '../../loop/rewards.ts';
 import type { Trajectory } from '../../loop/trajectory.ts';
 import { Rng } from '../../stats/rng.ts';
 import type { TrajectoryView } from '../views.ts';
+import { actionWords, type AskCard, type DeskRequest, type DeskView, type TeachProgress } from './desk-requests.ts';
 
-
-/** The store the desk keeps its books and taught judges in (a run store's files, never listed as a run). */
-export const DESK_STORE = 'judge-desk';
-
-export type DeskRequest = { trajectories?: TrajectoryView[] } & (
-  | { op: 'view' }
-  | { op: 'correct'; trajectory: number; action: number; score: number }
-  | { op: 'firstWrong'; trajectory: number; action: number }
-  | { op: 'remove'; index: number }
-  | { op: 'undo' }
-  | { op: 'import'; text: string; name: string }
-  | { op: 'export' }
-  | { op: 'ask'; k: number }
-  | { op: 'teach' });
-
-/** An action to ask the person about, with why it was picked and their earlier verdicts on similar actions. */
-export interface AskCard {
-  trajectory: number;
-  action: number;
-  role: string;
-  input: string;
-  reply: string;
-  judge: number | null;
-  why: string;
-  earlier: { score: number; words: string }[];
-}
-
-export interface DeskView {
-  team: string;
-  /** The judge asked now: its coach.model spec and sha-256 (a taught one keeps its line's book). */
-  judge: { spec: string; hash: string };
-  count: number;
-  /** The book's verdicts, each with its action in a few words (actionWords). */
-  corrections: { prompt: string; words: string; score: number; was?: number; group?: string; by: string; why?: string }[];
-  versions: JudgeVersion[];
-  /** The coach prompt of each action of the trajectories sent (null: no coach context), to match verdicts to actions. */
-  prompts: (string | null)[][];
-  message?: string;
-  exported?: { name: string; text: string };
-  cards?: AskCard[];
-  taught?: JudgeVersion;
-}
-
-/** Teaching's progress, as the worker posts it. */
-export interface TeachProgress {
-  phase: string;
-  done: number;
-  total: number;
-  seconds: number;
-}
-
-/**
- * An action in a few words, from its coach prompt: what it received and what it replied, read from the relay's template
- * (`... replied "7".` then the input) or the generic one (`Input:` ... `Output:`); else the prompt's start.
- * Example: actionWords('Relay agent 2 replied "7".\n\n3 + 4') -> '3 + 4 → replied "7"'
- */
-export function actionWords(prompt: string): string {
-  const relay = /replied "([^"]*)"\.[\s\S]*\n([^\n]+)$/.exec(prompt);
-  if (relay) return `${relay[2].trim()} → replied "${relay[1]}"`;
-  const generic = /\nInput:\n([\s\S]*?)\nOutput:\n([\s\S]*?)\nTool output:/.exec(prompt);
-  if (generic) return `${generic[1].trim().split('\n').pop()} → replied "${generic[2].trim().slice(0, 60)}"`;
-  return prompt.slice(0, 60);
-}
 
 /** A trajectory as shown, rebuilt as its coach read it (what `mappa judge ask` does with trajectories.jsonl). */
 function asTrajectory(v: TrajectoryView): Trajectory {
@@ -339,52 +277,4 @@ export class JudgeDesk {
     await addVersion(this.store, version);
     return version;
   }
-}
-
-/**
- * A taught judge as a model source: its weights from the store, everything else (config, tokenizer) from
- * the judge it was taught from, and taught.json its record. Lazy, so that it can be made synchronously.
- */
-export function taughtSource(spec: string, store: FileStore, parentSource: (spec: string) => ModelSource): ModelSource {
-  let found: Promise<{ v: JudgeVersion; parent: ModelSource }> | null = null;
-  const find = () => (found ??= readVersions(store).then((all) => {
-    const v = all.find((x) => x.spec === spec);
-    if (!v) throw new Error(`${spec}: this browser holds no such taught judge (taught judges live in the browser that taught them)`);
-    return { v, parent: parentSource(v.parent) };
-  }));
-  const own = async (file: string): Promise<Uint8Array | null> => {
-    const { v } = await find();
-    if (file === 'taught.json') return new TextEncoder().encode(JSON.stringify(v, null, 2));
-    if (file === 'model.safetensors') {
-      const w = await store.readFile(weightsFile(spec));
-      if (!w || typeof w === 'string') throw new Error(`${spec}: its weights are missing from this browser's storage`);
-      return w;
-    }
-    return null;
-  };
-  const hidden = (file: string) => file === 'report.json' || file === 'README.md'; // the parent's report is not this judge's
-  const source: ModelSource = {
-    name: spec,
-    async has(file) {
-      if (file === 'taught.json' || file === 'model.safetensors') return (await find(), true);
-      return !hidden(file) && (await find()).parent.has(file);
-    },
-    async readText(file) {
-      const b = await own(file);
-      return b ? new TextDecoder().decode(b) : (await find()).parent.readText(file);
-    },
-    async readJson<T>(file: string) {
-      return JSON.parse(await source.readText(file)) as T;
-    },
-    async *stream(file, onProgress) {
-      const b = await own(file);
-      if (!b) {
-        yield* (await find()).parent.stream(file, onProgress);
-        return;
-      }
-      onProgress?.({ file, loaded: b.length, total: b.length });
-      yield b;
-    },
-  };
-  return source;
 }

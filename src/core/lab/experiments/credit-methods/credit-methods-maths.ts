@@ -25,14 +25,15 @@ import { fanOutOf, REWARD_MODES, usesCoach, type RewardMode, type RewardSettings
 import { treeCost } from '../../../rl/counterfactual.ts';
 import { accuracyInterval, mean, type Interval } from '../../../stats/intervals.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
-import { LESSON_MODES, LESSON_PLAN, lessonPatch, pairedGap, type LessonPlan } from '../lesson/lesson-maths.ts';
+import { LESSON_PLAN, lessonPatch, type LessonPlan } from '../lesson/lesson-maths.ts';
+import { PAIR_MODES, pairedGap } from '../run-maths.ts';
 import { iterationSeconds, type EvalResult, type TimedIteration } from '../../../loop/records.ts';
 
 /** The credit methods compared: every reward mode but 'mixed' (a blend of two of them), in the settings' order. */
 export type CreditMethod = Exclude<RewardMode, 'mixed'>;
 export const CREDIT_METHODS = REWARD_MODES.filter((m): m is CreditMethod => m !== 'mixed');
 /** The methods the lesson trains already (their runs are the lesson's own, reused); the comparison trains the others. */
-export const LESSON_METHODS: readonly CreditMethod[] = LESSON_MODES;
+export const LESSON_METHODS: readonly CreditMethod[] = PAIR_MODES;
 /** The lesson's team size the comparison runs at. */
 export const COMPARE_AGENTS = 4;
 

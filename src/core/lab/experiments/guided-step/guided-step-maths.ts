@@ -23,7 +23,8 @@ import type { JudgeVersion } from '../../../coach/correction-book.ts';
 import type { EvalResult } from '../../../loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, type Interval } from '../../../stats/intervals.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
-import { LESSON_PLAN, lessonPatch, pairedGap } from '../lesson/lesson-maths.ts';
+import { LESSON_PLAN, lessonPatch } from '../lesson/lesson-maths.ts';
+import { pairedGap } from '../run-maths.ts';
 
 /** The step's plan: the team, the judge it begins with, how many corrections it asks for. The budget is the lesson's (LESSON_PLAN). */
 export const GUIDED_PLAN = {

@@ -15,11 +15,9 @@ import { resolveTrainConfig } from '../../../domains/index.ts';
 import { placeVars, renderTemplate } from '../../../loop/workflow.ts';
 import type { EvalResult } from '../../../loop/records.ts';
 import { usesCoach, type RewardMode } from '../../../loop/rewards.ts';
-import { accuracyInterval, formatPoints, pairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
+import { accuracyInterval, formatPoints, wilson, type Interval } from '../../../stats/intervals.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
-
-export type LessonMode = 'process' | 'outcome';
-export const LESSON_MODES: readonly LessonMode[] = ['process', 'outcome'];
+import { pairedGap, PAIR_MODES, type AgentSteps, type PairMode, type StoredRunData } from '../run-maths.ts';
 
 /**
  * The lesson's budget, cut from relayConfig's (40 iterations, 200 held-out tasks) so that the six runs
@@ -44,7 +42,7 @@ export type LessonPlan = { sizes: readonly number[]; iterations: number; evalEve
  * no coach (outcome, and the comparison's counterfactual and groups) loads no judge: the rubric fills its
  * records (the per-agent scores), and nothing it trains on comes from it.
  */
-export function lessonPatch(n: number, mode: LessonMode | RewardMode, plan: LessonPlan = LESSON_PLAN): Record<string, unknown> {
+export function lessonPatch(n: number, mode: PairMode | RewardMode, plan: LessonPlan = LESSON_PLAN): Record<string, unknown> {
   return {
     ...relayConfig(n), iterations: plan.iterations, evalEvery: plan.evalEvery, evalTasks: plan.evalTasks,
     checkpointEvery: plan.evalEvery, seed: plan.seed, rewards: { mode }, ...(usesCoach(mode) ? {} : { coach: { kind: 'rule' } }),
@@ -86,29 +84,6 @@ export function lessonCoachWords(q: CoachQuality | null, done: boolean): string 
   return `${who}, ${scored} every step of the process runs${ranking}. ${outcome}`;
 }
 
-/** Steps right / steps judged, per agent (index 0 = agent 1), over held-out greedy trajectories. */
-export interface AgentSteps {
-  right: number[];
-  judged: number[];
-}
-
-/**
- * One stored run of the lab's guided experiments (the lesson, "Scale the team"): what it holds so far, its
- * finished evaluations, as the runner and the read-back after a reload keep it.
- */
-export interface StoredRunData {
-  n: number;
-  mode: LessonMode;
-  runId: string;
-  iteration: number;
-  done: boolean;
-  evals: { iteration: number; result: EvalResult }[];
-  /** Seconds spent training and evaluating this run, summed over every time it ran (stored with it; a read-back adds none). */
-  seconds?: number;
-  /** When its last evaluation finished (ms since 1970; stored with it). */
-  finishedAt?: number;
-}
-
 /** A lesson run: a stored run and the per-agent counts before and after. */
 export interface LessonRunData extends StoredRunData {
   /** Per-agent steps of the untrained team (`base`) and of the team after its last iteration (`final`), from those evaluations. */
@@ -130,8 +105,8 @@ export interface LessonAgentRow {
 
 export interface LessonRow {
   n: number;
-  curves: Record<LessonMode, LessonPoint[]>;
-  final: Record<LessonMode, Interval | null>;
+  curves: Record<PairMode, LessonPoint[]>;
+  final: Record<PairMode, Interval | null>;
   /** Process - outcome, paired over the same held-out problems (the last evaluation of each). */
   gap: (Interval & { n: number }) | null;
   /** The untrained team's greedy step accuracy p (mean over agents) and team accuracy. */
@@ -140,7 +115,7 @@ export interface LessonRow {
   /** docs/credit.md: outcome reward's expected gain is p^(N-1) of process reward's, so the gap is (1 - p^(N-1)) x process's gain. */
   predictedGap: number | null;
   /** Rollouts until the held-out greedy accuracy first reached the plan's target (null: not within the run). */
-  reached: Record<LessonMode, number | null>;
+  reached: Record<PairMode, number | null>;
   agents: LessonAgentRow[];
   words: string;
 }
@@ -157,7 +132,7 @@ export interface LessonView {
   trained: { seconds: number; finishedAt: number } | null;
   plan: LessonPlan;
   rolloutsPerIteration: number;
-  runs: { n: number; mode: LessonMode; runId: string; iteration: number; done: boolean; seconds?: number; finishedAt?: number }[];
+  runs: { n: number; mode: PairMode; runId: string; iteration: number; done: boolean; seconds?: number; finishedAt?: number }[];
   /** The run training now (index into runs), null when none. */
   current: number | null;
   rows: LessonRow[];
@@ -173,11 +148,6 @@ export interface LessonView {
 }
 
 // ---- the maths ---------------------------------------------------------------------------------
-
-/** An evaluation's per-agent greedy step counts (the relay domain's, loop/evaluate.ts agentStepsOf), as the lesson keeps them. */
-export function agentStepsOfEval(result: EvalResult): AgentSteps | undefined {
-  return result.agentSteps ? { right: result.agentSteps.right, judged: result.agentSteps.judged } : undefined;
-}
 
 /** The held-out greedy curve: every finished evaluation as a point with its Wilson interval, by iteration. */
 export function curveOf(evals: readonly { iteration: number; result: EvalResult }[]): LessonPoint[] {
@@ -209,15 +179,6 @@ export function agentRows(n: number, process?: LessonRunData, outcome?: LessonRu
   }));
 }
 
-/** The paired process - outcome difference of the two runs' last evaluations (null unless both kept per-problem results on the same problems). */
-export function pairedGap(process: EvalResult | null, outcome: EvalResult | null): (Interval & { n: number }) | null {
-  const a = process?.perTask;
-  const b = outcome?.perTask;
-  if (!a || !b || a.ids.length !== b.ids.length || a.ids.some((id, i) => id !== b.ids[i])) return null;
-  const d = pairedDifference(a.greedy, b.greedy);
-  return { p: d.p, low: d.low, high: d.high, n: d.n };
-}
-
 const pts = (x: number) => `${x > 0.0005 ? '+' : ''}${(x * 100).toFixed(1)}`;
 
 /** "agents 1-3" / "agent 2" / "agents 1, 3" from 1-based positions. */
@@ -235,7 +196,7 @@ export function agentList(positions: readonly number[]): string {
  *   "step accuracy by agent, in points: process +19.0, +18.0; outcome +2.0, +4.0 (beyond the noise: process raised agents 1-2; outcome, none)"
  */
 export function agentWords(agents: readonly LessonAgentRow[]): string {
-  const gains = (mode: LessonMode) => agents.filter((a) => a.base && a[mode])
+  const gains = (mode: PairMode) => agents.filter((a) => a.base && a[mode])
     .map((a) => ({ agent: a.agent, d: a[mode]!.p - a.base!.p, up: a[mode]!.low > a.base!.p, down: a[mode]!.high < a.base!.p }));
   const outcome = gains('outcome');
   const process = gains('process');
@@ -279,8 +240,8 @@ export function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: 
   const o = row.final.outcome!.p;
   const ceiling = p >= plan.target && o >= plan.target;
   const target = ceiling ? plan.target : Math.floor(Math.min(p, o) * 100) / 100;
-  const at = (m: LessonMode) => rolloutsTo(row.curves[m], target, rolloutsPerIteration);
-  const reach = (m: LessonMode) => (at(m) === null ? `did not reach ${pct(target)}` : `reached ${pct(target)} after ${at(m)} rollouts`);
+  const at = (m: PairMode) => rolloutsTo(row.curves[m], target, rolloutsPerIteration);
+  const reach = (m: PairMode) => (at(m) === null ? `did not reach ${pct(target)}` : `reached ${pct(target)} after ${at(m)} rollouts`);
   const head = ceiling ? 'No gap: both reach the ceiling' : 'No gap shown at this budget: both end within the noise of this many problems';
   if (at('process') !== at('outcome')) return `${head}; the difference is how fast: process ${reach('process')}, outcome ${reach('outcome')}`;
   const step = row.untrainedStep;
@@ -337,7 +298,7 @@ export function lessonRow(n: number, process: LessonRunData | undefined, outcome
 export function lessonView(runs: readonly LessonRunData[], plan: LessonPlan, rolloutsPerIteration: number,
   now: { status: LessonView['status']; current: number | null; elapsed: number; remaining: number | null; message?: string;
     coach?: CoachQuality | null }): LessonView {
-  const find = (n: number, mode: LessonMode) => runs.find((r) => r.n === n && r.mode === mode);
+  const find = (n: number, mode: PairMode) => runs.find((r) => r.n === n && r.mode === mode);
   const rows = plan.sizes.map((n) => lessonRow(n, find(n, 'process'), find(n, 'outcome'), plan, rolloutsPerIteration));
   const { coach = null, ...state } = now;
   return {
@@ -354,7 +315,7 @@ export function lessonView(runs: readonly LessonRunData[], plan: LessonPlan, rol
  * end; null unless every run of the plan is done with its time recorded.
  */
 export function trainedTime(runs: readonly LessonRunData[], plan: LessonPlan): { seconds: number; finishedAt: number } | null {
-  const all = plan.sizes.flatMap((n) => LESSON_MODES.map((mode) => runs.find((r) => r.n === n && r.mode === mode)));
+  const all = plan.sizes.flatMap((n) => PAIR_MODES.map((mode) => runs.find((r) => r.n === n && r.mode === mode)));
   if (!all.every((r) => r?.done && r.seconds !== undefined && r.finishedAt !== undefined)) return null;
   return { seconds: all.reduce((t, r) => t + r!.seconds!, 0), finishedAt: Math.max(...all.map((r) => r!.finishedAt!)) };
 }
@@ -374,11 +335,6 @@ export function evaluationUnits(n: number, plan: LessonPlan): number {
 export function runUnits(n: number, plan: LessonPlan): number {
   const evaluations = Math.floor(plan.iterations / plan.evalEvery) + 1;
   return plan.iterations * iterationUnits(n) + evaluations * evaluationUnits(n, plan);
-}
-
-/** Seconds left: the pace so far (seconds per unit of work done here) times the units still to do; null before any. */
-export function remainingSeconds(elapsed: number, unitsDone: number, unitsLeft: number): number | null {
-  return unitsDone > 0 && elapsed > 0 ? (elapsed / unitsDone) * unitsLeft : null;
 }
 
 /** The view before anything of the lesson is stored: the plan and empty charts; `remaining` a measured length when one is known. */

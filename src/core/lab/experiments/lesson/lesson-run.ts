@@ -20,10 +20,8 @@
 import { resolveTrainConfig } from '../../../domains/index.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
 import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
-import {
-  agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
-  type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
-} from './lesson-maths.ts';
+import { evaluationUnits, iterationUnits, LESSON_PLAN, lessonPatch, lessonView, runUnits, trainedTime, type LessonPlan, type LessonRunData, type LessonView } from './lesson-maths.ts';
+import { agentStepsOfEval, PAIR_MODES, remainingSeconds, type PairMode } from '../run-maths.ts';
 
 /** What the lesson needs of the lab (stored-runs.ts), posting its own view. */
 export type LessonHost = ExperimentHost<LessonView>;
@@ -48,7 +46,7 @@ export class Lesson {
 
   private unitsLeft(): number {
     let left = 0;
-    for (const n of this.plan.sizes) for (const mode of LESSON_MODES) {
+    for (const n of this.plan.sizes) for (const mode of PAIR_MODES) {
       const r = this.runs.find((x) => x.n === n && x.mode === mode);
       if (!r?.done) left += runUnits(n, this.plan) * (1 - (r?.iteration ?? 0) / (this.plan.iterations + 1));
     }
@@ -73,7 +71,7 @@ export class Lesson {
    */
   async readBack(): Promise<LessonView> {
     for (const n of this.plan.sizes) {
-      for (const mode of LESSON_MODES) {
+      for (const mode of PAIR_MODES) {
         const c = resolveTrainConfig(lessonPatch(n, mode, this.plan));
         const stored = await readStoredRun(this.host, c);
         if (!stored) continue;
@@ -84,7 +82,7 @@ export class Lesson {
     }
     await this.coachOf();
     const done = this.runs.filter((r) => r.done).length;
-    const all = this.plan.sizes.length * LESSON_MODES.length;
+    const all = this.plan.sizes.length * PAIR_MODES.length;
     const status = done === all ? 'done' : this.runs.length ? 'paused' : 'idle';
     const view = lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
       status, current: null, elapsed: 0, remaining: status === 'done' ? 0 : null, coach: this.coach,
@@ -110,7 +108,7 @@ export class Lesson {
       await this.coachOf();
       return 'done' as const;
     };
-    const runs = this.plan.sizes.flatMap((n) => LESSON_MODES.map((mode) => () => this.one(n, mode, signal)));
+    const runs = this.plan.sizes.flatMap((n) => PAIR_MODES.map((mode) => () => this.one(n, mode, signal)));
     return inTurn([prepare, ...runs], signal, 'Run the lesson', (status, message) => {
       this.current = null;
       this.show(status, message);
@@ -123,7 +121,7 @@ export class Lesson {
     this.previous = trainedTime(this.runs, this.plan)?.seconds ?? null;
     this.runs.length = 0;
     for (const n of this.plan.sizes) {
-      for (const mode of LESSON_MODES) {
+      for (const mode of PAIR_MODES) {
         await clearStoredRun(this.host, this.host.runId(resolveTrainConfig(lessonPatch(n, mode, this.plan))), 'the lesson\'s run');
       }
     }
@@ -131,7 +129,7 @@ export class Lesson {
   }
 
   /** Opens one run (resumed when stored) and trains it to the end (its evaluations measure its agents). */
-  private async one(n: number, mode: LessonMode, signal: AbortSignal): Promise<'done' | 'paused'> {
+  private async one(n: number, mode: PairMode, signal: AbortSignal): Promise<'done' | 'paused'> {
     const patch = lessonPatch(n, mode, this.plan);
     const c = resolveTrainConfig(patch);
     const data = this.record(n, mode, this.host.runId(c));
@@ -164,7 +162,7 @@ export class Lesson {
     return 'done';
   }
 
-  private record(n: number, mode: LessonMode, runId: string): LessonRunData {
+  private record(n: number, mode: PairMode, runId: string): LessonRunData {
     let data = this.runs.find((r) => r.n === n && r.mode === mode);
     if (!data) {
       data = { n, mode, runId, iteration: 0, done: false, evals: [], agents: {} };

@@ -22,11 +22,11 @@ import type { EvalResult } from '../../../loop/records.ts';
 import { stepTotals } from '../../../measure/held-out-change.ts';
 import { usesCoach } from '../../../loop/rewards.ts';
 import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
-import { LESSON_MODES, pairedGap, type StoredRunData } from '../lesson/lesson-maths.ts';
+import { PAIR_MODES, pairedGap, type StoredRunData } from '../run-maths.ts';
 
 export type ScaleMode = StoredRunData['mode'];
-/** Process vs outcome, as the lesson trains them (the one pair: lesson-maths.ts LESSON_MODES). */
-export const SCALE_MODES: readonly ScaleMode[] = LESSON_MODES;
+/** Process vs outcome, as the lesson trains them (the one pair: run-maths.ts PAIR_MODES). */
+export const SCALE_MODES: readonly ScaleMode[] = PAIR_MODES;
 
 /**
  * The experiment's budget, sized to take at most 3 minutes in the page on 2 cores (wasm): each run trains

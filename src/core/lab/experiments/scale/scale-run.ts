@@ -14,7 +14,7 @@
  *          (await s.readBack()).status    // 'done' after a reload
  */
 import { resolveTrainConfig } from '../../../domains/index.ts';
-import { remainingSeconds } from '../lesson/lesson-maths.ts';
+import { remainingSeconds } from '../run-maths.ts';
 import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
 import {
   runGenerations, SCALE_MODES, SCALE_PLAN, scalePatch, scaleView, type ScaleMode, type ScalePlan, type ScaleRunData, type ScaleView,
