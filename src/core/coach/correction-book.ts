@@ -177,7 +177,7 @@ export interface Agreement {
   ranking: { pairs: number; concordant: number; percent: number; low: number; high: number } | null;
 }
 
-export const VERSIONS_FILE = 'judge-versions.json';
+const VERSIONS_FILE = 'judge-versions.json';
 
 /** The versions taught in this store (oldest first). */
 export async function readVersions(store: FileStore): Promise<JudgeVersion[]> {

@@ -39,12 +39,12 @@ export interface JudgeReading {
 }
 
 /** The chat ids a judge reads for one coach prompt (ModelCoach's encoding). */
-export function promptIds(judge: LoadedModel, prompt: string): number[] {
+function promptIds(judge: LoadedModel, prompt: string): number[] {
   return judge.tokenizer!.encodeChat([{ role: 'user', content: prompt }], { addGenerationPrompt: true });
 }
 
 /** The judge's greedy answers (token ids and text) to coach prompts, `maxBatch` rows at a time. */
-export async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBatch = 16): Promise<{ tokens: number[]; text: string }[]> {
+async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBatch = 16): Promise<{ tokens: number[]; text: string }[]> {
   const tok = judge.tokenizer;
   if (!tok) throw new Error(`${judge.source.name}: the judge needs a tokenizer`);
   const ids = prompts.map((p) => promptIds(judge, p));

@@ -24,7 +24,7 @@ import type { ExportKind, Requests } from './protocol.ts';
 import type { LabStore } from './shelf.ts';
 import type { TrajectoryView } from './views.ts';
 
-export function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
+function zipAdapters(perAgent: Record<string, Record<string, Uint8Array>>): Uint8Array {
   const tree: Record<string, Record<string, Uint8Array>> = {};
   for (const [agent, files] of Object.entries(perAgent)) tree[agent] = { ...files };
   return zipSync(tree, { level: 0 }); // safetensors do not compress; store them as they are
@@ -54,7 +54,7 @@ export function adapterFiles(upload: Record<string, Uint8Array>): Record<string,
 }
 
 /** The inspector's light copy of a trajectory (no token ids or log-probs). */
-export function trajectoryView(t: Trajectory): TrajectoryView {
+function trajectoryView(t: Trajectory): TrajectoryView {
   return {
     task: { id: t.task.id, problem: t.task.problem, answer: t.task.answer },
     sample: t.sample,

@@ -19,7 +19,7 @@ export interface AdamWSettings {
 }
 
 /** The moments' defaults. The learning rate and the weight decay have none here: they are the run's (`TrainConfig.lr`, `.weightDecay`). */
-export const DEFAULT_ADAMW: Omit<AdamWSettings, 'lr' | 'weightDecay'> = { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
+const DEFAULT_ADAMW: Omit<AdamWSettings, 'lr' | 'weightDecay'> = { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
 
 export interface AdamWState {
   step: number;

@@ -128,7 +128,7 @@ export interface MemoryPlan {
 }
 
 const F32 = 4;
-export const DEFAULT_TARGETS: PlanProjection[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
+const DEFAULT_TARGETS: PlanProjection[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
 /**
  * Attention cells (rows x longest^2) one micro-batch may hold: the trainer (rl/batches.ts microBatches) puts at
  * most this many in one, and the plan counts the same. The backward pass keeps every layer's [B, heads, T, T]

@@ -43,7 +43,7 @@ export const EXPERIMENTS: { [K in ExperimentName]: ExperimentKind<ExperimentView
 };
 
 /** The lab's host for experiment `name`: its views go out as that experiment's event. */
-export function hostFor<K extends ExperimentName>(name: K, host: ExperimentHost<ExperimentEvent>): ExperimentHost<ExperimentViews[K]> {
+function hostFor<K extends ExperimentName>(name: K, host: ExperimentHost<ExperimentEvent>): ExperimentHost<ExperimentViews[K]> {
   return { ...host, post: (view) => host.post({ kind: 'experiment', name, view } as ExperimentEvent) };
 }
 

@@ -164,7 +164,7 @@ export function runCost(run: Pick<MethodRunData, 'method' | 'records' | 'agents'
 }
 
 /** The run's finished evaluation at its last iteration, or null. */
-export function finalEval(run: Pick<MethodRunData, 'records' | 'iterations'>): EvalResult | null {
+function finalEval(run: Pick<MethodRunData, 'records' | 'iterations'>): EvalResult | null {
   return run.records.find((r) => r.iteration === run.iterations && r.eval && r.eval.of === undefined && r.eval.tasks > 0)?.eval ?? null;
 }
 
@@ -277,12 +277,12 @@ export interface CreditMethodsView {
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const span = (i: Interval) => `${pct(i.p)} [${(i.low * 100).toFixed(1)}, ${(i.high * 100).toFixed(1)}]`;
 const signed = (x: number) => `${x > 0.0005 ? '+' : x < -0.0005 ? '-' : ''}${Math.abs(x * 100).toFixed(1)}`;
-export const pointsWords = (d: Interval) => `${signed(d.p)} pts [${signed(d.low)}, ${signed(d.high)}]`;
+const pointsWords = (d: Interval) => `${signed(d.p)} pts [${signed(d.low)}, ${signed(d.high)}]`;
 /** Whether a paired difference lies beyond the noise, in words. */
-export const beyondNoise = (d: Interval) => (d.low > 0 ? 'a gain beyond the noise' : d.high < 0 ? 'a loss beyond the noise' : 'within the noise');
+const beyondNoise = (d: Interval) => (d.low > 0 ? 'a gain beyond the noise' : d.high < 0 ? 'a loss beyond the noise' : 'within the noise');
 
 /** What a method needs, in words: the process runs' coach by name, else no coach. */
-export function needsWords(method: CreditMethod, coach: CoachQuality | null): string {
+function needsWords(method: CreditMethod, coach: CoachQuality | null): string {
   if (!usesCoach(method)) return 'no coach';
   if (!coach) return 'a coach';
   return coach.kind === 'model' ? `an AI judge, ${coach.folder ?? coach.who}` : coach.who;
@@ -317,7 +317,7 @@ export function methodRow(run: MethodRunData | undefined, method: CreditMethod, 
  * (+18.0 pts [+6.4, +29.0]); a loss beyond the noise for counterfactual (-36.0 pts [-47.0, -23.2]) and groups
  * (-16.0 pts [-25.6, -5.8]).'
  */
-export function methodsWords(rows: readonly MethodRow[], n: number, budget: number, evalTasks: number, untrained: Interval | null = null): string {
+function methodsWords(rows: readonly MethodRow[], n: number, budget: number, evalTasks: number, untrained: Interval | null = null): string {
   const done = rows.filter((r) => r.final);
   if (!done.length) return '';
   const base = untrained ? `; the untrained team ${pct(untrained.p)}` : '';
@@ -341,7 +341,7 @@ export function methodsWords(rows: readonly MethodRow[], n: number, budget: numb
 }
 
 /** The untrained team's held-out accuracy, from the lesson's runs (their evaluation at iteration 0), or null. */
-export function untrainedOf(runs: readonly MethodRunData[]): (Interval & { tasks: number }) | null {
+function untrainedOf(runs: readonly MethodRunData[]): (Interval & { tasks: number }) | null {
   for (const r of runs) {
     const e = r.records.find((x) => x.iteration === 0 && x.eval && x.eval.of === undefined && x.eval.tasks > 0)?.eval;
     if (e) return { ...accuracyInterval(e.greedy, e.tasks, e.perTask?.greedy), tasks: e.tasks };

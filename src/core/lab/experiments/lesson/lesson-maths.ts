@@ -172,7 +172,7 @@ function stepInterval(s: AgentSteps | undefined, i: number): Interval | null {
 }
 
 /** Per agent: the untrained step accuracy and each mode's after training. */
-export function agentRows(n: number, process?: LessonRunData, outcome?: LessonRunData): LessonAgentRow[] {
+function agentRows(n: number, process?: LessonRunData, outcome?: LessonRunData): LessonAgentRow[] {
   const base = process?.agents.base ?? outcome?.agents.base;
   return Array.from({ length: n }, (_, i) => ({
     agent: i + 1, base: stepInterval(base, i), process: stepInterval(process?.agents.final, i), outcome: stepInterval(outcome?.agents.final, i),
@@ -235,7 +235,7 @@ const pct = (x: number) => `${Math.round(x * 100)} %`;
  * ceiling (both at the plan's target or above) the target is the plan's; otherwise the level both reached
  * (the lower final accuracy, in whole points).
  */
-export function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number, plan: LessonPlan): string {
+function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number, plan: LessonPlan): string {
   const p = row.final.process!.p;
   const o = row.final.outcome!.p;
   const ceiling = p >= plan.target && o >= plan.target;
@@ -277,7 +277,7 @@ function stepAccuracyOf(r: EvalResult | null): number | null {
 }
 
 /** One size's row from its two runs. */
-export function lessonRow(n: number, process: LessonRunData | undefined, outcome: LessonRunData | undefined, plan: LessonPlan,
+function lessonRow(n: number, process: LessonRunData | undefined, outcome: LessonRunData | undefined, plan: LessonPlan,
   rolloutsPerIteration: number): LessonRow {
   const curves = { process: curveOf(process?.evals ?? []), outcome: curveOf(outcome?.evals ?? []) };
   const lastP = process?.done ? lastFinished(process) : null;

@@ -24,7 +24,7 @@ import {
 export type ScaleHost = ExperimentHost<ScaleView>;
 
 /** The button as a paused experiment shows it (Scale.svelte), named in the words a paused experiment ends in. */
-export const SCALE_BUTTON = 'Go on scaling the team';
+const SCALE_BUTTON = 'Go on scaling the team';
 
 export class ScaleExperiment {
   private readonly runs: ScaleRunData[] = [];
