@@ -60,7 +60,7 @@ export const DEFAULT_MEMORY_MB = 256;
  * flood of prints costs constant memory. Example with limit 6: write('abcdefghij') ->
  * text() = 'abc\n... [truncated 4 chars]\nhij'.
  */
-export class OutputBuffer {
+class OutputBuffer {
   private head = '';
   private tail = '';
   private total = 0;
