@@ -1,6 +1,6 @@
 // Red team, in the browser: the built site in Debian's headless Chromium, one page load, attempts to
 // get out of the agents' code tools (Python on Pyodide, JavaScript on QuickJS, both in Web Workers)
-// through the page's own tool entry (the lab's runTool), and a probe standing in for guest code that got
+// through the page's own tool entry (the lab's 'tool' request), and a probe standing in for guest code that got
 // JavaScript running in a tool worker (test/fixtures/red-team-probe/python-worker-probe.mjs), bound by
 // the tool workers' Content-Security-Policy, which the site's service worker adds on this plain host.
 // A listener on 127.0.0.1 shows any network reach. docs/threat-model.md lists the attempts and results.
@@ -31,7 +31,7 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
   let dist: string;
   const problems: string[] = [];
   const tool = (code: string, language: 'python' | 'javascript') => page.evaluate(([c, l]) => (window as unknown as {
-    __mappa: { client: { request(t: string, a: object): Promise<ToolAnswer> } } }).__mappa.client.request('runTool', { code: c, language: l }), [code, language] as const);
+    __mappa: { client: { request(t: string, a: object): Promise<ToolAnswer> } } }).__mappa.client.request('tool', { code: c, language: l }), [code, language] as const);
 
   beforeAll(async () => {
     listener = await startListener();
