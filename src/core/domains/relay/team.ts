@@ -1,11 +1,11 @@
 /**
  * The relay team: N agents (1..128; the shipped models saw 1..6) in a chain, each doing one checkable step of a computation and
  * passing its digit on (tasks.ts). It is the sandbox's experiment where credit assignment is the
- * bottleneck: the outcome is right only when every step is, so under outcome reward an agent's
- * learning signal shrinks with the chance that all the others are right, while a coach that checks
- * each step in its context gives every agent its own signal (../../../../README.md, "The relay team";
- * the prediction is worked out there: about 10x the rollouts at N = 4 with steps right 60 % of
- * the time).
+ * bottleneck: the answer is right when every step is, or when the wrong steps' errors cancel on the
+ * dial (about 1 time in 10 in a long chain: the luck floor, luck.ts), so under outcome reward what an
+ * agent's reward says about its own step shrinks as lambda^(N-1), lambda = (10p - 1) / 9, while a coach
+ * that checks each step in its context gives every agent its own signal (docs/credit.md works the
+ * prediction out: about 21x the rollouts at N = 4 with steps right 60 % of the time).
  *
  * For: `relayWorkflow(n)`, the rule coach's rubric (`relayStepVerdict`, `relayRuleScore`), the
  * domain's outcome, and the loop settings the team trains with (`relayConfig(n)`).
