@@ -16,13 +16,14 @@
  * (every step right), the share of rewarded rollouts P, q = the chance a chain with a wrong step still ends
  * right, outcome's push on a step (reward mean given the step right less given it wrong), at T = 1 and greedy.
  *
- * For: bench/results/snr.md (stdout), snr.svg and luck-floor.svg. Not for: training (bench/scale.ts).
+ * For: bench/results/snr.md (stdout), snr.svg, luck-floor.svg and snr.json (the measured rows: `--from` redraws
+ * the report from them without running anything). Not for: training (bench/scale.ts).
  * One agent's per-sample gradients are kept as their Gram matrix K[s][t] = <G_s, G_t> (G = grad log pi), so
  * both rewards' advantages A read off the same backward passes: |mean of A_s G_s|^2 = A'KA / M^2.
  * Example: npm run -s bench -- snr --agents 2,8 --rollouts 32      (a smoke run, under a minute)
  *          nice -n 5 npm run -s bench -- snr > bench/results/snr.md   (the whole measurement, a few minutes)
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describeBackend, initBackend } from '../src/core/engine/backend.ts';
@@ -42,11 +43,11 @@ import { wilson, type Interval } from '../src/core/stats/intervals.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 import { svgPanels, type PlotSeries } from './plot.ts';
 
-interface Options { agents: number[]; rollouts: number; gradAgents: number; gradSamples: number; seed: number; boot: number; results: string }
+interface Options { agents: number[]; rollouts: number; gradAgents: number; gradSamples: number; seed: number; boot: number; results: string; from: string | null }
 
 export function parseSnrArgs(argv: string[]): Options {
-  const o: Options = { agents: [2, 4, 8, 16, 32, 64, 128], rollouts: 256, gradAgents: 8, gradSamples: 2048, seed: 0, boot: 400, results: 'bench/results' };
-  const usage = 'options: --agents 2,4,...,128 --rollouts M (even, >= 8) --grad-agents K --grad-samples S --seed S --boot B --results DIR';
+  const o: Options = { agents: [2, 4, 8, 16, 32, 64, 128], rollouts: 256, gradAgents: 8, gradSamples: 2048, seed: 0, boot: 400, results: 'bench/results', from: null };
+  const usage = 'options: --agents 2,4,...,128 --rollouts M (even, >= 8) --grad-agents K --grad-samples S --seed S --boot B --results DIR --from FILE (redraw from a run\'s snr.json)';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const v = argv[++i];
@@ -67,6 +68,7 @@ export function parseSnrArgs(argv: string[]): Options {
     else if (flag === '--seed') o.seed = int(0, 1e9);
     else if (flag === '--boot') o.boot = int(50, 100000);
     else if (flag === '--results') o.results = v;
+    else if (flag === '--from') o.from = v;
     else throw new Error(`bench snr: unknown option "${flag}"; ${usage}`);
   }
   return o;
@@ -160,6 +162,12 @@ interface SizeResult {
 
 export async function main(argv: string[]): Promise<void> {
   const o = parseSnrArgs(argv);
+  if (o.from) {
+    // Redraw: the measured rows of an earlier run (its snr.json), the report and plots written again; nothing is run.
+    const saved = JSON.parse(await readFile(o.from, 'utf8')) as { argv: string[]; header: string; options: Options; results: SizeResult[] };
+    await writeReport(saved.results, { ...saved.options, results: o.results }, saved.header, saved.argv);
+    return;
+  }
   const info = await initBackend({ force: 'wasm' });
   const log = (m: string) => process.stderr.write(`[bench snr ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
   const started = performance.now();
@@ -243,15 +251,23 @@ export async function main(argv: string[]): Promise<void> {
   } finally {
     relay.model.dispose();
   }
+  const minutes = (performance.now() - started) / 60000;
+  const header = `${os.cpus()[0]?.model ?? 'unknown CPU'}, ${describeBackend(info)}, 1 thread, Node ${process.version}, `
+    + `load ${os.loadavg()[0].toFixed(1)} at the end; ${minutes.toFixed(1)} min in all.`;
+  await mkdir(o.results, { recursive: true });
+  await writeFile(path.join(o.results, 'snr.json'), JSON.stringify({ argv, header, options: o, results }) + '\n');
+  await writeReport(results, o, header, argv);
+}
+
+/** snr.md on stdout, snr.svg and luck-floor.svg in --results. */
+async function writeReport(results: SizeResult[], o: Options, header: string, argv: string[]): Promise<void> {
   await mkdir(o.results, { recursive: true });
   const { markdown, snrSvg, luckSvg } = report(results, o);
   await writeFile(path.join(o.results, 'snr.svg'), snrSvg);
   await writeFile(path.join(o.results, 'luck-floor.svg'), luckSvg);
-  const minutes = (performance.now() - started) / 60000;
   process.stdout.write([
     '# Why outcome reward fails on the relay: the luck floor and the gradient\'s signal-to-noise, measured', '',
-    `\`npm run -s bench -- snr ${argv.join(' ')}\`; ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${describeBackend(info)}, 1 thread, Node ${process.version}, `
-      + `load ${os.loadavg()[0].toFixed(1)} at the end; ${minutes.toFixed(1)} min in all.`, '', markdown,
+    `\`npm run -s bench -- snr ${argv.join(' ')}\`; ${header}`, '', markdown,
   ].join('\n'));
 }
 
@@ -305,8 +321,22 @@ export function report(rs: SizeResult[], o: Options): { markdown: string; snrSvg
   }
   const lost = rs.find((r) => r.snr.outcome.low <= 0);
   if (lost) lines.push(`- outcome reward's SNR interval reaches 0 (no signal resolved) from N = ${lost.n}; process reward's stays at ${rs.filter((r) => r.n >= lost.n).map((r) => sci(r.snr.process.p)).join(', ')} there.`);
+  const relayTheory = (r: SizeResult) => {
+    const p = r.t1.stepsRight / r.t1.stepsJudged;
+    const P = rewardedShare(p, r.n);
+    return r.snr.process.p * outcomePush(p, r.n) * Math.sqrt((p * (1 - p)) / (P * (1 - P)));
+  };
+  const dgpg = (r: SizeResult) => rs[0].snr.outcome.p * Math.sqrt(rs[0].n / r.n);
+  const inside = (i: Interval, v: number) => i.low <= v && v <= i.high;
+  const ns = (f: (r: SizeResult) => boolean) => rs.filter(f).map((r) => r.n).join(', ') || 'none';
+  lines.push(`- outcome's push on a step holds the theory's lambda^(N-1) inside its interval at N = ${ns((r) => inside(r.push, outcomePush(r.t1.stepsRight / r.t1.stepsJudged, r.n)))}; `
+    + `the rewarded share P holds 1/10 + 9/10 lambda^N (T = 1) inside its Wilson interval at N = ${ns((r) => inside(wilson(r.t1.rewarded, r.t1.rollouts), rewardedShare(r.t1.stepsRight / r.t1.stepsJudged, r.n)))}.`);
+  lines.push(`- outcome's SNR against the two lines, past N = ${rs[0].n}: the relay theory's value lies inside its interval at N = ${ns((r) => r !== rs[0] && inside(r.snr.outcome, relayTheory(r)))}; `
+    + `the Theta(N) line's (1/sqrt(N) from N = ${rs[0].n}) lies above its interval at N = ${ns((r) => r !== rs[0] && r.snr.outcome.high < dgpg(r))}, inside it at N = ${ns((r) => r !== rs[0] && inside(r.snr.outcome, dgpg(r)))}.`);
   const pr = rs.map((r) => r.snr.process.p);
-  lines.push(`- process reward's SNR across N: ${pr.map(sci).join(', ')} (N = ${rs.map((r) => r.n).join(', ')}): it does not fall with N, each agent's reward being its own step.`);
+  const [first, last] = [rs[0], rs.at(-1)!];
+  const apart = first.snr.process.low > last.snr.process.high ? 'fell beyond the noise' : first.snr.process.high < last.snr.process.low ? 'rose beyond the noise' : 'did not move beyond the noise (the intervals overlap)';
+  lines.push(`- process reward's SNR across N: ${pr.map(sci).join(', ')} (N = ${rs.map((r) => r.n).join(', ')}); from N = ${first.n} (${ivs(first.snr.process)}) to N = ${last.n} (${ivs(last.snr.process)}) it ${apart}.`);
 
   const x = (n: number) => Math.log2(n);
   const colors = { outcome: '#d62728', process: '#1f77b4' };
@@ -330,9 +360,9 @@ export function report(rs: SizeResult[], o: Options): { markdown: string; snrSvg
   snrSeries.push({ label: 'what the samples resolve (about 2 / sqrt(rollouts x agents measured))', color: '#bbbbbb', dashed: true,
     points: rs.map((r) => ({ x: x(r.n), y: 2 / Math.sqrt(r.t1.rollouts * r.gradAgents) })) });
   const snrSvg = svgPanels([{
-    title: 'Per-agent gradient SNR, one sample (untrained relay, T = 1; 0 drawn at 1e-3)', xLabel: 'log2 of agents in the relay', yLabel: 'SNR (log scale)',
+    title: 'SNR of one sample\'s gradient, per agent (0 drawn at 0.001)', xLabel: 'log2 of agents in the relay', yLabel: 'SNR (log scale)',
     logY: true, yMin: 1e-3, series: snrSeries,
-  }], 'Why outcome reward fails: its gradient\'s signal-to-noise against N');
+  }], 'Why outcome reward fails: gradient SNR against N');
   const luck: PlotSeries[] = [
     { label: 'rewarded rollouts, measured (T = 1) [95 %]', color: '#d62728', dotsOnly: true,
       points: rs.map((r) => { const i = wilson(r.t1.rewarded, r.t1.rollouts); return { x: x(r.n), y: i.p, low: i.low, high: i.high }; }) },
@@ -340,14 +370,16 @@ export function report(rs: SizeResult[], o: Options): { markdown: string; snrSvg
       points: rs.map((r) => { const i = wilson(r.greedy.rewarded, r.greedy.rollouts); return { x: x(r.n) + 0.08, y: i.p, low: i.low, high: i.high }; }) },
     { label: 'luck floor: 1/10 + 9/10 lambda^N (p measured at T = 1)', color: '#d62728', dashed: true,
       points: rs.map((r) => ({ x: x(r.n), y: rewardedShare(r.t1.stepsRight / r.t1.stepsJudged, r.n) })) },
+    { label: 'luck floor, p measured greedy', color: '#9467bd', dashed: true,
+      points: rs.map((r) => ({ x: x(r.n), y: rewardedShare(r.greedy.stepsRight / r.greedy.stepsJudged, r.n) })) },
     { label: 'the old claim: p^N (right chains only)', color: '#7f7f7f', dashed: true,
       points: rs.map((r) => ({ x: x(r.n), y: (r.t1.stepsRight / r.t1.stepsJudged) ** r.n })) },
     { label: 'right chains, measured (T = 1)', color: '#2ca02c', dotsOnly: true,
       points: rs.map((r) => ({ x: x(r.n) - 0.08, y: r.t1.rightChains / r.t1.rollouts })) },
   ];
   const luckSvg = svgPanels([{
-    title: 'Outcome reward\'s rewarded rollouts against N (untrained relay)', xLabel: 'log2 of agents in the relay', yLabel: 'share of rollouts',
-    yMin: 0, yMax: 0.5, series: luck,
-  }], 'The luck floor: a wrong chain still ends right about 1 time in 10');
+    title: 'Rewarded by outcome reward (untrained relay)', xLabel: 'log2 of agents in the relay', yLabel: 'share of rollouts',
+    yMin: 0, yMax: 1, series: luck,
+  }], 'The luck floor: wrong chains still end right');
   return { markdown: lines.join('\n') + '\n', snrSvg, luckSvg };
 }

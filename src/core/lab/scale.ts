@@ -224,7 +224,7 @@ export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
     const b = withChance.at(-1)!;
     s += ` Outcome reward's share of rewarded rollouts fell from ${chanceText(a.rewarded!)} at ${a.n} agents to ${chanceText(b.rewarded!)} at `
       + `${b.n}, toward its floor of 10 % (a chain whose errors cancel on the dial still ends right), while right chains, p^N, fell from `
-      + `${chanceText(a.chance!)} to ${chanceText(b.chance!)}: at ${b.n} agents ${pct1(1 - b.chance! / b.rewarded!)} of its rewards are luck.`;
+      + `${chanceText(a.chance!)} to ${chanceText(b.chance!)}: at ${b.n} agents ${chanceText(b.chance! / b.rewarded!)} of its rewards come from a right chain, the rest is luck.`;
   }
   const level = by('stepGap', 'level');
   if (level.length === done.length) s += ' At this budget the run shows no difference between the two rewards.';
