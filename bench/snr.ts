@@ -23,6 +23,7 @@
  * Example: npm run -s bench -- snr --agents 2,8 --rollouts 32      (a smoke run, under a minute)
  *          nice -n 5 npm run -s bench -- snr > bench/results/snr.md   (the whole measurement, a few minutes)
  */
+import * as tf from '@tensorflow/tfjs-core';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,17 +83,22 @@ export function parseSnrArgs(argv: string[]): Options {
  *   signal2 = 1 x 3 = 3 (the one pair), E|g|^2 = (1 + 9) / 2 = 5, noise2 = 5 - 3 = 2 (the spread of 1 and 3, over M - 1).
  */
 export function gramMoments(K: Float64Array, M: number, a: readonly number[], idx: readonly number[]): { signal2: number; noise2: number } {
-  const count = new Map<number, number>();
-  for (const s of idx) count.set(s, (count.get(s) ?? 0) + 1);
+  // c_s: how often sample s is drawn; w = c a. Pairs of distinct samples: w'Kw less the diagonal, m^2 - sum c^2 of them.
+  const c = new Float64Array(M);
+  for (const s of idx) c[s]++;
+  const w = new Float64Array(M);
+  for (let s = 0; s < M; s++) w[s] = c[s] * a[s];
   const m = idx.length;
   let second = 0;
   let cross = 0;
   let pairs = m * m;
-  const seen = [...count];
-  for (const [s, cs] of seen) {
-    second += cs * a[s] * a[s] * K[s * M + s];
-    pairs -= cs * cs;
-    for (const [t, ct] of seen) if (t !== s) cross += cs * ct * a[s] * a[t] * K[s * M + t];
+  for (let s = 0; s < M; s++) {
+    if (!c[s]) continue;
+    second += c[s] * a[s] * a[s] * K[s * M + s];
+    pairs -= c[s] * c[s];
+    let row = 0;
+    for (let t = 0; t < M; t++) row += K[s * M + t] * w[t];
+    cross += w[s] * (row - K[s * M + s] * w[s]);
   }
   const signal2 = pairs > 0 ? cross / pairs : NaN;
   return { signal2, noise2: second / m - signal2 };
@@ -218,16 +224,14 @@ export async function main(argv: string[]): Promise<void> {
           G.push(flat);
         }
         adapter.dispose();
-        const K = new Float64Array(M * M);
-        for (let s = 0; s < M; s++) {
-          for (let u = s; u < M; u++) {
-            let d = 0;
-            const [x, y] = [G[s], G[u]];
-            for (let k = 0; k < x.length; k++) d += x[k] * y[k];
-            K[s * M + u] = d;
-            K[u * M + s] = d;
-          }
-        }
+        // K = G G' on the backend's matmul: [M, D] x [D, M] -> [M, M].
+        const D = G[0].length;
+        const flat = new Float32Array(M * D);
+        G.forEach((g, s) => flat.set(g, s * D));
+        const K = Float64Array.from(await tf.tidy(() => {
+          const m = tf.tensor2d(flat, [M, D]);
+          return tf.matMul(m, m, false, true);
+        }).data());
         grams.push({ j, K });
       }
       const all = trajs.map((_, r) => r);
