@@ -23,8 +23,8 @@
  *     chance (1 - that) / (D - 1); the difference is lambda^(N-1). So outcome reward's expected gradient on
  *     an agent is lambda^(N-1) of process reward's, and its spread does not shrink (P(1 - P) stays near
  *     (1/D)(1 - 1/D)): past a few agents, nearly everything outcome reward says is noise.
- * Not the old claim "the team is right only when every agent is, pᴺ of rollouts": that was the chance
- * of a right chain, not of a rewarded rollout.
+ * (This replaces an older reading, that outcome reward rewards pᴺ of rollouts because a chain must have
+ * all its steps right: pᴺ is the chance of a right chain, not of a rewarded rollout.)
  *
  * For: the formulas above, pure (the page's Scale the team, bench/snr.ts). Not for: measuring p or q
  * (bench/snr.ts reads them from real rollouts).
@@ -52,7 +52,7 @@ export function wrongChainRight(p: number, n: number, dial = RELAY_DIAL): number
   return right >= 1 ? 0 : (rewardedShare(p, n, dial) - right) / (1 - right);
 }
 
-/** The brief form, with q given (measured): P = pᴺ + (1 - pᴺ) q. Example: rewardedWithFloor(0.55, 2, 0.0323) -> 0.325. */
+/** The same with q given (measured): P = pᴺ + (1 - pᴺ) q. Example: rewardedWithFloor(0.55, 2, 0.0323) -> 0.325. */
 export function rewardedWithFloor(p: number, n: number, q: number): number {
   return p ** n + (1 - p ** n) * q;
 }
