@@ -95,8 +95,8 @@ describe('scale: the words', () => {
       + 'the noise of outcome reward\'s at 8 and 16 agents (the interval of the difference holds 0: no difference shown). Against the untrained '
       + 'team, process reward\'s step accuracy rose beyond the noise at 8 agents; outcome reward\'s did not move beyond the noise. Outcome '
       + 'reward\'s share of rewarded rollouts fell from 22.1 % at 8 agents to 11.6 % at 16, toward its floor of 10 % (a chain whose '
-      + 'errors cancel on the dial still ends right), while right chains, p^N, fell from 16.8 % to 2.8 %: at 16 agents 75.8 % of its '
-      + 'rewards are luck.');
+      + 'errors cancel on the dial still ends right), while right chains, p^N, fell from 16.8 % to 2.8 %: at 16 agents 24.2 % of its '
+      + 'rewards come from a right chain, the rest is luck.');
     expect(view.trained).toEqual({ seconds: 95, finishedAt: 1_016 });
   });
 
