@@ -35,7 +35,8 @@ import { relayConfig, relayOutcome, relayStepVerdict, relayDigit } from '../src/
 import { relayStep, relayTasks, RELAY_MAX_AGENTS } from '../src/core/domains/relay/tasks.ts';
 import { outcomePush, rewardedShare, RELAY_DIAL } from '../src/core/domains/relay/luck.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
-import { runRollouts, type Trajectory } from '../src/core/loop/rollout.ts';
+import { runRollouts } from '../src/core/loop/rollout.ts';
+import type { Trajectory } from '../src/core/loop/trajectory.ts';
 import { agentReward } from '../src/core/loop/rewards.ts';
 import { computeAdvantages } from '../src/core/rl/advantages.ts';
 import { makeBatch, type TrainSample } from '../src/core/rl/batches.ts';

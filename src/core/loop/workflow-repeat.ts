@@ -32,7 +32,7 @@
 import type { AgentSpec, WorkflowSpec } from './workflow.ts';
 
 /** The most copies one entry may stand for (a sanity bound well above the largest team, 128). */
-export const MAX_REPEAT = 1024;
+const MAX_REPEAT = 1024;
 
 /** The keys a repeated entry has beyond an agent's. */
 const REPEAT_KEYS = ['repeat', 'first', 'last'];

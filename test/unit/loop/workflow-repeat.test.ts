@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { expandWorkflow } from '../../../src/core/loop/workflow-repeat.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
-import { ConfigFileError } from '../../../src/core/loop/config.ts';
+import { ConfigFileError } from '../../../src/core/loop/config-fields.ts';
 import type { WorkflowSpec } from '../../../src/core/loop/workflow.ts';
 
 const worker = {

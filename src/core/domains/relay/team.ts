@@ -38,7 +38,7 @@ const RELAY_SYSTEM = 'Relay agent {{position}} of {{count}}: reply with the last
  * The relay of n as written in its config: one repeated agent (loop/workflow-repeat.ts), agent i reading
  * agent i-1's reply and its own part, the first only its part, the last giving the team's answer.
  */
-export function relayWorkflowSpec(n: number): Record<string, unknown> {
+function relayWorkflowSpec(n: number): Record<string, unknown> {
   return {
     name: `relay-${n}`,
     domain: 'relay',
