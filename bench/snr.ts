@@ -21,7 +21,8 @@
  * One agent's per-sample gradients are kept as their Gram matrix K[s][t] = <G_s, G_t> (G = grad log pi), so
  * both rewards' advantages A read off the same backward passes: |mean of A_s G_s|^2 = A'KA / M^2.
  * Example: npm run -s bench -- snr --agents 2,8 --rollouts 32      (a smoke run, under a minute)
- *          nice -n 5 npm run -s bench -- snr > bench/results/snr.md   (the whole measurement, a few minutes)
+ *          nice -n 5 npm run -s bench -- snr > bench/results/snr.md   (the whole measurement: 17-21 min on 2 shared cores, load 6-17;
+ *          most of it the 14,336 one-row backward passes and 130k agent steps; --rollouts 64 --grad-samples 512 is about a quarter)
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
