@@ -111,4 +111,41 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
     // this origin's files, storage and channels. Guest code has no JavaScript there to reach them with.
     expect(results['same-origin fetch']).toMatch(/^OK/);
   });
+
+  it("guest JavaScript in a tool worker inside the opaque-origin frame: none of this origin's storage, channels or files", async () => {
+    const results = await page.evaluate(async (port) => {
+      // Things of this origin for the probe to find: a database, a cache, a channel that listens.
+      await new Promise((resolve, reject) => {
+        const req = indexedDB.open('red-team-canary');
+        req.onsuccess = () => resolve(req.result.close());
+        req.onerror = () => reject(req.error);
+      });
+      await caches.open('red-team-canary');
+      const heard: unknown[] = [];
+      const channel = new BroadcastChannel('mappa');
+      channel.onmessage = (e) => heard.push(e.data);
+      const source = await (await fetch('/probe/python-worker-probe.mjs')).text();
+      const mappa = (window as unknown as { __mappa: { openToolFrame(): Promise<{
+        spawn(s: string): { port: MessagePort; terminate(): void }; close(): void }> } }).__mappa;
+      const frame = await mappa.openToolFrame();
+      const tool = frame.spawn(source);
+      const r = await new Promise<Record<string, string>>((resolve) => {
+        tool.port.onmessage = (e) => resolve(e.data);
+        tool.port.postMessage({ port, site: location.origin });
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500)); // a broadcast would have arrived by now
+      channel.close();
+      tool.terminate();
+      frame.close();
+      return { ...r, 'heard on the page': JSON.stringify(heard) } as Record<string, string>;
+    }, listener.port);
+    console.log(`[red-team] probe in the opaque-origin frame: ${JSON.stringify(results, null, 1)}`);
+    for (const name of ['eval', 'Function constructor', 'fetch the listener', 'fetch the listener through WorkerGlobalScope.prototype',
+      'import() of a URL', 'WebSocket to the listener', 'nested worker', 'same-origin fetch', "IndexedDB of the page's origin",
+      "IndexedDB databases of the page's origin", "Cache Storage of the page's origin"]) {
+      expect(results[name], name).toMatch(/^DENIED/);
+    }
+    // A channel made there belongs to the opaque origin: the page's listener hears nothing.
+    expect(results['heard on the page']).toBe('[]');
+  });
 });
