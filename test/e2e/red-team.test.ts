@@ -67,6 +67,14 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
     expect(r.stdout).not.toContain('GOT');
   });
 
+  it('python runs in the opaque-origin frame, and still computes', async () => {
+    const r = await tool('import math\nprint(math.factorial(10))', 'python');
+    expect(r).toMatchObject({ stdout: '3628800\n' });
+    const spawned = await page.evaluate(async () => (await (window as unknown as { __mappa: { toolFrame: Promise<{ spawned: number } | undefined> } })
+      .__mappa.toolFrame)?.spawned);
+    expect(spawned).toBeGreaterThanOrEqual(1); // the Python worker was started by the frame, not in this origin
+  });
+
   it("python takes a JS function from Pyodide's internals and asks its constructor for the global object: nothing", async () => {
     const r = await tool("import time\nf = time.sleep.__globals__['create_once_callable'](lambda: 1)\ng = f.constructor('return globalThis')()\nprint('GOT', g.indexedDB)", 'python');
     expect(r.error).toBeTruthy();

@@ -36,7 +36,7 @@
 import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
-import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
+import { createFrameWorkerHost, createWorkerHost, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
 import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
 export interface PythonSandboxConfig {
@@ -72,6 +72,8 @@ interface InitMessage {
   pyodideModuleUrl: string;
   indexURL: string;
   interruptBuffer?: SharedArrayBuffer;
+  /** Browser, in the opaque-origin frame: Pyodide's files as bytes (it can fetch none of the site's files). */
+  pyodideFiles?: Record<string, Uint8Array>;
 }
 
 interface RunMessage {
@@ -236,7 +238,10 @@ function killedKind(reason: string): RunErrorKind {
 async function startWorker(config: PythonSandboxConfig, onHost: (host: WorkerHost) => void = () => {}): Promise<LiveWorker> {
   const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
   const workerUrl = new URL('./worker/python-worker.mjs', import.meta.url);
-  const host = await createWorkerHost(workerUrl, {
+  // Browser: in the page's opaque-origin frame where the page gave this worker one (worker-host.ts).
+  const inFrame = !isNode() && toolFrameInUse();
+  const pyodideFiles = inFrame ? await pyodideBytes(indexURL) : undefined;
+  const host = inFrame ? await createFrameWorkerHost(workerUrl) : await createWorkerHost(workerUrl, {
     maxHeapMb: config.workerHeapMb ?? 512,
     readPaths: isNode() ? await nodeReadPaths(workerUrl, indexURL) : undefined,
     maxFrameBytes: MAX_FRAME_BYTES,
@@ -246,16 +251,31 @@ async function startWorker(config: PythonSandboxConfig, onHost: (host: WorkerHos
   // The host keeps one listener of each kind; these forward to whichever phase (load, run) is current.
   host.onMessage((m) => live.listener?.(m));
   host.onExit((reason) => live.exitListener?.(reason));
-  const interruptBuffer = sharedInterruptBuffer();
+  // The frame's opaque origin is not cross-origin isolated: no shared buffer reaches it (the worker
+  // interrupts itself at its deadline either way).
+  const interruptBuffer = inFrame ? undefined : sharedInterruptBuffer();
   if (interruptBuffer) live.interrupt = new Int32Array(interruptBuffer);
   try {
-    await initWorker(live, { type: 'init', pyodideModuleUrl, indexURL, interruptBuffer }, config.loadTimeoutMs ?? 60_000);
+    await initWorker(live, { type: 'init', pyodideModuleUrl, indexURL, interruptBuffer, pyodideFiles }, config.loadTimeoutMs ?? 60_000);
   } catch (e) {
     await host.terminate();
     throw e;
   }
   live.baseRss = host.rssBytes?.();
   return live;
+}
+
+/** The files Pyodide loads, fetched once per worker (the service worker serves them from its cache). */
+const PYODIDE_FILES = ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'];
+let pyodideFiles: Promise<Record<string, Uint8Array>> | undefined;
+function pyodideBytes(indexURL: string): Promise<Record<string, Uint8Array>> {
+  pyodideFiles ??= Promise.all(PYODIDE_FILES.map(async (name) => {
+    const res = await fetch(new URL(name, indexURL));
+    if (!res.ok) throw new Error(`Pyodide's ${name} could not be fetched from ${indexURL} (HTTP ${res.status})`);
+    return [name, new Uint8Array(await res.arrayBuffer())] as const;
+  })).then(Object.fromEntries);
+  pyodideFiles.catch(() => (pyodideFiles = undefined)); // a failed fetch is tried again at the next start
+  return pyodideFiles;
 }
 
 /** Node: what the jailed Pyodide process may read: its own worker files and Pyodide's package folder. */

@@ -42,6 +42,65 @@ async function createNodeWorkerHost(url: URL, options: WorkerHostOptions): Promi
   return startJail({ script: fileURLToPath(url), readPaths: options.readPaths ?? [], maxHeapMb: options.maxHeapMb, maxFrameBytes: options.maxFrameBytes });
 }
 
+/**
+ * Browser: a port to the page's opaque-origin frame (src/platform/browser/tool-frame.ts), handed to this
+ * worker by the page (the lab worker) or by the lab worker (its lanes). Once set, tool workers that can
+ * start from their script's bytes alone start there (createFrameWorkerHost); without it (a page that
+ * has no frame, the harness pages) they start as workers of this origin, as before.
+ */
+let toolFrame: MessagePort | undefined;
+
+/** The frame's protocol (tool-frame.ts FRAME_EXIT / FRAME_TERMINATE), restated: core imports no DOM code. */
+const FRAME_EXIT = '__tool-frame-exit';
+const FRAME_TERMINATE = '__tool-frame-terminate';
+
+export function useToolFrame(port: MessagePort): void {
+  toolFrame = port;
+}
+
+export const toolFrameInUse = (): boolean => toolFrame !== undefined;
+
+/** A port for another worker (a lane) whose spawn requests this worker passes on to its own frame port. */
+export function relayToolFrame(): MessagePort | undefined {
+  if (!toolFrame) return undefined;
+  const frame = toolFrame;
+  const channel = new MessageChannel();
+  channel.port1.onmessage = (e) => {
+    if (e.data?.type === 'spawn' && e.data.port instanceof MessagePort) frame.postMessage(e.data, [e.data.port]);
+  };
+  return channel.port2;
+}
+
+/**
+ * Browser, in the opaque-origin frame: `url`'s script is fetched here (this origin may) and handed to the
+ * frame as text; the worker it starts there must import nothing by URL. Messages go over a MessagePort.
+ */
+export async function createFrameWorkerHost(url: URL): Promise<WorkerHost> {
+  if (!toolFrame) throw new Error('no tool frame: useToolFrame() was not called in this worker');
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  const source = await res.text();
+  const channel = new MessageChannel();
+  toolFrame.postMessage({ type: 'spawn', source, port: channel.port2 }, [channel.port2]);
+  const port = channel.port1;
+  let exitListener: ((reason: string) => void) | undefined;
+  const listeners: ((message: any) => void)[] = [];
+  port.onmessage = (event) => {
+    if (event.data?.type === FRAME_EXIT) exitListener?.(String(event.data.reason));
+    else for (const l of listeners) l(event.data);
+  };
+  port.onmessageerror = () => exitListener?.('worker sent a message that could not be cloned');
+  return {
+    post: (message) => port.postMessage(message),
+    onMessage: (listener) => void listeners.push(listener),
+    onExit: (listener) => void (exitListener = listener),
+    async terminate() {
+      port.postMessage({ type: FRAME_TERMINATE });
+      port.close();
+    },
+  };
+}
+
 function createBrowserWorkerHost(url: URL): WorkerHost {
   const worker = new Worker(url, { type: 'module' });
   let exitListener: ((reason: string) => void) | undefined;

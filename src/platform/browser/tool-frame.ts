@@ -31,11 +31,11 @@ export const TOOL_FRAME_CSP = "default-src 'none'; script-src 'HASH' blob: 'wasm
 export const FRAME_EXIT = '__tool-frame-exit'; // frame -> page: {type, reason}: the worker failed to load or crashed
 export const FRAME_TERMINATE = '__tool-frame-terminate'; // page -> frame: stop the worker, close the port
 
-// Runs inside the frame. Takes 'spawn' requests from its parent only: {type:'spawn', source, port}.
+// Runs inside the frame. Takes 'spawn' requests {type:'spawn', source, port} from its parent, and on any
+// port its parent hands it as {type:'broker', port} (the lab worker's, through which its lanes' come too).
 const FRAME_SCRIPT = `
-addEventListener('message', (e) => {
-  const m = e.data;
-  if (e.source !== parent || !m || m.type !== 'spawn' || !(m.port instanceof MessagePort)) return;
+function spawn(m) {
+  if (!m || m.type !== 'spawn' || !(m.port instanceof MessagePort)) return;
   const port = m.port;
   let url;
   let moduleUrl;
@@ -54,6 +54,7 @@ addEventListener('message', (e) => {
     port.postMessage({ type: '${FRAME_EXIT}', reason: 'could not start the tool worker: ' + err });
     return;
   }
+  parent.postMessage({ type: 'tool-frame-spawned' }, '*');
   worker.onmessage = (ev) => port.postMessage(ev.data);
   worker.onerror = (ev) => port.postMessage({ type: '${FRAME_EXIT}', reason: 'worker error: ' + (ev.message || 'failed to load or crashed') });
   worker.onmessageerror = () => port.postMessage({ type: '${FRAME_EXIT}', reason: 'worker sent a message that could not be cloned' });
@@ -65,6 +66,11 @@ addEventListener('message', (e) => {
       port.close();
     } else worker.postMessage(ev.data);
   };
+}
+addEventListener('message', (e) => {
+  if (e.source !== parent) return;
+  if (e.data && e.data.type === 'broker' && e.data.port instanceof MessagePort) e.data.port.onmessage = (ev) => spawn(ev.data);
+  else spawn(e.data);
 });
 parent.postMessage({ type: 'tool-frame-ready' }, '*');
 `;
@@ -78,6 +84,10 @@ export interface FrameTool {
 export interface ToolFrame {
   /** Starts a module worker from `source` (its whole script, no imports of the site's files) in the frame. */
   spawn(source: string | Uint8Array): FrameTool;
+  /** A port on which a worker (the lab's) asks for tools: worker-host.ts's useToolFrame() takes it. */
+  broker(): MessagePort;
+  /** How many tool workers the frame has started (the browser red team checks the tools run there). */
+  readonly spawned: number;
   close(): void;
 }
 
@@ -89,29 +99,32 @@ async function sha256Base64(text: string): Promise<string> {
 /** Adds the hidden frame to the page and resolves once its script runs; rejects after `timeoutMs`. */
 export async function openToolFrame(timeoutMs = 10_000): Promise<ToolFrame> {
   const csp = TOOL_FRAME_CSP.replace('HASH', `sha256-${await sha256Base64(FRAME_SCRIPT)}`);
+  let spawned = 0;
   const frame = document.createElement('iframe');
   frame.setAttribute('sandbox', 'allow-scripts');
   frame.setAttribute('aria-hidden', 'true');
   frame.tabIndex = -1;
   frame.style.display = 'none';
   frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="${csp}"><script>${FRAME_SCRIPT}</script>`;
+  let onFrameMessage: (e: MessageEvent) => void = () => {};
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
-      removeEventListener('message', onReady);
+      removeEventListener('message', onFrameMessage);
       reject(new Error(`the code tools' sandboxed frame did not start within ${timeoutMs} ms`));
     }, timeoutMs);
-    function onReady(e: MessageEvent) {
+    onFrameMessage = (e: MessageEvent) => {
+      if (e.source === frame.contentWindow && e.data?.type === 'tool-frame-spawned') spawned++;
       if (e.source !== frame.contentWindow || e.data?.type !== 'tool-frame-ready') return;
       clearTimeout(timer);
-      removeEventListener('message', onReady);
       resolve();
-    }
-    addEventListener('message', onReady);
+    };
+    addEventListener('message', onFrameMessage);
   });
   document.body.append(frame);
   try {
     await ready;
   } catch (e) {
+    removeEventListener('message', onFrameMessage);
     frame.remove();
     throw e;
   }
@@ -122,6 +135,17 @@ export async function openToolFrame(timeoutMs = 10_000): Promise<ToolFrame> {
       frame.contentWindow!.postMessage({ type: 'spawn', source, port: channel.port2 }, '*', [channel.port2]);
       return { port: channel.port1, terminate: () => channel.port1.postMessage({ type: FRAME_TERMINATE }) };
     },
-    close: () => frame.remove(),
+    broker() {
+      const channel = new MessageChannel();
+      frame.contentWindow!.postMessage({ type: 'broker', port: channel.port2 }, '*', [channel.port2]);
+      return channel.port1;
+    },
+    get spawned() {
+      return spawned;
+    },
+    close() {
+      removeEventListener('message', onFrameMessage);
+      frame.remove();
+    },
   };
 }

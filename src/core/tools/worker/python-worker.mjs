@@ -7,7 +7,9 @@
 // URL the host sends (node_modules/pyodide in Node, locally served assets in the browser).
 //
 // Protocol (host <-> worker, structured-clone messages):
-//   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer}
+//   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer, pyodideFiles?: {[name]: Uint8Array}}
+//           (pyodideFiles: pyodide.mjs, pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json, in the
+//           browser's opaque-origin frame, which cannot fetch them)
 //   worker: {type:'ready', loadMs} | {type:'init-error', message}
 //   host:   {type:'run', id, code, files: [{path, bytes}], timeoutMs, memoryLimitBytes, maxWorkspaceBytes, maxWorkspaceFiles}
 //   worker: {type:'output', id, stdout: Clip, stderr: Clip}   (throttled snapshots while running)
@@ -344,6 +346,27 @@ function capture(stream) {
   };
 }
 
+// In the browser's opaque-origin frame (src/platform/browser/tool-frame.ts) this worker can fetch none of
+// the site's files: the host hands Pyodide's files in as bytes. Its two modules are imported from blob:
+// URLs of this worker's own origin, and until Pyodide is up `fetch` answers for its wasm and standard
+// library alone (then stubNetworkGlobals replaces it).
+function scriptUrl(bytes) {
+  return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
+}
+async function fromBytes(indexURL, bytes) {
+  const answers = new Map([
+    [`${indexURL}pyodide.asm.wasm`, [bytes['pyodide.asm.wasm'], 'application/wasm']],
+    [`${indexURL}python_stdlib.zip`, [bytes['python_stdlib.zip'], 'application/zip']],
+  ]);
+  globalThis.fetch = async (url) => {
+    const answer = answers.get(String(url));
+    if (!answer) throw new TypeError(`${url}: not one of Pyodide's files handed to the sandbox`);
+    return new Response(answer[0], { headers: { 'content-type': answer[1] } });
+  };
+  const createPyodideModule = (await import(scriptUrl(bytes['pyodide.asm.mjs']))).default;
+  return { createPyodideModule, lockFileContents: new TextDecoder().decode(bytes['pyodide-lock.json']) };
+}
+
 async function init(message) {
   const started = Date.now();
   if (IS_NODE) {
@@ -356,9 +379,11 @@ async function init(message) {
       throw new Error(`process.binding('${name}') is disabled in the sandbox`);
     };
   }
-  const { loadPyodide } = await import(message.pyodideModuleUrl);
+  const bytes = message.pyodideFiles;
+  const { loadPyodide } = await import(bytes ? scriptUrl(bytes['pyodide.mjs']) : message.pyodideModuleUrl);
   const py = await loadPyodide({
     indexURL: message.indexURL,
+    ...(bytes && await fromBytes(message.indexURL, bytes)),
     jsglobals: Object.create(null),
     env: { HOME: WORKSPACE_DIR },
     stdout: () => {},
