@@ -2,7 +2,9 @@
 // get out of the agents' code tools (Python on Pyodide, JavaScript on QuickJS, both in Web Workers)
 // through the page's own tool entry (the lab's 'tool' request), and a probe standing in for guest code that got
 // JavaScript running in a tool worker (test/fixtures/red-team-probe/python-worker-probe.mjs), bound by
-// the tool workers' Content-Security-Policy, which the site's service worker adds on this plain host.
+// the tool workers' Content-Security-Policy, which the site's service worker adds on this plain host,
+// and the same probe in a worker of the page's opaque-origin frame (src/platform/browser/tool-frame.ts),
+// where the Python tool runs: none of this origin's storage, channels or files there.
 // A listener on 127.0.0.1 shows any network reach. docs/threat-model.md lists the attempts and results.
 // Cost: the site build (shared with the other e2e files) and one page load, about 20-40 s.
 
@@ -115,8 +117,9 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
       'import() of a URL', 'WebSocket to the listener', 'nested worker']) {
       expect(results[name], name).toMatch(/^DENIED/);
     }
-    // Still reachable from JavaScript in a same-origin tool worker (docs/threat-model.md, "What is left"):
-    // this origin's files, storage and channels. Guest code has no JavaScript there to reach them with.
+    // Still reachable from JavaScript in a same-origin tool worker (the JavaScript tool's, docs/threat-model.md,
+    // "What is left"): this origin's files, storage and channels. Guest code has no JavaScript there to reach
+    // them with. The Python tool's worker is in the opaque-origin frame: the next test.
     expect(results['same-origin fetch']).toMatch(/^OK/);
   });
 
