@@ -31,6 +31,7 @@ const BENCHMARKS: Record<string, string> = {
   'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
   scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',
   corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
+  speed: 'agent steps per second of the relay of 32 and 128, today\'s path beside the new one, with each phase\'s matmul FLOP rate against the plain matmul rate',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 
