@@ -11,17 +11,18 @@
  * Example: resolveConfig({rewards: {mode: 'outcome'}, seed: 3}, teams) -> defaults with those two changed.
  *          resolveConfig({workflow: relayWorkflow(4)}, teams).lr -> 0.002 (the relay team's), not the default 0.001
  *          resolveConfig({lerning_rate: 1}, teams) -> ConfigFileError: unknown key "lerning_rate" ...
+ *          resolveConfig({workflow: {name: 'relay-128', domain: 'relay', agents: [{repeat: 128, ...}]}}, teams).workflow.agents.length -> 128
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { CoachSettings } from '../coach/coaches.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
+import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
+import { expandWorkflow } from './workflow-repeat.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
-export { ConfigFileError } from './config-fields.ts';
-export type { CoachSettings } from '../coach/coaches.ts';
 
 export interface TrainConfig {
   seed: number;
@@ -89,7 +90,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
   coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, batch: 16 },
-  toolTimeoutMs: 2000,
+  toolTimeoutMs: DEFAULT_TIMEOUT_MS,
 };
 
 type Json = Record<string, unknown>;
@@ -135,9 +136,12 @@ export interface ConfigTeams {
  */
 export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig {
   const patch = (partial ?? {}) as Json;
-  // The workflow is replaced whole (it is validated as a unit), not merged key by key.
-  const { workflow = teams.defaultWorkflow, ...rest } = patch;
+  // The workflow is replaced whole (it is validated as a unit), not merged key by key; a repeated agent
+  // ("repeat": 128, workflow-repeat.ts) is expanded into its agents first.
+  const { workflow: given = teams.defaultWorkflow, ...rest } = patch;
+  let workflow: unknown;
   try {
+    workflow = expandWorkflow(given);
     validateWorkflow(workflow as WorkflowSpec, teams.domains);
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');

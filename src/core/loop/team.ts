@@ -77,7 +77,8 @@ export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTime
  * Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000, rolloutBatch: 16 }
  */
 export function playedTeam(c: PlayedTeam): PlayedTeam {
-  return { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs, ...(c.rolloutBatch === undefined ? {} : { rolloutBatch: c.rolloutBatch }) };
+  const played = { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
+  return c.rolloutBatch === undefined ? played : { ...played, rolloutBatch: c.rolloutBatch };
 }
 
 /** A shipped workflow as the page's team menu offers it. */

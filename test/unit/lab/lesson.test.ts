@@ -1,22 +1,22 @@
-// The lesson's summary maths (src/core/lab/lesson.ts) on hand-made results: the curves' Wilson
+// The lesson's summary maths (src/core/lab/experiments/lesson/lesson-maths.ts) on hand-made results: the curves' Wilson
 // intervals, the paired process - outcome gap, the predicted gap, rollouts to the target, the
 // per-agent rows and the words the page shows; a finished lesson read back from storage with its
 // training time and date (no model, no training); and the per-agent counts from relay trajectories.
 import { describe, expect, it } from 'vitest';
-import {
-  agentList, agentStepsOfEval, agentWords, gapWords, curveOf, Lesson, LESSON_TIME, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
-  trainedTime, type LessonRunData,
-} from '../../../src/core/lab/lesson.ts';
+import { agentList, agentWords, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, rolloutsTo, runUnits, trainedTime, type LessonRunData } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
+import { agentStepsOfEval, pairedGap, remainingSeconds } from '../../../src/core/lab/experiments/run-maths.ts';
+import { Lesson } from '../../../src/core/lab/experiments/lesson/lesson-run.ts';
+import { RUN_TIME } from '../../../src/core/lab/experiments/stored-runs.ts';
 import { MemoryStore } from '../../helpers/loop.ts';
 import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
-import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../../src/core/loop/trajectory.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
 import { coachQuality, judgeBuild, reportRanking } from '../../../src/core/lab/coach-quality.ts';
-import { judgePromptExample, lessonCoachWords } from '../../../src/core/lab/lesson.ts';
+import { judgePromptExample, lessonCoachWords } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
 import { readFileSync } from 'node:fs';
 
 const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);
@@ -66,8 +66,9 @@ describe('the lesson summary', () => {
     expect(row.gap!.p).toBeCloseTo(0.37);
     expect(row.words).toMatch(/^4 agents: process 97\.0 % vs outcome 60\.0 %, a gap of \+37\.0 pts \[\+\d+\.\d, \+\d+\.\d\] \(paired, the same 100 problems\)\. /);
     expect(row.words).toContain('Step accuracy by agent, in points: process +19.0, +18.0, +17.0, +19.0; outcome +13.0, +12.0, +14.0, 0.0 (beyond the noise: process raised agents 1-4; outcome raised agents 1-3).');
-    // docs/credit.md: outcome gains p^(N-1) of process's gain; untrained step accuracy 0.8, team 40 %, process +57 points.
-    expect(row.predictedGap).toBeCloseTo((1 - 0.8 ** 3) * 0.57);
+    // docs/credit.md: outcome gains lambda^(N-1) of process's gain, lambda = (10 p - 1) / 9 = 7 / 9 at p = 0.8 (a wrong
+    // chain's errors can cancel on the dial); untrained step accuracy 0.8, team 40 %, process +57 points.
+    expect(row.predictedGap).toBeCloseTo((1 - (7 / 9) ** 3) * 0.57);
     expect(row.agents[3]).toMatchObject({ agent: 4, base: wilson(80, 100), outcome: wilson(80, 100) });
     // The size with no runs yet says so.
     expect(v.rows.find((r) => r.n === 2)!.words).toBe('2 agents: not finished yet');
@@ -89,7 +90,7 @@ describe('the lesson summary', () => {
       run(2, 'process', [[0, 70], [5, 80], [10, 80]], {}),
       run(2, 'outcome', [[0, 70], [5, 79], [10, 79]], {}),
     ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
-    expect(v.rows[0].words).toContain('No gap shown at this budget: both end within the noise of this many problems, and neither was faster (both reached 79 % after 80 rollouts): with 2 agents outcome reward\'s signal is p^1 = 0.80 of process reward\'s');
+    expect(v.rows[0].words).toContain('No gap shown at this budget: both end within the noise of this many problems, and neither was faster (both reached 79 % after 80 rollouts): with 2 agents outcome reward\'s signal is lambda^1 = 0.78 of process reward\'s');
   });
 
   it('notes a measured gap above the prediction, and unlearning when outcome reward\'s agents fell', () => {
@@ -168,7 +169,7 @@ describe('a finished lesson is a saved result', () => {
       const store = host.store(`relay-2-${mode}`);
       await store.appendMetrics({ iteration: 0, eval: ev(40) });
       for (let it = 1; it <= 10; it++) await store.appendMetrics({ iteration: it, perAgent: {}, ...(it === 10 ? { eval: ev(k) } : {}) });
-      await store.writeFile(LESSON_TIME, JSON.stringify({ seconds, finishedAt: at }));
+      await store.writeFile(RUN_TIME, JSON.stringify({ seconds, finishedAt: at }));
     }
     const v = await lesson().readBack();
     expect(v.status).toBe('done');

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
 import { readUrl } from '../../../src/ui/url-config.ts';
-import { adapterFiles } from '../../../src/core/lab/exports.ts';
-import { runSize } from '../../../src/core/loop/run-size.ts';
+import { adapterFiles } from '../../../src/core/lab/transfer.ts';
+import { runSize } from '../../../src/core/measure/run-size.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 describe('the link', () => {
