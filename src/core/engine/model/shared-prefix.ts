@@ -24,7 +24,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { AdapterView, CausalLM, KVCache } from './llama.ts';
 
 /** A prefix shorter than this is not worth its extra forward call. */
-export const MIN_TRAIN_PREFIX = 4;
+const MIN_TRAIN_PREFIX = 4;
 
 export interface SharedPrefixPlan {
   /** Per row, its group's index (0..G-1, in order of first appearance). */
