@@ -34,6 +34,7 @@ const BENCHMARKS: Record<string, string> = {
   corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
   speed: 'agent steps per second of the relay of 32 and 128, today\'s path beside the new one, with each phase\'s matmul FLOP rate against the plain matmul rate',
   sandbox: 'the code tools\' isolation side by side with another checkout: start-up and each run, replayed on a math run\'s own code blocks, as a share of its iteration time',
+  'tool-frame': 'the browser\'s Python tool in the opaque-origin frame against a same-origin worker, in the built site: start-up and each run',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 
