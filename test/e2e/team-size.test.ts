@@ -1,0 +1,118 @@
+// The page at any team size, in front of a class, as a teacher meets it: the README's `npm start`, the plain
+// URL, 1366x800, a fresh browser. With nothing stored the page fits in four screens; the team menu takes a
+// relay of 128; the link is a few words (it was 44 KB, which `npm start` answered with HTTP 431) and reloads;
+// two iterations train; while they do, a second tab on the plain URL can neither train nor delete, and says
+// why; the charts are heat maps with the few agents that matter as lines, and the inspector shows the wrong
+// steps only, the first wrong step first; a chart exports as a PNG that opens; the page at 128 agents stays
+// within four screens with the settings right under the team. Screenshots in test-results/team-size-*.png.
+// About 3-5 minutes on 2 cores (two relay-128 iterations on wasm): in SLOW_TESTS. Skips loudly without chromium.
+
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, ensureBuilt, openUserPage, screenshot, type UserPage } from '../helpers/browser.ts';
+import { readState, waitFor } from '../helpers/page-state.ts';
+import { warnIfSkipped } from '../helpers/webgpu.ts';
+
+const have = chromiumAvailable();
+warnIfSkipped('team-size e2e suite (test/e2e/team-size.test.ts)', have);
+
+/** Four screens of a 1366x800 laptop. */
+const FOUR_SCREENS = 3200;
+const height = (u: UserPage) => u.page.evaluate(() => document.documentElement.scrollHeight);
+
+describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
+  let u: UserPage;
+  beforeAll(async () => {
+    await ensureBuilt('site');
+    u = await openUserPage();
+  }, 900_000);
+  afterAll(async () => {
+    await u?.close();
+  });
+
+  it('fits in four screens, reaches a relay of 128 from the menu, trains it, guards the other tabs, reloads, exports', async () => {
+    const { page } = u;
+    await waitFor(page, (s) => s.state === 'ready', 540_000, 'the default team ready');
+    await page.screenshot({ path: 'test-results/team-size-first-screen.png' });
+    await screenshot(page, 'team-size-fresh');
+    expect(await height(u)).toBeLessThan(FOUR_SCREENS); // a fresh browser, nothing stored
+
+    // The menu offers 128 agents (any other size goes in the number field beside it).
+    await page.getByTestId('team-preset').selectOption('relay-128');
+    await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-128', 540_000, 'relay-128 open');
+    expect(await page.getByTestId('team-size').inputValue()).toBe('128');
+    const link = page.url();
+    expect(new URL(link).search).toBe('?team=relay&agents=128');
+    expect(link.length).toBeLessThan(8 * 1024);
+    expect(await page.getByTestId('team-strip').locator('button').count()).toBe(128);
+
+    await page.getByTestId('btn-start').click();
+    await waitFor(page, (s) => s.state === 'running', 120_000, 'training');
+
+    // A second tab on the plain URL, while the first trains: nothing that trains or deletes is enabled, and it says why.
+    const other = await page.context().newPage();
+    await other.goto(new URL('/', link).href);
+    await waitFor(other, (s) => s.state === 'ready', 540_000, 'the second tab ready');
+    await other.getByTestId('elsewhere').waitFor({ timeout: 30_000 });
+    expect(await other.getByTestId('elsewhere').textContent()).toMatch(/Another tab of this browser is training \(the run is training\)/);
+    for (const id of ['btn-start', 'btn-step', 'btn-reset', 'btn-compare', 'btn-lesson', 'btn-credit-methods', 'btn-scale']) {
+      expect(await other.getByTestId(id).isDisabled(), id).toBe(true);
+    }
+    expect(await other.getByTestId('btn-start').getAttribute('title')).toMatch(/another tab of this browser is training/);
+    await screenshot(other, 'team-size-second-tab');
+    await other.close();
+
+    await waitFor(page, (s) => s.metrics >= 2, 1_200_000, 'two iterations of relay-128');
+    await page.getByTestId('btn-pause').click();
+    await waitFor(page, (s) => s.state === 'ready', 600_000, 'paused');
+    expect((await readState(page)).errors).toEqual([]);
+
+    // The per-agent charts are heat maps (agent x iteration) with a value under the pointer and a few lines.
+    const heat = page.getByTestId('chart-score');
+    expect(await heat.getAttribute('data-agents')).toBe('128');
+    await heat.locator('canvas').first().hover({ position: { x: 40, y: 30 } });
+    expect(await page.getByTestId('chart-score-hover').textContent()).toMatch(/^agent\d+, iteration \d+: [\d.]+$/);
+    expect(await page.getByTestId('chart-score-lines').count()).toBe(1);
+
+    // The inspector: wrong steps only, the first wrong step first.
+    await page.getByTestId('wrong-only').check();
+    const cards = page.getByTestId('action');
+    const shown = await cards.count();
+    if (shown) {
+      expect(await cards.first().getAttribute('data-first-wrong')).toBe('true');
+      const verdicts = await cards.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-verdict'))));
+      expect(verdicts.every((v) => v < 5)).toBe(true); // wrong: the verdict that colours the card is below neutral
+      expect(shown).toBeLessThanOrEqual(8);
+    } else {
+      expect(await page.getByTestId('inspector').textContent()).toMatch(/No wrong step in this trajectory/);
+    }
+    await page.getByTestId('inspector').screenshot({ path: 'test-results/team-size-inspector.png' });
+
+    // Four screens at 128 agents, and the settings right under the team (no 128 boxes above them).
+    const at128 = await height(u);
+    const y = (id: string) => page.getByTestId(id).evaluate((e) => e.getBoundingClientRect().top + scrollY);
+    expect(await y('settings')).toBeLessThan(1600);
+    await screenshot(page, 'team-size-128');
+    expect(at128).toBeLessThan(FOUR_SCREENS);
+
+    // A chart as a PNG that opens.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('chart-accuracy-png').click()]);
+    const bytes = readFileSync((await download.path())!);
+    expect(download.suggestedFilename()).toMatch(/\.png$/);
+    expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const size = await page.evaluate(async (b64) => {
+      const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
+      const img = await createImageBitmap(blob);
+      return { w: img.width, h: img.height };
+    }, bytes.toString('base64'));
+    expect(size.w).toBeGreaterThan(300);
+    expect(size.h).toBeGreaterThan(150);
+
+    // Reload: the same short link opens the same run with its two iterations.
+    await page.reload();
+    const back = await waitFor(page, (s) => s.state === 'ready' && s.metrics >= 2, 540_000, 'reloaded');
+    expect(back.team).toBe('relay-128');
+    expect(page.url()).toBe(link);
+    expect(u.problems).toEqual([]);
+  }, 2_400_000);
+});
