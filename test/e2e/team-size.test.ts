@@ -4,7 +4,8 @@
 // two iterations train; while they do, a second tab on the plain URL can neither train nor delete, and says
 // why; the charts are heat maps with the few agents that matter as lines, and the inspector shows the wrong
 // steps only, the first wrong step first; a chart exports as a PNG that opens; the page at 128 agents stays
-// within four screens with the settings right under the team. Screenshots in test-results/team-size-*.png.
+// within four screens with the settings right under the team; presenter mode makes the body text 16 px or more.
+// Screenshots in test-results/team-size-*.png.
 // About 3-5 minutes on 2 cores (two relay-128 iterations on wasm): in SLOW_TESTS. Skips loudly without chromium.
 
 import { readFileSync } from 'node:fs';
@@ -55,7 +56,7 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     await waitFor(other, (s) => s.state === 'ready', 540_000, 'the second tab ready');
     await other.getByTestId('elsewhere').waitFor({ timeout: 30_000 });
     expect(await other.getByTestId('elsewhere').textContent()).toMatch(/Another tab of this browser is training \(the run is training\)/);
-    for (const id of ['btn-start', 'btn-step', 'btn-reset', 'btn-compare', 'btn-lesson', 'btn-credit-methods', 'btn-scale']) {
+    for (const id of ['btn-start', 'btn-step', 'btn-reset', 'btn-compare', 'btn-lesson', 'btn-credit-methods', 'btn-scale', 'btn-reset-all']) {
       expect(await other.getByTestId(id).isDisabled(), id).toBe(true);
     }
     expect(await other.getByTestId('btn-start').getAttribute('title')).toMatch(/another tab of this browser is training/);
@@ -113,6 +114,14 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     const back = await waitFor(page, (s) => s.state === 'ready' && s.metrics >= 2, 540_000, 'reloaded');
     expect(back.team).toBe('relay-128');
     expect(page.url()).toBe(link);
+
+    // Presenter mode, for a projector: the lesson's body text 16 px or more on the screen.
+    await page.getByTestId('presenter').check();
+    const px = await page.getByTestId('mappa-line').evaluate((e) =>
+      parseFloat(getComputedStyle(e).fontSize) * Number(getComputedStyle(document.body).zoom || 1));
+    expect(px).toBeGreaterThanOrEqual(16);
+    await page.screenshot({ path: 'test-results/team-size-presenter.png' });
+    await page.getByTestId('presenter').uncheck();
     expect(u.problems).toEqual([]);
   }, 2_400_000);
 });
