@@ -4,7 +4,8 @@
 // two iterations train; while they do, a second tab on the plain URL can neither train nor delete, and says
 // why; the charts are heat maps with the few agents that matter as lines, and the inspector shows the wrong
 // steps only, the first wrong step first; a chart exports as a PNG that opens; the page at 128 agents stays
-// within four screens with the settings right under the team; presenter mode makes the body text 16 px or more.
+// within four screens with the settings right under the team; presenter mode makes the body text 16 px or more;
+// "Reset all stored results" leaves nothing stored.
 // Screenshots in test-results/team-size-*.png.
 // About 3-5 minutes on 2 cores (two relay-128 iterations on wasm): in SLOW_TESTS. Skips loudly without chromium.
 
@@ -55,7 +56,7 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     await other.goto(new URL('/', link).href);
     await waitFor(other, (s) => s.state === 'ready', 540_000, 'the second tab ready');
     await other.getByTestId('elsewhere').waitFor({ timeout: 30_000 });
-    expect(await other.getByTestId('elsewhere').textContent()).toMatch(/Another tab of this browser is training \(the run is training\)/);
+    expect(await other.getByTestId('elsewhere').textContent()).toMatch(/Another tab of this browser is training \(the run is training: relay-128\)/);
     for (const id of ['btn-start', 'btn-step', 'btn-reset', 'btn-compare', 'btn-lesson', 'btn-credit-methods', 'btn-scale', 'btn-reset-all']) {
       expect(await other.getByTestId(id).isDisabled(), id).toBe(true);
     }
@@ -122,6 +123,18 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     expect(px).toBeGreaterThanOrEqual(16);
     await page.screenshot({ path: 'test-results/team-size-presenter.png' });
     await page.getByTestId('presenter').uncheck();
+
+    // Reset all stored results, for the next class: asked first, then every run is gone and the page opens afresh.
+    page.once('dialog', (d) => void d.accept());
+    await Promise.all([page.waitForEvent('load', { timeout: 120_000 }), page.getByTestId('btn-reset-all').click()]);
+    const fresh = await waitFor(page, (s) => s.state === 'ready', 540_000, 'opened afresh after the reset');
+    expect(fresh.metrics).toBe(0);
+    const trained = await page.evaluate(async () => {
+      type Lab = { listRuns(a: object): Promise<{ metrics: { iteration: number }[] }[]> };
+      const lab = (window as unknown as { __mappa: { client: { lab: Lab } } }).__mappa.client.lab;
+      return (await lab.listRuns({})).filter((r) => r.metrics.some((m) => m.iteration > 0)).length;
+    });
+    expect(trained).toBe(0); // the run opened again (its untrained team is measured anew), but none of its training is left
     expect(u.problems).toEqual([]);
   }, 2_400_000);
 });
