@@ -11,7 +11,9 @@
  * For: reading the URL at start-up (a part it cannot read is named in `error`, never dropped in
  * silence) and rewriting it (replaceState) as settings change.
  * Not for: validation (the worker resolves and validates the config as the CLI does).
- * An older link with the whole workflow in ?config= still loads (its workflow is used when ?team= is absent).
+ * An older link with the whole workflow in ?config= still loads (its workflow is used when ?team= is absent). What
+ * differs is written deflated (`?configz=`, base64url) when its JSON is longer than LONG_CONFIG: an edited relay of
+ * 128 is then about 1 KB, not 44 KB (a server answers HTTP 431 to a request line past about 16 KB).
  * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
  *          ?team=relay&agents=128&config={"seed":3}  ->  {seed: 3, workflow: <relay of 128>}
  *          urlFor(href, {config: relayConfig(128)}) -> '...?team=relay&agents=128' (a few words, not 44 KB)
@@ -20,6 +22,7 @@
 import type { BackendName, WebGPULimits } from '../core/engine/backend.ts';
 import { fieldSpec } from '../core/loop/config-fields.ts';
 import { namedWorkflow, withoutTeamSettings, workflowName } from '../core/domains/index.ts';
+import { deflateSync, inflateSync, strFromU8, strToU8 } from 'fflate';
 
 export type Patch = Record<string, unknown>;
 
@@ -55,7 +58,15 @@ export function readUrl(href: string): UrlState {
   else if (coach !== null) problems.push(`the link's ?coach=${coach} is not "webllm:<model id>"; the configuration's coach scores`);
   const run = q.get('run');
   if (run) out.run = run;
-  const raw = q.get('config');
+  const packed = q.get('configz');
+  let raw = q.get('config');
+  if (packed !== null && raw === null) {
+    try {
+      raw = unpack(packed);
+    } catch (e) {
+      problems.push(`the link's ?configz= could not be unpacked (${(e as Error).message}); using the default configuration`);
+    }
+  }
   if (raw !== null) {
     try {
       const parsed = JSON.parse(raw);
@@ -92,7 +103,23 @@ export function readUrl(href: string): UrlState {
 }
 
 /** The query parameters the page reads. */
-const KNOWN = new Set(['team', 'agents', 'config', 'backend', 'baseline', 'limits', 'coach', 'run']);
+const KNOWN = new Set(['team', 'agents', 'config', 'configz', 'backend', 'baseline', 'limits', 'coach', 'run']);
+
+/** A ?config= JSON longer than this is written deflated (?configz=). */
+export const LONG_CONFIG = 1500;
+
+/** JSON text deflated, as base64url. */
+function pack(json: string): string {
+  let bin = '';
+  for (const b of deflateSync(strToU8(json), { level: 9 })) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** pack's inverse. */
+function unpack(text: string): string {
+  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  return strFromU8(inflateSync(Uint8Array.from(bin, (c) => c.charCodeAt(0))));
+}
 
 /** The value a ?config= example shows for setting `f`: the link's own when it is one the setting can take, else one that is. */
 function example(f: NonNullable<ReturnType<typeof fieldSpec>>, v: string): unknown {
@@ -112,8 +139,11 @@ export function urlFor(href: string, s: Omit<UrlState, 'error'>): string {
   else u.searchParams.delete('team');
   if (name?.agents !== undefined) u.searchParams.set('agents', String(name.agents));
   else u.searchParams.delete('agents');
-  if (Object.keys(config).length) u.searchParams.set('config', JSON.stringify(config));
-  else u.searchParams.delete('config');
+  const json = Object.keys(config).length ? JSON.stringify(config) : null;
+  u.searchParams.delete('config');
+  u.searchParams.delete('configz');
+  if (json && json.length > LONG_CONFIG) u.searchParams.set('configz', pack(json));
+  else if (json) u.searchParams.set('config', json);
   if (s.backend) u.searchParams.set('backend', s.backend);
   else u.searchParams.delete('backend');
   if (s.webllm) u.searchParams.set('coach', `webllm:${s.webllm}`);

@@ -60,6 +60,15 @@ describe('a short link at any team size', () => {
     expect(roundTrip({ workflow: edited })).toMatch(/config=.*maxTokens/);
   });
 
+  it('an edited relay of 128 travels deflated, about 1 KB, and opens the same configuration', () => {
+    const edited = relayWorkflow(128);
+    for (const a of edited.agents) a.maxTokens = 6;
+    const href = roundTrip({ workflow: edited, seed: 2 });
+    expect(href).toMatch(/\?configz=[\w-]+$/);
+    expect(href.length).toBeLessThan(4000);
+    expect(readUrl(`${BASE}?configz=not-deflate`).error).toMatch(/\?configz= could not be unpacked/);
+  });
+
   it('an older link with the whole workflow in ?config= still loads', () => {
     const s = readUrl(`${BASE}?config=${encodeURIComponent(JSON.stringify(relayConfig(64)))}`);
     expect(s.error).toBeUndefined();
