@@ -75,3 +75,48 @@ export function download(blob: Blob, name: string): void {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 5000);
 }
+
+/** Presentation properties copied onto each node of an exported SVG (the page's scoped CSS does not travel with it). */
+const STYLED = ['font-size', 'font-family', 'font-weight', 'fill', 'stroke', 'stroke-width', 'stroke-dasharray', 'opacity'] as const;
+
+/**
+ * A figure of the page drawn in SVG (the lesson's and Scale the team's charts) as a standalone SVG file: its caption
+ * on top, the chart with its styles inlined (its error bars are its own lines), and its legend's text under it.
+ */
+export function figureSvg(figure: HTMLElement): { svg: string; name: string } {
+  const chart = figure.querySelector('svg');
+  if (!chart) throw new Error('this figure holds no SVG chart');
+  const title = [...(figure.querySelector('figcaption')?.childNodes ?? [])]
+    .filter((n) => !(n instanceof HTMLButtonElement)).map((n) => n.textContent ?? '').join('').replace(/\s+/g, ' ').trim();
+  const legend = [...figure.querySelectorAll('.legend')].map((l) => (l.textContent ?? '').replace(/\s+/g, ' ').trim()).filter(Boolean);
+  const clone = chart.cloneNode(true) as SVGSVGElement;
+  const from = [chart, ...chart.querySelectorAll('*')];
+  const to = [clone, ...clone.querySelectorAll('*')];
+  from.forEach((el, i) => {
+    const cs = getComputedStyle(el);
+    const style = STYLED.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(';');
+    (to[i] as SVGElement).setAttribute('style', style);
+  });
+  const box = chart.getBoundingClientRect();
+  const w = Math.round(box.width);
+  const h = Math.round(box.height);
+  clone.setAttribute('x', '10');
+  clone.setAttribute('y', '30');
+  clone.setAttribute('width', String(w));
+  clone.setAttribute('height', String(h));
+  const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const font = 'font-family="system-ui, sans-serif" fill="#1d2430"';
+  const lines = legend.map((l, i) => `<text x="10" y="${30 + h + 18 + i * 16}" font-size="12" ${font}>${esc(l)}</text>`);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w + 20}" height="${30 + h + 10 + legend.length * 16 + 8}">`
+    + '<rect width="100%" height="100%" fill="#fff"/>'
+    + `<text x="10" y="20" font-size="14" font-weight="600" font-family="system-ui, sans-serif" fill="#1d2430">${esc(title)}</text>`
+    + `${new XMLSerializer().serializeToString(clone)}${lines.join('')}</svg>`;
+  return { svg, name: fileNameOf(title, 'svg') };
+}
+
+/** Saves a figure's SVG chart (figureSvg) as a file. */
+export function saveFigureSvg(figure: Element | null): void {
+  if (!(figure instanceof HTMLElement)) return;
+  const { svg, name } = figureSvg(figure);
+  download(new Blob([svg], { type: 'image/svg+xml' }), name);
+}

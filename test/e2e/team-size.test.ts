@@ -109,6 +109,20 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     }, bytes.toString('base64'));
     expect(size.w).toBeGreaterThan(300);
     expect(size.h).toBeGreaterThan(150);
+    // The lesson's SVG charts as an SVG file that opens, caption included.
+    const [svgFile] = await Promise.all([page.waitForEvent('download'), page.getByTestId('btn-svg').first().click()]);
+    const svg = readFileSync((await svgFile.path())!, 'utf8');
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svg).toContain('2 agents · held-out accuracy');
+    const opened = await page.evaluate(async (text) => {
+      const img = await createImageBitmap(await (await fetch(`data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`)).blob()).catch(() => null);
+      if (img) return img.width;
+      const el = new Image();
+      el.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+      await el.decode();
+      return el.naturalWidth;
+    }, svg);
+    expect(opened).toBeGreaterThan(200);
 
     // Reload: the same short link opens the same run with its two iterations.
     await page.reload();

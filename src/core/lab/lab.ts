@@ -28,7 +28,7 @@ import { usedBy } from '../loop/models-used.ts';
 import { resolveTrainConfig } from '../domains/index.ts';
 import { hashString } from '../stats/rng.ts';
 import { formatDatasetErrors, parseJsonlDataset } from '../tasks/dataset.ts';
-import { adapterFiles, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
+import { adapterFiles, LAST_TRAJECTORIES, metricsCsv, trajectoryViews, zipAdapters } from './exports.ts';
 import { idleLessonView, type LessonHost } from './lesson.ts';
 import { EXPERIMENTS, readBackAll, type ExperimentHost, type ExperimentName } from './experiment.ts';
 import { nameOf, refusal, type Activity, type GatedRequest, type LabMode } from './lab-state.ts';
@@ -241,7 +241,7 @@ export class Lab implements LabApi {
           void trajectoryViews(c.workflow, e.trajectories, parts.coach.name).then((trajectories) => {
             const views = { iteration: e.iteration, trajectories };
             this.post({ kind: 'trajectories', ...views });
-            return store.writeFile('last-trajectories.json', JSON.stringify(views));
+            return store.writeFile(LAST_TRAJECTORIES, JSON.stringify(views));
           }).catch((err) => this.reportError(err));
           return;
         }
@@ -250,7 +250,7 @@ export class Lab implements LabApi {
         this.post({ kind: 'train', event: e });
       });
       const { resumed, metrics, evals } = session.history;
-      const last = resumed ? await store.readFile('last-trajectories.json') : null;
+      const last = resumed ? await store.readFile(LAST_TRAJECTORIES) : null;
       const dataset = this.dataset;
       // A dataset run keeps its dataset beside its records: a reload (?run=) trains on the same problems.
       if (dataset && !resumed) await store.writeFile(DATASET_FILE, dataset.text);

@@ -23,6 +23,7 @@ import { resolveTrainConfig } from '../domains/index.ts';
 import { RunSession, type RunParts } from '../loop/session.ts';
 import type { EvalResult, IterationMetrics } from '../loop/records.ts';
 import type { CoachQuality } from './coach-quality.ts';
+import { LAST_TRAJECTORIES, trajectoryViews } from './exports.ts';
 import {
   agentStepsOfEval, evaluationUnits, iterationUnits, LESSON_MODES, LESSON_PLAN, lessonPatch, lessonView, remainingSeconds, runUnits, trainedTime,
   type LessonMode, type LessonPlan, type LessonRunData, type LessonView,
@@ -96,6 +97,12 @@ export async function trainStoredRun(host: Omit<LessonHost, 'post'>, patch: Reco
     session.trainer.on((e) => {
       if (e.type === 'eval' && e.result.of === undefined) listen.evaluated(e.iteration, e.result);
       if (e.type === 'iteration') listen.iterated(e.metrics);
+      // Its last batch, as the page's own runs keep it: "Open in the inspector" then shows its rollouts.
+      if (e.type === 'trajectories') {
+        void trajectoryViews(c.workflow, e.trajectories, parts.coach.name)
+          .then((trajectories) => store.writeFile(LAST_TRAJECTORIES, JSON.stringify({ iteration: e.iteration, trajectories })))
+          .catch(() => undefined); // a view not kept only leaves the inspector empty when the run is opened again
+      }
     });
     const began = performance.now();
     let how: 'done' | 'paused' | 'stepped' = 'paused';
