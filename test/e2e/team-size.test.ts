@@ -37,7 +37,8 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     await waitFor(page, (s) => s.state === 'ready', 540_000, 'the default team ready');
     await page.screenshot({ path: 'test-results/team-size-first-screen.png' });
     await screenshot(page, 'team-size-fresh');
-    expect(await height(u)).toBeLessThan(FOUR_SCREENS); // a fresh browser, nothing stored
+    const freshHeight = await height(u);
+    expect(freshHeight).toBeLessThan(FOUR_SCREENS); // a fresh browser, nothing stored
 
     // The menu offers 128 agents (any other size goes in the number field beside it).
     await page.getByTestId('team-preset').selectOption('relay-128');
@@ -95,6 +96,7 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     const y = (id: string) => page.getByTestId(id).evaluate((e) => e.getBoundingClientRect().top + scrollY);
     expect(await y('settings')).toBeLessThan(1600);
     await screenshot(page, 'team-size-128');
+    console.log(`[e2e] team-size: fresh page ${freshHeight} px, relay-128 after 2 iterations ${at128} px, Settings at y = ${Math.round(await y('settings'))}`);
     expect(at128).toBeLessThan(FOUR_SCREENS);
 
     // A chart as a PNG that opens.
