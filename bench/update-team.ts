@@ -1,7 +1,7 @@
 /**
  * The update of a team of N agents at an equal number of samples, per agent (one pass per agent's
  * micro-batch, update.ts) against batched (rows of many agents in one pass, each through its own
- * adapter: rl/team-update.ts), with each time as a ratio to one agent's update of the same samples.
+ * adapter: rl/batched-update.ts), with each time as a ratio to one agent's update of the same samples.
  * The goal (issue: a hundred agents in one tab): batched within 1.5x of one agent at N = 128.
  *
  * For: `npm run -s bench -- update --agents 1,4,8,16,32,64,128 [--samples 512] [--micro 16] [--reps 3]
@@ -23,8 +23,10 @@ import { LoraAdapter } from '../src/core/engine/lora/adapter.ts';
 import { loadModel } from '../src/core/engine/model/load.ts';
 import { folderSource } from '../src/core/engine/model/sources.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
-import { policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
-import { TeamAdapter } from '../src/core/engine/lora/team-adapter.ts';
+import { policyUpdate } from '../src/core/rl/update.ts';
+import { type AgentPolicy } from '../src/core/rl/update-steps.ts';
+import { type TrainSample } from '../src/core/rl/batches.ts';
+import { BatchedAdapter } from '../src/core/engine/lora/batched-adapter.ts';
 import { thisThread } from '../src/core/compute/local.ts';
 import { Rng } from '../src/core/stats/rng.ts';
 
@@ -96,7 +98,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const samples: TrainSample[] = base.map((x, i) => ({ ...x, agent: `agent${(i % n) + 1}` }));
     const once = async (batched: boolean, form: 'gather' | 'masked'): Promise<Timing> => {
-      TeamAdapter.form = form;
+      BatchedAdapter.form = form;
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await policyUpdate(compute, policies, samples, { microBatchSize: o.micro, batched });
@@ -120,7 +122,7 @@ export async function main(argv: string[]): Promise<void> {
       p.optimizer.dispose();
     }
   }
-  TeamAdapter.form = 'masked';
+  BatchedAdapter.form = 'masked';
   const one = rows.find((r) => r.n === 1)?.perAgent;
   console.log(`# The update of N agents at ${o.samples} samples: per agent against batched\n`);
   console.log(`\`npm run -s bench -- update ${argv.join(' ')}\`; ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${describeBackend(info)}, 1 thread; `

@@ -43,7 +43,9 @@ import { LoraAdapter, projectionShape } from '../src/core/engine/lora/adapter.ts
 import { type ModelConfig, parameterCount } from '../src/core/engine/model/config.ts';
 import { CausalLM, type Projection } from '../src/core/engine/model/llama.ts';
 import { AdamW } from '../src/core/rl/adamw.ts';
-import { actionLogProbs, policyUpdate, type AgentPolicy, type TrainSample } from '../src/core/rl/update.ts';
+import { policyUpdate } from '../src/core/rl/update.ts';
+import { type AgentPolicy } from '../src/core/rl/update-steps.ts';
+import { actionLogProbs, type TrainSample } from '../src/core/rl/batches.ts';
 import { thisThread } from '../src/core/compute/local.ts';
 import { LaneCompute } from '../src/core/compute/lanes.ts';
 import { Rng } from '../src/core/stats/rng.ts';

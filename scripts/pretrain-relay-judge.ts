@@ -58,7 +58,8 @@ import { coachPrompt, DEFAULT_COACH_TEMPLATE, formatCoachAnswer } from '../src/c
 import { RELAY_MAX_AGENTS, RELAY_MIN_AGENTS, RELAY_PRETRAINED_AGENTS, relayHeldOut, relayTasks } from '../src/core/domains/relay/tasks.ts';
 import { baselineScores, judgeVsRater, relayRatedSteps, type RatedStep } from '../src/core/domains/relay/judge.ts';
 import { Rng } from '../src/core/stats/rng.ts';
-import { TextTokenizer, type ChatMessage } from '../src/core/engine/tokenizer/tokenizer.ts';
+import { TextTokenizer } from '../src/core/engine/tokenizer/tokenizer.ts';
+import { type ChatMessage } from '../src/core/engine/tokenizer/chat.ts';
 import { readFile } from 'node:fs/promises';
 import { bpeFromJson, tokenizerConfig, tokenizerJson, trainBpe } from './pretrain/bpe.ts';
 import { llamaConfigJson, readModelFolder, writeModelFolder } from './pretrain/folder.ts';

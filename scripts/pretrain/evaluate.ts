@@ -14,7 +14,7 @@ import { parseCoachAnswer, coachPrompt } from '../../src/core/coach/coach-format
 import { LocalCompute } from '../../src/core/compute/local.ts';
 import { evaluateTeam } from '../../src/core/loop/eval-queue.ts';
 import type { TrainConfig } from '../../src/core/loop/config.ts';
-import type { RolloutTask, Trajectory } from '../../src/core/loop/rollout.ts';
+import type { RolloutTask, Trajectory } from '../../src/core/loop/trajectory.ts';
 import { placeVars, renderTemplate, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { parseSteps } from '../../src/core/domains/math/rule-coach.ts';

@@ -23,14 +23,15 @@
  */
 import { coachPrompt, formatCoachAnswer, type ActionContext } from '../../src/core/coach/coach-format.ts';
 import { agentContext } from '../../src/core/loop/rewards.ts';
-import type { Trajectory } from '../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../src/core/loop/trajectory.ts';
 import { labelledNumber, parseSteps, printedNumber, ruleScore } from '../../src/core/domains/math/rule-coach.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from '../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
 import { answersEqual, extractFinalAnswer } from '../../src/core/tasks/answers.ts';
 import type { MathOp, MathTask } from '../../src/core/domains/math/tasks.ts';
 import type { Rng } from '../../src/core/stats/rng.ts';
-import type { ChatMessage, TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
+import type { TextTokenizer } from '../../src/core/engine/tokenizer/tokenizer.ts';
+import type { ChatMessage } from '../../src/core/engine/tokenizer/chat.ts';
 import { extractCodeBlocks } from '../../src/core/tools/code-blocks.ts';
 
 /** Runs one code block and returns the observation exactly as the rollout shows it (formatObservation). */

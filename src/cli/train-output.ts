@@ -10,7 +10,7 @@
  */
 import type { EvalResult, Phase, TrainEvent } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { changeWords, heldOutChanges, stepChangeWords } from '../core/loop/held-out-change.ts';
+import { changeWords, heldOutChanges, stepChangeWords } from '../core/measure/held-out-change.ts';
 
 function bar(done: number, total: number, width = 24): string {
   const n = Math.round((width * done) / Math.max(total, 1));
@@ -28,7 +28,7 @@ export function summaryLines(s: {
 }, config: TrainConfig, paused: boolean): string {
   const lines = [`${paused ? 'paused after' : 'trained'} ${s.iterations} of ${config.iterations} iterations (${s.reward} reward, coach ${s.coach}): ` +
     `${s.rollouts} rollouts in ${fmtSeconds(s.seconds)}`];
-  // The same figures the page's verdict on a run shows (core/loop/held-out-change.ts).
+  // The same figures the page's verdict on a run shows (core/measure/held-out-change.ts).
   for (const change of heldOutChanges(s.baseline, s.final, config.evalTemperature)) {
     const line = changeWords(change);
     if (line) lines.push(line);

@@ -8,10 +8,11 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { RunSession, type RunParts } from '../core/loop/session.ts';
+import { RunSession } from '../core/loop/session.ts';
+import { type RunParts } from '../core/loop/train.ts';
 import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import { runSize } from '../core/loop/run-size.ts';
+import { runSize } from '../core/measure/run-size.ts';
 import { pct, printer, summaryLines } from './train-output.ts';
 import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';

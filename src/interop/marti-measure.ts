@@ -9,7 +9,7 @@
  * Example: measureTrajectories('{"actions":[{"agent":"solver","tokens":[5,6,2],"input":[]}]}\n', 'runs/a')
  *          -> {source: 'runs/a', trajectories: 1, agents: {solver: {actionsPerTrajectory: 1, tokensPerAction: 3}}}
  */
-import type { ChatMessage } from '../core/engine/tokenizer/tokenizer.ts';
+import type { ChatMessage } from '../core/engine/tokenizer/chat.ts';
 
 export interface AgentMeasure {
   actionsPerTrajectory: number;

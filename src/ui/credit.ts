@@ -1,12 +1,12 @@
 /**
  * The inspector's presentation helpers: tab labels that name a failure's single culprit, the code
  * blocks the tools ran, and a score's colour. The credit maths (rewards and advantages under each
- * reward mode, "differ most") is the core's: core/lab/credit.ts.
+ * reward mode, "differ most") is the core's: core/lab/credit-per-action.ts.
  *
- * For: Inspector.svelte. Not for: computing credit (core/lab/credit.ts).
+ * For: Inspector.svelte. Not for: computing credit (core/lab/credit-per-action.ts).
  * Example: trajectoryLabels(batch)[0].label -> "problem 1 · sample 1 · ✗ wrong (Verifier)"
  */
-import { culprits } from '../core/lab/credit.ts';
+import { culprits } from '../core/lab/credit-per-action.ts';
 import type { TrajectoryView } from '../core/lab/views.ts';
 import { extractCodeBlocks } from '../core/tools/code-blocks.ts';
 

@@ -8,16 +8,16 @@
  */
 import type { BackendInfo } from '../core/engine/backend.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
-import type { RunPlanSummary } from '../core/loop/run-plan.ts';
+import type { RunPlanSummary } from '../core/measure/run-plan.ts';
 import type { EvalResult, IterationMetrics } from '../core/loop/records.ts';
 import type { TrainerClient } from '../worker/client.ts';
-import type { LessonView } from '../core/lab/lesson.ts';
-import type { CreditMethodsView } from '../core/lab/credit-methods.ts';
-import type { ScaleView } from '../core/lab/scale.ts';
+import type { LessonView } from '../core/lab/experiments/lesson/lesson-maths.ts';
+import type { CreditMethodsView } from '../core/lab/experiments/credit-methods/credit-methods-maths.ts';
+import type { ScaleView } from '../core/lab/experiments/scale/scale-maths.ts';
 import type { CoachQuality } from '../core/lab/coach-quality.ts';
-import type { ProgressInfo, LabState, WorkerEvent } from '../core/lab/protocol.ts';
+import type { ProgressInfo, WorkerEvent } from '../core/lab/protocol.ts';
 import type { TrajectoryView } from '../core/lab/views.ts';
-import { refusal, type Activity, type GatedRequest } from '../core/lab/lab-state.ts';
+import { refusal, type Activity, type GatedRequest, type LabState } from '../core/lab/lab-state.ts';
 
 /** What a tab refuses while another tab of the browser trains: whatever would train, or delete what is stored. */
 const ELSEWHERE_REFUSES = new Set<GatedRequest>(['start', 'step', 'compare', 'experiment', 'reset']);
@@ -174,14 +174,10 @@ export class RunState {
       case 'model':
         this.model = { name: e.name, parameters: e.parameters, bytes: e.bytes };
         break;
-      case 'lesson':
-        this.lesson = e.view;
-        break;
-      case 'creditMethods':
-        this.creditMethods = e.view;
-        break;
-      case 'scale':
-        this.scale = e.view;
+      case 'experiment':
+        if (e.name === 'lesson') this.lesson = e.view;
+        else if (e.name === 'creditMethods') this.creditMethods = e.view;
+        else this.scale = e.view;
         break;
       case 'error':
         this.errors = [...this.errors.slice(-4), e.message];

@@ -8,10 +8,10 @@
  *   const client = new TrainerClient();
  *   client.on((e) => { if (e.kind === 'train' && e.event.type === 'iteration') draw(e.event.metrics); });
  *   await client.lab.init({ baseUrl: new URL('.', location.href).href });
- *   await client.lab.configure({ config: {} });
- *   await client.lab.step({});
+ *   await client.lab.open({ config: {} });
+ *   await client.lab.start({ single: true });
  */
-import { type EventMessage, type LabApi, type ReplyMessage, type RequestType, type Requests, type WorkerEvent } from '../core/lab/protocol.ts';
+import { REQUEST_TYPES, type EventMessage, type LabApi, type ReplyMessage, type RequestType, type Requests, type WorkerEvent } from '../core/lab/protocol.ts';
 
 export class WorkerRequestError extends Error {
   constructor(readonly request: RequestType, message: string) {
@@ -48,21 +48,8 @@ export class TrainerClient {
     });
   }
 
-  /** One request type as a method of the lab. */
-  private method<K extends RequestType>(type: K): (args: Requests[K]['args']) => Promise<Requests[K]['value']> {
-    return (args) => this.request(type, args);
-  }
-
-  /** The lab in the worker, method by method (each call is one request; a request left out fails to compile). */
-  readonly lab: LabApi = {
-    init: this.method('init'), configure: this.method('configure'), start: this.method('start'), compare: this.method('compare'),
-    pause: this.method('pause'), lesson: this.method('lesson'), creditMethods: this.method('creditMethods'), scale: this.method('scale'),
-    step: this.method('step'),
-    takeOver: this.method('takeOver'), openSaved: this.method('openSaved'),
-    reset: this.method('reset'), export: this.method('export'), importAdapter: this.method('importAdapter'), importDataset: this.method('importDataset'),
-    loadModel: this.method('loadModel'), listRuns: this.method('listRuns'), webllmModels: this.method('webllmModels'), webllmCoach: this.method('webllmCoach'),
-    recover: this.method('recover'), runTool: this.method('runTool'), loseDevice: this.method('loseDevice'), judgeDesk: this.method('judgeDesk'),
-  };
+  /** The lab in the worker, method by method (each call is one request; the list is protocol.ts REQUEST_TYPES). */
+  readonly lab = Object.fromEntries(REQUEST_TYPES.map((type) => [type, (args: unknown) => this.request(type, args as never)])) as LabApi;
 
   /** Send one request; resolves with the worker's value or rejects with its error message. */
   request<K extends RequestType>(type: K, args: Requests[K]['args']): Promise<Requests[K]['value']> {

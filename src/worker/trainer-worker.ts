@@ -11,7 +11,8 @@
  * its whole configuration, so opening the same configuration (the same URL) resumes that run.
  */
 /// <reference lib="webworker" />
-import { Lab, type LabPlatform } from '../core/lab/lab.ts';
+import { Lab } from '../core/lab/lab.ts';
+import type { LabPlatform } from '../core/lab/shelf.ts';
 import { REQUEST_TYPES, type EventMessage, type ReplyMessage, type RequestMessage } from '../core/lab/protocol.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
 import { pickedModels, sourceFor } from '../platform/browser/models.ts';

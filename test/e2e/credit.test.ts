@@ -16,8 +16,8 @@ import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmSta
 import { until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
-import type { CreditMethodsView } from '../../src/core/lab/credit-methods.ts';
-import type { LessonView } from '../../src/core/lab/lesson.ts';
+import type { CreditMethodsView } from '../../src/core/lab/experiments/credit-methods/credit-methods-maths.ts';
+import type { LessonView } from '../../src/core/lab/experiments/lesson/lesson-maths.ts';
 import { unserved } from './cited.ts';
 
 const have = chromiumAvailable();

@@ -1,6 +1,6 @@
 // The lesson on the first screen, as a newcomer meets it: the README's `npm start`, the plain URL,
 // a 1366x800 window. The lesson's button and its charts are above the fold; "Run the lesson" trains
-// the relay team of 2, 4 and 6 agents under process and outcome reward (six runs, src/core/lab/lesson.ts)
+// the relay team of 2, 4 and 6 agents under process and outcome reward (six runs, src/core/lab/experiments/lesson/lesson-maths.ts)
 // and ends with the summary table: six final accuracies with their intervals and three paired gaps.
 // A reload then shows the finished lesson from storage, without a click, with the date and its training
 // time; every file its sentences cite is served. Prints the lesson's wall time. Skips loudly without chromium.
@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, screenshot, type UserPage } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
-import type { LessonView } from '../../src/core/lab/lesson.ts';
+import type { LessonView } from '../../src/core/lab/experiments/lesson/lesson-maths.ts';
 import { unserved } from './cited.ts';
 
 const have = chromiumAvailable();

@@ -162,7 +162,7 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
 
   it('runs the agents\' Python tool (Pyodide served by the site, in a worker) and JavaScript (QuickJS)', async () => {
     const run = (code: string, language: string) => page.evaluate(([c, l]) => (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<{ stdout: string; error?: string }> } } })
-      .__mappa.client.request('runTool', { code: c, language: l }), [code, language]);
+      .__mappa.client.request('tool', { code: c, language: l }), [code, language]);
     const py = await run('import statistics\nprint(statistics.mean([40, 44]))', 'python');
     expect(py.error).toBeUndefined();
     expect(py.stdout.trim()).toBe('42');
@@ -226,7 +226,7 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
   });
 
   const loseDevice = async () => {
-    await page.evaluate(() => (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<unknown> } } }).__mappa.client.request('loseDevice', {}));
+    await page.evaluate(() => (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<unknown> } } }).__mappa.client.request('device', { lose: true }));
     await page.getByTestId('device-lost').waitFor({ timeout: 30_000 });
   };
 

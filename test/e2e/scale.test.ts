@@ -1,6 +1,6 @@
 // "Scale the team", as a user meets it: the README's `npm start`, the plain URL, a 1366x800 window, a fresh
 // browser. Under the lesson, "Scale the team" trains the relay of 8, 16, 32 and 64 agents under process reward
-// (the AI judge) and outcome reward (eight runs, src/core/lab/scale-run.ts) with a progress bar, and ends with
+// (the AI judge) and outcome reward (eight runs, src/core/lab/experiments/scale/scale-run.ts) with a progress bar, and ends with
 // team and step accuracy against N with their intervals and the theory's lines, a heat strip of the 64 agents'
 // step accuracy, and a sentence computed from the numbers. A reload then shows it from storage, without a
 // click. Prints the wall time and each size's seconds (docs/page.md quotes them). Skips loudly without chromium.
@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, type UserPage } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
-import type { ScaleView } from '../../src/core/lab/scale.ts';
+import type { ScaleView } from '../../src/core/lab/experiments/scale/scale-maths.ts';
 
 const have = chromiumAvailable();
 warnIfSkipped('the team-scaling e2e (test/e2e/scale.test.ts)', have);

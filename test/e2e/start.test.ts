@@ -106,7 +106,7 @@ describe.skipIf(!have.ok)('npm start, the default URL, the default settings', ()
     // One iteration of each in turn: wait until the twin has one, then pause.
     const twin = async () => page.evaluate(async () => {
       const m = (window as unknown as { __mappa: { client: { request(t: string, a: object): Promise<{ label: string; metrics: unknown[] }[]> }; run: { runId: string } } }).__mappa;
-      const runs = await m.client.request('listRuns', {});
+      const runs = await m.client.request('saved', {});
       return runs.filter((r) => /outcome/.test(r.label)).map((r) => r.metrics.filter((x) => (x as { perAgent?: unknown }).perAgent).length);
     });
     const deadline = Date.now() + 720_000;

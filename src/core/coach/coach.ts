@@ -135,7 +135,7 @@ export class MiscalibratedCoach implements Coach {
 }
 
 /** Everything the coach sees, as one exact key (a hash could collide and hand out a wrong score). */
-export function actionKey(a: ActionContext): string {
+function actionKey(a: ActionContext): string {
   return [a.problem, a.agentId, a.role, a.input, a.output, a.observation ?? '', a.groundTruth ?? '', a.facts ?? '', a.final].join('\u0000');
 }
 

@@ -31,7 +31,7 @@ export interface CoachSettings {
 }
 
 /** The name a config gives the team's own judge or template. */
-export const TEAM_OWN = 'team';
+const TEAM_OWN = 'team';
 
 /** What building a coach needs of the team: its rubric, and its own judge and template where it has them. */
 export interface CoachingTeam {

@@ -4,7 +4,7 @@
  * (corrections.ts writes and reads it; a bad import is refused in one line naming its line). Also the
  * record of the judge versions taught from them, and the "first wrong step" mark of a trajectory.
  *
- * For: the page's corrections (src/core/lab/judge-desk.ts in the worker); headless, no DOM.
+ * For: the page's corrections (src/core/lab/desk/judge-desk.ts in the worker); headless, no DOM.
  * Not for: teaching (teach.ts) or choosing what to ask (uncertainty.ts).
  *
  * One book per team and judge: its file is `corrections-<team>-<first 12 hex of the judge's sha-256>.jsonl`.
@@ -177,7 +177,7 @@ export interface Agreement {
   ranking: { pairs: number; concordant: number; percent: number; low: number; high: number } | null;
 }
 
-export const VERSIONS_FILE = 'judge-versions.json';
+const VERSIONS_FILE = 'judge-versions.json';
 
 /** The versions taught in this store (oldest first). */
 export async function readVersions(store: FileStore): Promise<JudgeVersion[]> {

@@ -39,12 +39,12 @@ export interface JudgeReading {
 }
 
 /** The chat ids a judge reads for one coach prompt (ModelCoach's encoding). */
-export function promptIds(judge: LoadedModel, prompt: string): number[] {
+function promptIds(judge: LoadedModel, prompt: string): number[] {
   return judge.tokenizer!.encodeChat([{ role: 'user', content: prompt }], { addGenerationPrompt: true });
 }
 
 /** The judge's greedy answers (token ids and text) to coach prompts, `maxBatch` rows at a time. */
-export async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBatch = 16): Promise<{ tokens: number[]; text: string }[]> {
+async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBatch = 16): Promise<{ tokens: number[]; text: string }[]> {
   const tok = judge.tokenizer;
   if (!tok) throw new Error(`${judge.source.name}: the judge needs a tokenizer`);
   const ids = prompts.map((p) => promptIds(judge, p));
@@ -122,7 +122,8 @@ export function distribution(first: number[], tenShare: number): { dist: number[
   return { dist, mean, spread };
 }
 
-export interface Pick {
+/** An action picked to ask the person about: its index in the batch, and why it was picked. */
+export interface PickedAction {
   index: number;
   why: string;
 }
@@ -130,7 +131,7 @@ export interface Pick {
 const fmt = (x: number) => x.toFixed(2).replace(/^0/, '');
 
 /** The `k` actions the judge is least sure of (largest spread; unreadable answers first, as the least sure of all). */
-export function pickUncertain(readings: readonly JudgeReading[], k: number): Pick[] {
+export function pickUncertain(readings: readonly JudgeReading[], k: number): PickedAction[] {
   const key = (r: JudgeReading) => (r.dist ? r.spread : Infinity);
   const order = readings.map((_, i) => i).sort((a, b) => key(readings[b]) - key(readings[a]) || a - b);
   return order.slice(0, k).map((i) => {
@@ -142,6 +143,6 @@ export function pickUncertain(readings: readonly JudgeReading[], k: number): Pic
 }
 
 /** `k` actions at random (the baseline the uncertainty rule is measured against). */
-export function pickRandom(n: number, k: number, rng: Rng): Pick[] {
+export function pickRandom(n: number, k: number, rng: Rng): PickedAction[] {
   return rng.shuffle(Array.from({ length: n }, (_, i) => i)).slice(0, k).map((index) => ({ index, why: 'drawn at random' }));
 }

@@ -26,7 +26,7 @@ export interface WebLlmModelInfo {
   requiredFeatures: string[];
 }
 
-export class WebLlmUnavailableError extends Error {
+class WebLlmUnavailableError extends Error {
   constructor(readonly reason: 'no-webgpu' | 'feature' | 'download' | 'unknown-model' | 'other', message: string) {
     super(message);
     this.name = 'WebLlmUnavailableError';

@@ -31,7 +31,7 @@ const MAX_CHUNK = 64;
 const LOCAL_SHARE = 0.25;
 
 /** The size of the next chunk, so that it takes about `seconds`, from how long `chunk` took. */
-export function nextChunkSize(current: number, chunk: EvalChunk | null, seconds: number): number {
+function nextChunkSize(current: number, chunk: EvalChunk | null, seconds: number): number {
   if (!chunk || chunk.result.tasks === 0) return current;
   const perTask = chunk.seconds / Math.max(1, Math.min(current, chunk.result.tasks));
   return perTask > 0 ? Math.max(MIN_CHUNK, Math.min(MAX_CHUNK, Math.round(seconds / perTask))) : current;

@@ -15,8 +15,9 @@ import type { CausalLM } from '../engine/model/llama.ts';
 import { pausePoint } from '../engine/pause-point.ts';
 import { positionLogProbs, type LogProbJob } from '../rl/batches.ts';
 import { ppoGradient, type Gradient, type GradientJob } from '../rl/ppo.ts';
-import { teamGradient, teamLogProbs, type TeamGradient, type TeamGradientJob, type TeamLogProbJob } from '../rl/team-passes.ts';
-import { playPass, type PlayOptions, type TeamParts, type TeamPass, type Trajectory } from '../loop/rollout.ts';
+import { batchedGradient, batchedLogProbs, type BatchedGradient, type BatchedGradientJob, type BatchedLogProbJob } from '../rl/batched-passes.ts';
+import { playPass, type PlayOptions, type TeamParts, type TeamPass } from '../loop/rollout.ts';
+import { type Trajectory } from '../loop/trajectory.ts';
 import type { PlayedTeam } from '../loop/team.ts';
 import type { Compute } from '../loop/train.ts';
 
@@ -39,13 +40,13 @@ export class LocalCompute implements Compute {
     return inTurn(jobs, (j) => ppoGradient(this.model, adapter, j));
   }
 
-  /** Rows of several agents in one pass (rl/team-passes.ts), for the batched update. */
-  teamLogProbs(jobs: TeamLogProbJob[]): Promise<Float32Array[]> {
-    return inTurn(jobs, (j) => teamLogProbs(this.model, j));
+  /** Rows of several agents in one pass (rl/batched-passes.ts), for the batched update. */
+  batchedLogProbs(jobs: BatchedLogProbJob[]): Promise<Float32Array[]> {
+    return inTurn(jobs, (j) => batchedLogProbs(this.model, j));
   }
 
-  teamGradients(jobs: TeamGradientJob[]): Promise<TeamGradient[]> {
-    return inTurn(jobs, (j) => teamGradient(this.model, j));
+  batchedGradients(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]> {
+    return inTurn(jobs, (j) => batchedGradient(this.model, j));
   }
 
   async playTeam(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {

@@ -158,7 +158,7 @@ let gradientsReady: Promise<void> | null = null;
  * Bundlers take tfjs-core's ESM entry; plain Node cannot (its ESM build uses directory imports),
  * so there the CommonJS bundle of @tensorflow/tfjs, which shares our tfjs-core, registers them.
  */
-export function ensureGradients(): Promise<void> {
+function ensureGradients(): Promise<void> {
   gradientsReady ??= (async () => {
     if (tf.getGradient('RealDiv')) return;
     try {

@@ -16,7 +16,7 @@
  */
 
 /** The longest stretch of work between two turns of the event loop (ms). */
-export const PAUSE_POINT_MS = 20;
+const PAUSE_POINT_MS = 20;
 
 let lastTurn = typeof performance === 'undefined' ? 0 : performance.now();
 

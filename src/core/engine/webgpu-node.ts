@@ -24,11 +24,11 @@
 //   if (!r.ok) console.warn(r.why);   // else globalThis.navigator.gpu is Dawn's GPU
 
 /** Where Debian's chromium package puts its SwiftShader Vulkan driver and Vulkan loader. */
-export const CHROMIUM_LIB_DIR = '/usr/lib/chromium';
-export const SWIFTSHADER_ICD = `${CHROMIUM_LIB_DIR}/vk_swiftshader_icd.json`;
+const CHROMIUM_LIB_DIR = '/usr/lib/chromium';
+const SWIFTSHADER_ICD = `${CHROMIUM_LIB_DIR}/vk_swiftshader_icd.json`;
 
 /** What to tell a user who has no WebGPU adapter in Node. */
-export const NODE_WEBGPU_HINT =
+const NODE_WEBGPU_HINT =
   "in Node, WebGPU runs on Dawn (npm 'webgpu') over Vulkan; without a GPU driver install Debian's " +
   `chromium, which ships the SwiftShader Vulkan driver (${SWIFTSHADER_ICD}): ` +
   'apt-get update && apt-get install -y chromium';

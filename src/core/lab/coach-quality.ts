@@ -28,13 +28,13 @@ export const HELPFUL_RANKING = 0.79;
  * Rankings measured by the project's benchmarks for coaches whose folder carries no report (judge
  * folder + domain -> interval and the command that measured it).
  */
-export const MEASURED: Record<string, Interval & { source: string }> = {
+const MEASURED: Record<string, Interval & { source: string }> = {
   'models/judge:math': { p: 0.507, low: 0.477, high: 0.549, source: 'npm run -s bench -- judge --math-every 2; docs/judges.md' },
   'models/judge:data': { p: 0.730, low: 0.663, high: 0.806, source: 'npm run -s bench -- judge --math-every 2; docs/judges.md' },
 };
 
 /** The rubric with Gaussian noise σ on its scores, measured on the relay of 4 (npm run -s bench -- judge-axis --noise 2,4,8; docs/judges.md). */
-export const NOISY_RUBRIC: Record<number, Interval> = {
+const NOISY_RUBRIC: Record<number, Interval> = {
   2: { p: 1, low: 1, high: 1 },
   4: { p: 0.958, low: 0.946, high: 0.969 },
   8: { p: 0.790, low: 0.764, high: 0.823 },

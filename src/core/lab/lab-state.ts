@@ -9,8 +9,8 @@
  *   loading    opening a run (a configuration, a model, a dataset)       'loading'
  *   ready      a run is open and idle: never started, or paused          'ready' (the message says "paused")
  *   running    training the run (activity 'training' or 'step'), the run
- *              and its twin ('compare'), or an experiment ('lesson',
- *              'creditMethods', 'scale': experiment.ts)                  'running' + activity
+ *              and its twin ('compare'), teaching a judge ('teach') or an
+ *              experiment (its name: experiment-names.ts)                'running' + activity
  *   pausing    Pause was heard; the loop stops at its next safe point    'pausing' + activity
  *   readonly   another tab writes the open run; this one follows it      'readonly'
  *   lost       the WebGPU device was lost: only recover is possible      'lost'
@@ -23,14 +23,16 @@
  *   -> 'this run is training in another tab, so this tab shows it read-only; press "Take over" to train it here'
  *          refusal({ state: 'ready' }, 'start') -> null
  */
+import { EXPERIMENT_NAMES, EXPERIMENT_WORDS, type ExperimentName } from './experiments/experiment-names.ts';
+
 /**
  * Where the lab is, as the page hears it: what its buttons may do now (`refusal`).
  * 'readonly': another tab trains this run; this one follows it and can take it over.
  */
 export type LabState = 'booting' | 'loading' | 'ready' | 'running' | 'pausing' | 'readonly' | 'lost' | 'error';
 
-/** What a running lab is doing. 'lesson' and 'creditMethods' are experiments (experiment.ts). */
-export type Activity = 'training' | 'step' | 'compare' | 'lesson' | 'creditMethods' | 'teach' | 'scale';
+/** What a running lab is doing: its run ('training', 'step'), the run and its twin ('compare'), teaching a judge, or an experiment. */
+export type Activity = 'training' | 'step' | 'compare' | 'teach' | ExperimentName;
 
 /** The lab's state with what each one holds (only the lab sees this; the page hears its name). */
 export type LabMode =
@@ -57,10 +59,8 @@ const DOING: Record<Activity, string> = {
   training: 'the run is training',
   step: 'the run is training one iteration',
   compare: 'the run and its twin are training',
-  lesson: 'the lesson is running',
-  creditMethods: 'the credit comparison is running',
   teach: 'the judge is being taught',
-  scale: 'the team-scaling experiment is running',
+  ...Object.fromEntries(EXPERIMENT_NAMES.map((name) => [name, EXPERIMENT_WORDS[name].doing])) as Record<ExperimentName, string>,
 };
 
 /** What a running lab does, in words ("the lesson is running"): what another tab of the page is told. */

@@ -7,23 +7,22 @@
  * For: src/core/lab/lab.ts, src/worker/ (both sides of the message channel) and src/ui.
  * Not for: the training itself (core/loop) — the loop never sees these types.
  *
- * Example (page):  post {id: 3, type: 'step'}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
+ * Example (page):  post {id: 3, type: 'start', args: {single: true}}  ->  reply {type: 'reply', id: 3, ok: true, value: null}
  *                  meanwhile events: {type: 'event', event: {kind: 'train', event: {type: 'phase', ...}}}
  */
-import type { RunPlanSummary } from '../loop/run-plan.ts';
+import type { RunPlanSummary } from '../measure/run-plan.ts';
 import type { WebLlmModelInfo } from '../coach/webllm-coach.ts';
 import type { BackendInfo, BackendName, WebGPULimits } from '../engine/backend.ts';
 import type { EvalResult, IterationMetrics, TrainEvent } from '../loop/records.ts';
 import type { TrainConfig } from '../loop/config.ts';
-import type { LessonView } from './lesson.ts';
-import type { CreditMethodsView } from './credit-methods.ts';
-import type { ScaleView } from './scale.ts';
+import type { LessonView } from './experiments/lesson/lesson-maths.ts';
+import type { CreditMethodsView } from './experiments/credit-methods/credit-methods-maths.ts';
+import type { ScaleView } from './experiments/scale/scale-maths.ts';
 import type { CoachQuality } from './coach-quality.ts';
 import type { Activity, LabState } from './lab-state.ts';
-import type { DeskRequest, DeskView, TeachProgress } from './judge-desk.ts';
+import type { ExperimentName } from './experiments/experiment-names.ts';
+import type { DeskRequest, DeskView, TeachProgress } from './desk/desk-requests.ts';
 import type { TrajectoryView } from './views.ts';
-
-export type { LabState } from './lab-state.ts';
 
 export interface RunRecord {
   runId: string;
@@ -44,60 +43,82 @@ export interface WebLlmChoice {
 
 export type ExportKind = 'adapters' | 'trajectories' | 'metrics';
 
+/** What `open` opens: each opens (or resumes) one run, and the lab's state says 'loading' until it is open. */
+export type OpenArgs =
+  /** A configuration (a partial config, validated as the CLI does): the settings, a link. */
+  | { config: unknown }
+  /** A run this browser holds, by its id (?run=), with its dataset when it has one. */
+  | { runId: string }
+  /** The open run afresh from iteration 0: its saved state is deleted (Reset). */
+  | { again: true }
+  /** The run another tab trains: that tab is asked to pause and let go (or it is taken), then it trains here at once. */
+  | { takeOver: true }
+  /** The open settings with another agent base model: a hub-layout URL or hub id, or picked files. */
+  | { model: { url?: string; files?: File[] } }
+  /** The open settings coached by a WebLLM model (null: back to the config's own coach). */
+  | { webllm: WebLlmChoice | null };
+
+export interface OpenedRun {
+  config: TrainConfig;
+  runId: string;
+  iteration: number;
+  resumed: boolean;
+  /** With `model`: the model loaded. */
+  model?: { name: string; parameters: number };
+}
+
+/** What each experiment's event carries (experiment-names.ts lists them; the registry is experiments.ts). */
+export interface ExperimentViews {
+  lesson: LessonView;
+  creditMethods: CreditMethodsView;
+  scale: ScaleView;
+}
+
+/**
+ * The requests: a few generic ones, as web-llm's engine has, so that a new experiment or a new way to open
+ * a run adds no request. Each is answered once; what takes long (training, an experiment) answers when it
+ * has begun and speaks through events.
+ */
 export interface Requests {
   /** Start the backend (forced or automatic) and remember where the site lives. */
   init: { args: { backend?: BackendName; webgpuLimits?: WebGPULimits; baseUrl: string; baseline?: boolean }; value: BackendInfo };
-  /** Validate a partial config (as the CLI does) and open its run: resumes when the browser holds it. */
-  configure: { args: { config: unknown }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
-  start: { args: Record<string, never>; value: null };
-  /** "Process vs outcome": open this run's twin under the other reward mode (same seed) and train both in turn. */
-  compare: { args: Record<string, never>; value: { runId: string; mode: string } };
+  /** Open a run (OpenArgs says which); resumed when the browser holds it. */
+  open: { args: OpenArgs; value: OpenedRun };
+  /**
+   * Train the open run until paused or done; `single`: one iteration, answered when it ends; `twin`: "process vs
+   * outcome", this run and its twin under the other reward mode (same seed) in turn, one iteration each.
+   */
+  start: { args: { single?: boolean; twin?: boolean }; value: null };
+  /** Stop what runs at its next safe point (a checkpoint): the loop, an experiment, a judge's teaching. */
   pause: { args: Record<string, never>; value: null };
   /**
-   * "Run the lesson": the relay team of 2, 4 and 6 agents under process and outcome reward, six runs in
-   * turn (lesson.ts), resumed where they stopped; answered at once, its progress comes as 'lesson' events.
-   * `fresh`: delete the stored lesson and train all six runs again ("Run the lesson again").
+   * Run experiment `name` (experiment-names.ts), resumed where it stopped; answered at once, its views come as
+   * 'experiment' events. `fresh`: delete its stored runs and train them again.
    */
-  lesson: { args: { fresh?: boolean }; value: null };
-  /**
-   * "Compare credit methods": at the lesson's 4 agents, seed and budget of generations, the counterfactual and
-   * state-group runs beside the lesson's own process and outcome runs (read back when stored, else trained);
-   * answered at once, its progress comes as 'creditMethods' events. `fresh`: train its two new runs again.
-   */
-  creditMethods: { args: { fresh?: boolean }; value: null };
-  /**
-   * "Scale the team": the relay of 8, 16, 32 and 64 agents under process (AI judge) and outcome reward, eight runs
-   * in turn (scale-run.ts), resumed where they stopped; answered at once, its progress comes as 'scale' events.
-   * `fresh`: delete the stored runs and train all eight again.
-   */
-  scale: { args: { fresh?: boolean }; value: null };
-  step: { args: Record<string, never>; value: null };
-  /** This run trains in another tab: ask that tab to pause and let go (or take it if it does not answer), then open it here. */
-  takeOver: { args: Record<string, never>; value: { iteration: number } };
-  /** Delete the current run's saved state and start it afresh from iteration 0. */
-  reset: { args: Record<string, never>; value: null };
+  experiment: { args: { name: ExperimentName; fresh?: boolean }; value: null };
+  /** The judge desk (desk/judge-desk.ts): correct the open run's judge, list, undo, export, import, ask, teach ('teach' events while it teaches). */
+  desk: { args: DeskRequest; value: DeskView };
+  /** Run code in the agents' tool sandbox (Pyodide / QuickJS), as an agent's code block would. */
+  tool: { args: { code: string; language: 'python' | 'javascript' }; value: { stdout: string; stderr: string; error?: string } };
+  /** A file of the open run to download. */
   export: { args: { what: ExportKind }; value: { name: string; mime: string; bytes: Uint8Array } };
-  importAdapter: { args: { agentId: string; files: Record<string, Uint8Array> }; value: { agentId: string } };
-  /** Train on a JSONL dataset: opens a new run (the open one is kept) and says so in a 'notice'. */
-  importDataset: { args: { text: string; name: string }; value: { tasks: number; errors: string[] } };
-  /** Open a run this browser holds by its id (?run=), with its dataset when it has one. */
-  openSaved: { args: { runId: string }; value: { config: TrainConfig; runId: string; iteration: number; resumed: boolean } };
-  /** Load another agent base model: hub-layout URL / hub id, or picked files. Replaces the run. */
-  loadModel: { args: { url?: string; files?: File[] }; value: { name: string; parameters: number } };
+  /**
+   * An upload: an agent's PEFT adapter into the open run, or a JSONL dataset to train on (it opens a new run,
+   * the open one is kept, and a 'notice' says so).
+   */
+  import: {
+    args: { adapter: { agentId: string; files: Record<string, Uint8Array> } } | { dataset: { text: string; name: string } };
+    value: { agentId: string } | { tasks: number; errors: string[] };
+  };
   /** The saved runs with their records, and each run's team (workflow name and domain) as its settings resolve. */
-  listRuns: { args: Record<string, never>; value: (RunRecord & { team: { name: string; domain: string } | null; metrics: IterationMetrics[] })[] };
+  saved: { args: Record<string, never>; value: (RunRecord & { team: { name: string; domain: string } | null; metrics: IterationMetrics[] })[] };
   /** web-llm's prebuilt chat models a WebLLM coach can be, smallest first. */
-  webllmModels: { args: Record<string, never>; value: WebLlmModelInfo[] };
-  /** Choose the WebLLM coach (null: back to the config's coach). */
-  webllmCoach: { args: { choice: WebLlmChoice | null }; value: { name: string } };
-  /** After a device loss: rebuild on another backend from the last checkpoint. */
-  recover: { args: { backend: BackendName }; value: BackendInfo };
-  /** Diagnostic: run code in the agents' tool sandbox (Pyodide / QuickJS), as an agent's code block would. */
-  runTool: { args: { code: string; language: 'python' | 'javascript' }; value: { stdout: string; stderr: string; error?: string } };
-  /** Test hook: destroy the WebGPU device to exercise the device-loss path. */
-  loseDevice: { args: Record<string, never>; value: null };
-  /** The judge desk (judge-desk.ts): correct the open run's judge, list, undo, export, import, ask, teach ('teach' events while it teaches). */
-  judgeDesk: { args: DeskRequest; value: DeskView };
+  coaches: { args: Record<string, never>; value: WebLlmModelInfo[] };
+  /**
+   * The device: after a loss, `recover` rebuilds on that backend from the last checkpoint; `lose` (a test
+   * hook) destroys the WebGPU device to exercise the loss.
+   */
+  device: { args: { recover: BackendName } | { lose: true }; value: BackendInfo | null };
 }
 
 export type RequestType = keyof Requests;
@@ -105,14 +126,10 @@ export type RequestType = keyof Requests;
 /** The lab as methods, one per request: lab.ts implements it, the page's client proxies it. */
 export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promise<Requests[K]['value']> };
 
-/** Every request, at run time (the worker refuses any other; the client makes one method each). */
-export const REQUEST_TYPES = ['init', 'configure', 'start', 'compare', 'pause', 'lesson', 'creditMethods', 'scale', 'step', 'takeOver', 'reset', 'export',
-  'importAdapter', 'importDataset', 'openSaved', 'loadModel', 'listRuns', 'webllmModels', 'webllmCoach', 'recover', 'runTool', 'loseDevice',
-  'judgeDesk',
-] as const satisfies readonly RequestType[];
-// A request missing from the list fails to compile here.
-type Missing = Exclude<RequestType, (typeof REQUEST_TYPES)[number]>;
-export const REQUEST_TYPES_COMPLETE: Missing extends never ? true : Missing = true;
+/** Every request, at run time (the worker refuses any other; the client makes one method each): a request missing here fails to compile. */
+export const REQUEST_TYPES = Object.keys({
+  init: 0, open: 0, start: 0, pause: 0, experiment: 0, desk: 0, tool: 0, export: 0, import: 0, saved: 0, coaches: 0, device: 0,
+} satisfies Record<RequestType, 0>) as RequestType[];
 
 export type RequestMessage = { [K in RequestType]: { id: number; type: K; args: Requests[K]['args'] } }[RequestType];
 
@@ -145,7 +162,7 @@ export type WorkerEvent =
       /** What that coach is in one line: what it reads and its measured ranking against the rater (coach-quality.ts). */ coachQuality: CoachQuality;
       /** Training prompts there are to pick from at the run's level (an iteration asking for more picks each one once). */ pool: number;
       /** The imported dataset the run trains on, by file name (null: the team's generated problems). */ dataset?: string | null;
-      /** The run's memory plan on this backend (src/core/loop/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
+      /** The run's memory plan on this backend (src/core/measure/run-plan.ts); Start refuses a run that does not fit. */ plan: RunPlanSummary }
   /** The lab's state (lab-state.ts); while running or pausing, what runs: 'training', 'step', 'compare' or an experiment. */
   | { kind: 'state'; state: LabState; activity?: Activity; iteration: number; message?: string }
   | { kind: 'progress'; progress: ProgressInfo }
@@ -163,17 +180,16 @@ export type WorkerEvent =
    * (`eval`: a running estimate while `result.of` is set, then the finished one), drawn beside the run's own.
    */
   | { kind: 'partner'; runId: string; mode: string; iteration: number; iterations: number; eval?: { iteration: number; result: EvalResult } }
-  /** The lesson's state after each of its steps: every curve, interval and sentence the page draws (lesson.ts). */
-  | { kind: 'lesson'; view: LessonView }
-  /** "Compare credit methods": its table as it stands (credit-methods.ts). */
-  | { kind: 'creditMethods'; view: CreditMethodsView }
-  /** "Scale the team": its rows, words and progress as they stand (scale.ts). */
-  | { kind: 'scale'; view: ScaleView }
+  /** An experiment's view after each of its steps: every curve, interval and sentence the page draws (its <name>-maths.ts). */
+  | ExperimentEvent
   | { kind: 'error'; message: string }
   /** Teaching a judge (judge-desk.ts): its phase and how far it is. */
   | { kind: 'teach'; progress: TeachProgress }
   /** Something the user should know that is not an error (an imported dataset opened a new run): a banner until dismissed. */
   | { kind: 'notice'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };
+
+/** The 'experiment' event of each experiment, with its own view. */
+export type ExperimentEvent = { [K in ExperimentName]: { kind: 'experiment'; name: K; view: ExperimentViews[K] } }[ExperimentName];
 
 export type EventMessage = { type: 'event'; event: WorkerEvent };

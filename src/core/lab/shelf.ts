@@ -22,7 +22,7 @@ import { sqlFunctions, teamOf } from '../domains/index.ts';
 import type { RunStore } from '../loop/checkpoint.ts';
 import type { TrainConfig } from '../loop/config.ts';
 import type { Lanes } from '../compute/lanes.ts';
-import type { RunParts } from '../loop/session.ts';
+import type { RunParts } from '../loop/train.ts';
 import { createSqlTool } from '../tools/sql.ts';
 import { toolsFor } from '../tools/runners.ts';
 import type { Sandbox } from '../tools/sandbox.ts';

@@ -1,7 +1,7 @@
 // What the page shows of a played trajectory: each agent's turn (its text, the coach's verdict, the reward and the
 // advantage it trained on) and the trajectory's task and outcome. Token ids and log-probs stay in the worker.
-// The worker sends these in its 'trajectories' event (protocol.ts); the inspector, the credit view (credit.ts), the
-// exports (exports.ts) and the judge desk (judge-desk.ts) read them.
+// The worker sends these in its 'trajectories' event (protocol.ts); the inspector, the credit view (credit-per-action.ts), the
+// exports (transfer.ts) and the judge desk (judge-desk.ts) read them.
 //
 //   const v: TrajectoryView = { task: { id: 't1', problem: '2+2', answer: '4' }, sample: 0, actions: [...],
 //                               finalAnswer: '4', correct: true };

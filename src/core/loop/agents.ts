@@ -12,7 +12,7 @@ import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { generate, promptBatches, type GenerationProgress } from '../engine/model/generate.ts';
 import { pausePoint } from '../engine/pause-point.ts';
 import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
-import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
+import type { ChatMessage } from '../engine/tokenizer/chat.ts';
 
 /**
  * Pre-fill attention cells (rows x longest prompt^2) one generation batch may hold. 16 math prompts of

@@ -11,6 +11,7 @@
  *   -> ConfigFileError 'promptsPerIteration (prompts per iteration): must be a whole number in 1..1000000, got 2.5'
  *      with .path 'promptsPerIteration' and .label 'prompts per iteration'
  */
+import { REWARD_MODES } from './rewards.ts';
 
 export type FieldSpec =
   | { path: string; label: string; kind: 'int' | 'number'; min: number; max: number; openMin?: boolean; hint?: string }
@@ -50,7 +51,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
   bool('update.batched', 'one pass for every agent\'s adapter (batched update)'),
   {
-    path: 'rewards.mode', label: 'reward', kind: 'enum', values: ['process', 'outcome', 'mixed', 'counterfactual', 'groups'],
+    path: 'rewards.mode', label: 'reward', kind: 'enum', values: [...REWARD_MODES],
     hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +
       'groups: steps from the same input compared, no coach',
   },

@@ -17,11 +17,10 @@ import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { CoachSettings } from '../coach/coaches.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
+import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
-export { ConfigFileError } from './config-fields.ts';
-export type { CoachSettings } from '../coach/coaches.ts';
 
 export interface TrainConfig {
   seed: number;
@@ -81,7 +80,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
   coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null },
-  toolTimeoutMs: 2000,
+  toolTimeoutMs: DEFAULT_TIMEOUT_MS,
 };
 
 type Json = Record<string, unknown>;

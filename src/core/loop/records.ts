@@ -78,3 +78,33 @@ export type TrainEvent =
   /** Something went wrong and the loop went on (e.g. a helper that computed part of the update died: its work was redone). */
   | { type: 'warning'; iteration: number; message: string }
   | { type: 'done'; iteration: number };
+
+/** A line of a run's metrics.jsonl as stored: an iteration's record (it has `perAgent`), or an evaluation measured alongside. */
+export type StoredRecord = { iteration: number; eval?: EvalResult; perAgent?: unknown };
+
+/**
+ * A run's stored records split into its iterations and the evaluations measured alongside (the lines of their
+ * own; an iteration's record may carry its `eval` too). The session, the lab and its tabs all read a run so.
+ * Example: splitRecords([{ iteration: 1, perAgent: {...} }, { iteration: 1, eval }]) -> { metrics: [the first], evals: [{ iteration: 1, result: eval }] }
+ */
+export function splitRecords(records: readonly StoredRecord[]): { metrics: IterationMetrics[]; evals: { iteration: number; result: EvalResult }[] } {
+  return {
+    metrics: records.filter((r) => r.perAgent) as IterationMetrics[],
+    evals: records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! })),
+  };
+}
+
+/** What a pace is read from: an iteration's record (saved or live). */
+export interface TimedIteration {
+  iteration: number;
+  trajectories?: number;
+  seconds?: Partial<Record<Phase, number>>;
+}
+
+/** An iteration's training time: rollouts, coaching, update and checkpoint; null when it kept no times (or is an evaluation record). */
+export function iterationSeconds(m: TimedIteration): number | null {
+  const s = m.seconds;
+  if (!s || m.iteration < 1) return null;
+  const t = (s.rollout ?? 0) + (s.coach ?? 0) + (s.update ?? 0) + (s.checkpoint ?? 0);
+  return t > 0 ? t : null;
+}

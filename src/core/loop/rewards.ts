@@ -31,7 +31,9 @@ import type { Coach, CoachResult } from '../coach/coach.ts';
 import type { Action, Trajectory } from './trajectory.ts';
 import type { WorkflowSpec } from './workflow.ts';
 
-export type RewardMode = 'process' | 'outcome' | 'mixed' | 'counterfactual' | 'groups';
+/** Every reward mode, in the order the settings offer them: the one list the type, the settings' menu and the credit methods come from. */
+export const REWARD_MODES = ['process', 'outcome', 'mixed', 'counterfactual', 'groups'] as const;
+export type RewardMode = (typeof REWARD_MODES)[number];
 
 export interface RewardSettings {
   mode: RewardMode;

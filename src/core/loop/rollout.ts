@@ -16,9 +16,9 @@
  */
 import { extractCodeBlocks } from '../tools/code-blocks.ts';
 import type { ToolRunners } from '../tools/runners.ts';
-import { formatObservation } from '../tools/sandbox.ts';
+import { DEFAULT_TIMEOUT_MS, formatObservation } from '../tools/sandbox.ts';
 import { Workspace } from '../tools/workspace.ts';
-import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
+import type { ChatMessage } from '../engine/tokenizer/chat.ts';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterFromValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import type { GenerationProgress } from '../engine/model/generate.ts';
@@ -29,7 +29,6 @@ import type { PlayedTeam, Team } from './team.ts';
 import type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
-export type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
 
 export interface RolloutOptions {
   agents: AgentBackend | Map<string, AgentBackend>;
@@ -238,7 +237,7 @@ async function runCode(stage: Stage, row: Row, text: string): Promise<{ observat
   for (const b of blocks) {
     const run = await opts.tools[b.language]!.run(b.code, {
       language: b.language === 'sql' ? undefined : b.language,
-      timeoutMs: opts.toolTimeoutMs ?? 2000,
+      timeoutMs: opts.toolTimeoutMs ?? DEFAULT_TIMEOUT_MS,
       workspace: row.workspace,
       owner: agent.id,
     });

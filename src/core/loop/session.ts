@@ -25,10 +25,9 @@ import type { TrainConfig } from './config.ts';
 import { EvalQueue, type EvalChunk } from './eval-queue.ts';
 import { trajectoryLines } from './rollout.ts';
 import { StepAborted, Trainer, type RunParts } from './train.ts';
-import type { EvalResult, IterationMetrics } from './records.ts';
+import { splitRecords, type EvalResult, type IterationMetrics, type StoredRecord } from './records.ts';
 import { parseUsed, usedChange, type RunUsed } from './models-used.ts';
 
-export type { RunParts } from './train.ts';
 
 export type SessionEvent =
   /** A running (result.of set) or final evaluation of the team as it was after `iteration`. */
@@ -120,12 +119,11 @@ export class RunSession {
     }
     const trainer = await Trainer.create(config, parts, { store, resume: Boolean(saved) });
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
-    let records: { iteration: number; eval?: EvalResult; perAgent?: unknown }[] = [];
+    let records: StoredRecord[] = [];
     if (store) {
       for (const message of await store.cutBack(trainer.iteration)) opts.emit({ type: 'warning', message });
       records = await store.metrics();
-      history.metrics = records.filter((r) => r.perAgent) as IterationMetrics[];
-      history.evals = records.filter((r) => r.eval && !r.perAgent).map((r) => ({ iteration: r.iteration, result: r.eval! }));
+      Object.assign(history, splitRecords(records));
       if (!saved) await store.writeFile(TRAJECTORIES, '');
     }
     const session = new RunSession(trainer, new EvalQueue(config, parts.team, trainer.compute, { heldOut: parts.dataset?.eval }), opts, history);
@@ -272,4 +270,3 @@ function recordingUsed(store: RunStore, used: RunUsed): RunStore {
   };
 }
 
-export { TRAJECTORIES } from './checkpoint.ts';

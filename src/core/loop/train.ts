@@ -24,7 +24,9 @@
  */
 import { AdamW } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
-import { MAX_TRAIN_TOKENS, policyUpdate, type AgentPolicy, type Gradients, type TrainSample, type UpdateMetrics } from '../rl/update.ts';
+import { policyUpdate } from '../rl/update.ts';
+import { type AgentPolicy, type Gradients, type UpdateMetrics } from '../rl/update-steps.ts';
+import { MAX_TRAIN_TOKENS, type TrainSample } from '../rl/batches.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
 import { adapterValues, type AdapterValues } from '../engine/lora/adapter-values.ts';
 import { decodeCheckpoint, encodeCheckpoint, type CheckpointStore } from './checkpoint.ts';
@@ -35,7 +37,8 @@ import { Curriculum, fixedTasks, type CurriculumState, type FilterCounts, type P
 import {
   actionVerdicts, coachTrajectories, creditedTrajectories, fanOutOf, trainSamples, usesCoach, type CoachedTrajectory, type CoachStats,
 } from './rewards.ts';
-import type { Action, PlayOptions, RolloutTask, TeamParts, TeamPass, Trajectory } from './rollout.ts';
+import type { PlayOptions, TeamParts, TeamPass } from './rollout.ts';
+import type { Action, RolloutTask, Trajectory } from './trajectory.ts';
 import type { EvalResult, IterationMetrics, Phase, TrainEvent } from './records.ts';
 import { meanMetrics, playedTeam } from './team.ts';
 

@@ -6,7 +6,7 @@
  * For: every stage after the rollout (coach, rewards, records, the domains). Not for: playing (rollout.ts).
  * Example: trajectory.actions.map((a) => a.agentId) -> ['solver', 'executor', 'executor', 'verifier']
  */
-import type { ChatMessage } from '../engine/tokenizer/tokenizer.ts';
+import type { ChatMessage } from '../engine/tokenizer/chat.ts';
 import type { WorkspaceEntry } from '../tools/workspace.ts';
 import type { GenerationResult } from './agents.ts';
 

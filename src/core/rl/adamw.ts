@@ -14,11 +14,12 @@ export interface AdamWSettings {
   beta1: number;
   beta2: number;
   eps: number;
-  weightDecay: number;
+  /** Decoupled weight decay; absent: none. A run's is its config's (`TrainConfig.weightDecay`, config.ts). */
+  weightDecay?: number;
 }
 
-/** The moments' defaults. The learning rate has none here: it is the run's (`TrainConfig.lr`, with the team's value). */
-export const DEFAULT_ADAMW: Omit<AdamWSettings, 'lr'> = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0 };
+/** The moments' defaults. The learning rate and the weight decay have none here: they are the run's (`TrainConfig.lr`, `.weightDecay`). */
+const DEFAULT_ADAMW: Omit<AdamWSettings, 'lr' | 'weightDecay'> = { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
 
 export interface AdamWState {
   step: number;
@@ -55,7 +56,7 @@ export class AdamW {
         this.m[i].assign(m);
         this.v[i].assign(v);
         const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), eps));
-        const decayed = weightDecay > 0 ? tf.mul(w, 1 - lr * weightDecay) : w;
+        const decayed = weightDecay !== undefined && weightDecay > 0 ? tf.mul(w, 1 - lr * weightDecay) : w;
         w.assign(tf.sub(decayed, tf.mul(update, lr)));
       });
     });

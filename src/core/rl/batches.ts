@@ -13,6 +13,7 @@ import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
 import { promptBatches } from '../engine/model/generate.ts';
+import { MAX_TRAIN_ATTENTION_CELLS } from '../engine/model/memory-plan.ts';
 
 export interface TrainSample {
   agent: string;
@@ -72,13 +73,6 @@ export function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-/**
- * Attention cells (rows x longest^2) one micro-batch may hold. The backward pass keeps every layer's
- * [B, heads, T, T] scores, and tfjs-wasm addresses about 2 GB safely. Measured on the shipped model
- * (LoRA on all projections): 4 rows x 1024 tokens abort, 2 x 1024 and 1 x 2048 pass. Longer samples go
- * fewer at a time; gradients accumulate over micro-batches, so the update is the same.
- */
-const MAX_TRAIN_ATTENTION_CELLS = 2 * 1024 * 1024;
 
 /**
  * The longest sample (prompt + action tokens) the trainer updates on: one alone in a backward pass

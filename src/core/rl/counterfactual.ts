@@ -30,7 +30,7 @@ export interface TreeLeaf {
 }
 
 /** A node's key: its prompt and the path down to it (depth = path length). */
-export function nodeKey(prompt: string, path: readonly number[]): string {
+function nodeKey(prompt: string, path: readonly number[]): string {
   return `${prompt}\u0000${path.join('.')}`;
 }
 

@@ -26,7 +26,7 @@ export interface UpdateSettings {
   maskTruncated: boolean;
   /**
    * One pass for the whole team: rows of every agent in one micro-batch, each row through its own
-   * agent's adapter (team-update.ts), instead of one pass per agent. The same update to float
+   * agent's adapter (batched-update.ts), instead of one pass per agent. The same update to float
    * tolerance (not to the bit: rows are grouped and padded differently), at the cost of the samples
    * rather than the number of agents. Off by default; where the compute offers no team passes,
    * the update runs per agent.

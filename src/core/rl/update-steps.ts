@@ -1,8 +1,8 @@
 /**
- * What both updates share (update.ts per agent, team-update.ts batched): the passes they ask for
+ * What both updates share (update.ts per agent, batched-update.ts batched): the passes they ask for
  * (`Gradients`), an agent's policy and metrics, the sample check, and one agent's clipped AdamW step.
  *
- * For: update.ts and team-update.ts. Not for: the stages themselves (those two files).
+ * For: update.ts and batched-update.ts. Not for: the stages themselves (those two files).
  * Example: const { gradNorm, skipped } = await clippedStep(policy, grads, loss, 1);  // one AdamW step, or why not
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -10,7 +10,7 @@ import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { AdamW } from './adamw.ts';
 import type { LogProbJob, TrainSample } from './batches.ts';
 import type { Gradient, GradientJob } from './ppo.ts';
-import type { TeamGradient, TeamGradientJob, TeamLogProbJob } from './team-passes.ts';
+import type { BatchedGradient, BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
 
 /**
  * What the update needs computed, in job order: the log-probs of padded rows (no gradient), and each
@@ -21,11 +21,11 @@ export interface Gradients {
   logProbs(jobs: LogProbJob[]): Promise<Float32Array[]>;
   gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]>;
   /**
-   * The team's passes, rows of several agents in one pass (team-passes.ts), where this compute offers
+   * The team's passes, rows of several agents in one pass (batched-passes.ts), where this compute offers
    * them; without them a `batched` update runs per agent.
    */
-  teamLogProbs?(jobs: TeamLogProbJob[]): Promise<Float32Array[]>;
-  teamGradients?(jobs: TeamGradientJob[]): Promise<TeamGradient[]>;
+  batchedLogProbs?(jobs: BatchedLogProbJob[]): Promise<Float32Array[]>;
+  batchedGradients?(jobs: BatchedGradientJob[]): Promise<BatchedGradient[]>;
 }
 
 export interface AgentPolicy {

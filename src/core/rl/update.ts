@@ -8,7 +8,7 @@
  * Not for: producing samples (loop/rewards.ts) or advantage maths (advantages.ts).
  *
  * With `batched: true` and a compute that offers team passes, the same update runs in passes of
- * several agents at once (team-update.ts); otherwise, per agent, as below.
+ * several agents at once (batched-update.ts); otherwise, per agent, as below.
  *
  * Story of one call (one function per stage, `policyUpdate` at the end calls them in order):
  *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
@@ -27,16 +27,12 @@ import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type MicroBatch, type TrainSample } from './batches.ts';
-import { teamPolicyUpdate } from './team-update.ts';
+import { batchedPolicyUpdate } from './batched-update.ts';
 import {
   agentMetrics, checkSamples, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics,
 } from './update-steps.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
 
-export { actionLogProbs, MAX_TRAIN_TOKENS, microBatches, type LogProbJob, type TrainSample } from './batches.ts';
-export { ppoGradient, ppoLoss, type Gradient, type GradientJob } from './ppo.ts';
-export { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
-export type { AgentPolicy, AgentUpdateMetrics, Gradients, UpdateMetrics } from './update-steps.ts';
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
@@ -100,7 +96,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   checkSamples(samples, policies);
-  if (s.batched && gradients.teamLogProbs && gradients.teamGradients) return teamPolicyUpdate(gradients, policies, samples, s);
+  if (s.batched && gradients.batchedLogProbs && gradients.batchedGradients) return batchedPolicyUpdate(gradients, policies, samples, s);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 

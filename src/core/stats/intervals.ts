@@ -16,7 +16,7 @@
  */
 
 /** z for a two-sided 95 % interval. */
-export const Z95 = 1.959963984540054;
+const Z95 = 1.959963984540054;
 
 export interface Interval {
   /** The point estimate. */

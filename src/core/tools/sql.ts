@@ -40,7 +40,6 @@ import { startDuckDb, type DuckDbUrls } from './sql-duckdb.ts';
 import { Killed, splitStatements, StatementRunner, withDeadline, type SqlFunction, type SqlLimits, type StatementFailure } from './sql-statements.ts';
 import { loadWorkspace, saveChanges } from './sql-tables.ts';
 
-export { tableNameFor } from './sql-tables.ts';
 
 export interface SqlToolConfig {
   /** Browser: where DuckDB's worker and wasm are served (default: the bundled assets). */

@@ -1,11 +1,11 @@
 /**
- * The page's view of the judge desk (src/core/lab/judge-desk.ts, in the worker): what it last answered, the
+ * The page's view of the judge desk (src/core/lab/desk/judge-desk.ts, in the worker): what it last answered, the
  * teaching progress, and one method per request. Only passes requests and keeps answers; no logic of its own.
  *
  * For: Inspector.svelte (score buttons) and Corrections.svelte. Not for: anything the worker decides.
  * Example: const desk = new DeskState(client, run); await desk.correct(0, 1, 0); desk.view?.count -> 1
  */
-import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/judge-desk.ts';
+import type { AskCard, DeskRequest, DeskView, TeachProgress } from '../../core/lab/desk/desk-requests.ts';
 import type { JudgeVersion } from '../../core/coach/correction-book.ts';
 import type { TrainerClient } from '../../worker/client.ts';
 import type { RunState } from '../run-state.svelte.ts';
@@ -49,7 +49,7 @@ export class DeskState {
     try {
       // A snapshot: the page's state is a proxy, which a worker message cannot carry.
       const trajectories = $state.snapshot(this.run.trajectories?.trajectories ?? []) as DeskRequest['trajectories'];
-      const v = await this.client.lab.judgeDesk({ ...op, trajectories } as DeskRequest);
+      const v = await this.client.lab.desk({ ...op, trajectories } as DeskRequest);
       this.view = v;
       if (v.cards) this.asked = { cards: v.cards, batch: this.run.trajectories };
       if (v.taught) this.taught = v.taught;

@@ -17,7 +17,9 @@ import { LaneCompute, shareJobs, type Lanes } from '../../../src/core/compute/la
 import { LocalCompute, thisThread } from '../../../src/core/compute/local.ts';
 import type { TeamPass } from '../../../src/core/loop/rollout.ts';
 import type { LaneJob, LaneResult } from '../../../src/core/compute/lane-server.ts';
-import { policyUpdate, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
+import { policyUpdate } from '../../../src/core/rl/update.ts';
+import { type AgentPolicy } from '../../../src/core/rl/update-steps.ts';
+import { type TrainSample } from '../../../src/core/rl/batches.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 

@@ -8,7 +8,8 @@ import { dataFacts, dataRuleCoach, parseDataFacts } from '../../../src/core/doma
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { DATA_CHAIN, dataHeldOut, type DataRolloutTask } from '../../../src/core/domains/data/team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
-import { trajectoryLines, type Action, type Trajectory } from '../../../src/core/loop/rollout.ts';
+import { trajectoryLines } from '../../../src/core/loop/rollout.ts';
+import { type Action, type Trajectory } from '../../../src/core/loop/trajectory.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';
 import type { TabularTask } from '../../../src/core/domains/data/tabular.ts';
 

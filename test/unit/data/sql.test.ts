@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
-import { createSqlTool, tableNameFor } from '../../../src/core/tools/sql.ts';
+import { createSqlTool } from '../../../src/core/tools/sql.ts';
+import { tableNameFor } from '../../../src/core/tools/sql-tables.ts';
 import { FIT_PREDICT } from '../../../src/core/domains/data/fit.ts';
 import { formatObservation, type Sandbox } from '../../../src/core/tools/sandbox.ts';
 import { Workspace } from '../../../src/core/tools/workspace.ts';

@@ -12,7 +12,8 @@ import { dataFacts, dataRuleCoach } from '../../../src/core/domains/data/coach.t
 import { dataOutcome } from '../../../src/core/domains/data/outcome.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS, columnProfile, csvTask, dataHeldOut, dataReferenceReplies, profileLine } from '../../../src/core/domains/data/team.ts';
 import { DEFAULT_REWARDS, coachTrajectories } from '../../../src/core/loop/rewards.ts';
-import { runRollouts, type Trajectory } from '../../../src/core/loop/rollout.ts';
+import { runRollouts } from '../../../src/core/loop/rollout.ts';
+import { type Trajectory } from '../../../src/core/loop/trajectory.ts';
 import { validateWorkflow, type WorkflowSpec } from '../../../src/core/loop/workflow.ts';
 import { teamDomains, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { createSqlTool } from '../../../src/core/tools/sql.ts';

@@ -1,12 +1,12 @@
 // The coach says what it is, and a run says how it ended (src/core/lab/coach-quality.ts, run-verdict.ts,
-// src/core/loop/held-out-change.ts): the coach's ranking against the rater comes from data (a judge's
+// src/core/measure/held-out-change.ts): the coach's ranking against the rater comes from data (a judge's
 // report.json, or the measured table), never from a string; a run that ends below its untrained team,
 // beyond the interval, says so in words with the likely cause; and the end of a run reads as the CLI prints it.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { coachQuality, HELPFUL_RANKING, judgeFolder, reportRanking } from '../../../src/core/lab/coach-quality.ts';
-import { runVerdict } from '../../../src/core/lab/run-verdict.ts';
-import { changeLine, changeWords, heldOutChanges } from '../../../src/core/loop/held-out-change.ts';
+import { runVerdict } from '../../../src/ui/run-verdict.ts';
+import { changeLine, changeWords, heldOutChanges } from '../../../src/core/measure/held-out-change.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { accuracyInterval, formatPercent, formatPoints, pairedDifference } from '../../../src/core/stats/intervals.ts';
 

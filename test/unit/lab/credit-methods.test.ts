@@ -1,4 +1,4 @@
-// "Compare credit methods" (src/core/lab/credit-methods.ts, comparison.ts) on hand-made records: every
+// "Compare credit methods" (src/core/lab/experiments/credit-methods/credit-methods-maths.ts, credit-methods-run.ts) on hand-made records: every
 // method's run gets the lesson's budget of agent generations, counted as bench/credit.ts counts them; the
 // table's costs (generations, coach calls its reward read, training seconds) and gains (held-out accuracy with
 // its Wilson interval, the paired difference to outcome) and its words; a stored comparison read back with no
@@ -6,10 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   COMPARE_AGENTS, comparePatch, CREDIT_METHODS, generationBudget, methodHint, methodRow, methodsView, runCost, type MethodRecord, type MethodRunData,
-} from '../../../src/core/lab/credit-methods.ts';
-import { CreditComparison } from '../../../src/core/lab/comparison.ts';
+} from '../../../src/core/lab/experiments/credit-methods/credit-methods-maths.ts';
+import { CreditComparison } from '../../../src/core/lab/experiments/credit-methods/credit-methods-run.ts';
 import { coachQuality } from '../../../src/core/lab/coach-quality.ts';
-import { LESSON_PLAN, LESSON_TIME, lessonPatch } from '../../../src/core/lab/lesson.ts';
+import { LESSON_PLAN, lessonPatch } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
+import { RUN_TIME } from '../../../src/core/lab/experiments/stored-runs.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { treeCost } from '../../../src/core/rl/counterfactual.ts';
@@ -125,7 +126,7 @@ describe('a stored comparison is read back without a model', () => {
     for (const r of all) {
       const store = host.store(`relay-4-${r.method}`);
       for (const rec of r.records) await store.appendMetrics(rec);
-      await store.writeFile(LESSON_TIME, JSON.stringify({ seconds: 20, finishedAt: 1 }));
+      await store.writeFile(RUN_TIME, JSON.stringify({ seconds: 20, finishedAt: 1 }));
     }
     const v = await new CreditComparison(host as never).readBack();
     expect(v.status).toBe('done');

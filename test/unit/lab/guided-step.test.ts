@@ -1,4 +1,4 @@
-// The guided step after the lesson (src/core/lab/guided-step.ts): its runs' settings through the real config resolver
+// The guided step after the lesson (src/core/lab/experiments/guided-step/guided-step-maths.ts): its runs' settings through the real config resolver
 // (the lesson's relay of 4, only the coach differs), where a record stands, and its view in words on hand-worked
 // evaluations: a paired gain inside its interval is said to be no gain, one beyond it a gain; ranking intervals that
 // overlap are no change.
@@ -9,8 +9,8 @@ import type { EvalResult } from '../../../src/core/loop/records.ts';
 import type { CoachQuality } from '../../../src/core/lab/coach-quality.ts';
 import {
   correctedSince, finishedEvals, GUIDED_PLAN, guidedPatch, guidedPhase, guidedView, readRecord, runFinished, type GuidedRecord,
-} from '../../../src/core/lab/guided-step.ts';
-import { lessonPatch, LESSON_PLAN } from '../../../src/core/lab/lesson-summary.ts';
+} from '../../../src/core/lab/experiments/guided-step/guided-step-maths.ts';
+import { lessonPatch, LESSON_PLAN } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
 
 /** An evaluation of 100 problems whose first `right` are solved (greedy). */
 function evalOf(right: number[], tasks = 100): EvalResult {

@@ -7,7 +7,8 @@ import { addVersion, type FileStore, type JudgeVersion } from '../../../src/core
 import { RELAY_COACH_TEMPLATE } from '../../../src/core/domains/relay/team.ts';
 import { readAllBytes } from '../../../src/core/engine/model/source.ts';
 import { memorySource } from '../../../src/core/engine/model/sources.ts';
-import { actionWords, taughtSource } from '../../../src/core/lab/judge-desk.ts';
+import { actionWords } from '../../../src/core/lab/desk/desk-requests.ts';
+import { taughtSource } from '../../../src/core/lab/desk/taught-judges.ts';
 
 const ctx = { problem: 'relay', agentId: 'agent2', role: 'Relay agent 2', input: 'Pass it on.\n\n3 + 4', output: '7', final: false };
 

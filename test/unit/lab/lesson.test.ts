@@ -1,22 +1,22 @@
-// The lesson's summary maths (src/core/lab/lesson.ts) on hand-made results: the curves' Wilson
+// The lesson's summary maths (src/core/lab/experiments/lesson/lesson-maths.ts) on hand-made results: the curves' Wilson
 // intervals, the paired process - outcome gap, the predicted gap, rollouts to the target, the
 // per-agent rows and the words the page shows; a finished lesson read back from storage with its
 // training time and date (no model, no training); and the per-agent counts from relay trajectories.
 import { describe, expect, it } from 'vitest';
-import {
-  agentList, agentStepsOfEval, agentWords, gapWords, curveOf, Lesson, LESSON_TIME, lessonPatch, lessonView, LESSON_PLAN, pairedGap, remainingSeconds, rolloutsTo, runUnits,
-  trainedTime, type LessonRunData,
-} from '../../../src/core/lab/lesson.ts';
+import { agentList, agentWords, gapWords, curveOf, lessonPatch, lessonView, LESSON_PLAN, rolloutsTo, runUnits, trainedTime, type LessonRunData } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
+import { agentStepsOfEval, pairedGap, remainingSeconds } from '../../../src/core/lab/experiments/run-maths.ts';
+import { Lesson } from '../../../src/core/lab/experiments/lesson/lesson-run.ts';
+import { RUN_TIME } from '../../../src/core/lab/experiments/stored-runs.ts';
 import { MemoryStore } from '../../helpers/loop.ts';
 import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
-import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../../src/core/loop/trajectory.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { agentStepsOf } from '../../../src/core/loop/evaluate.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 import { pairedDifference, wilson } from '../../../src/core/stats/intervals.ts';
 import { coachQuality, judgeBuild, reportRanking } from '../../../src/core/lab/coach-quality.ts';
-import { judgePromptExample, lessonCoachWords } from '../../../src/core/lab/lesson.ts';
+import { judgePromptExample, lessonCoachWords } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
 import { readFileSync } from 'node:fs';
 
 const IDS = Array.from({ length: 100 }, (_, i) => `t${i}`);
@@ -168,7 +168,7 @@ describe('a finished lesson is a saved result', () => {
       const store = host.store(`relay-2-${mode}`);
       await store.appendMetrics({ iteration: 0, eval: ev(40) });
       for (let it = 1; it <= 10; it++) await store.appendMetrics({ iteration: it, perAgent: {}, ...(it === 10 ? { eval: ev(k) } : {}) });
-      await store.writeFile(LESSON_TIME, JSON.stringify({ seconds, finishedAt: at }));
+      await store.writeFile(RUN_TIME, JSON.stringify({ seconds, finishedAt: at }));
     }
     const v = await lesson().readBack();
     expect(v.status).toBe('done');

@@ -5,10 +5,10 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { refusal } from '../../../src/core/lab/lab-state.ts';
 import { coachQuality, reportRanking } from '../../../src/core/lab/coach-quality.ts';
-import { causeWords, readsLine } from '../../../src/core/lab/run-verdict.ts';
-import { methodHint, recordSigns, whyWords, type MethodRunData } from '../../../src/core/lab/credit-methods.ts';
+import { causeWords, readsLine } from '../../../src/ui/run-verdict.ts';
+import { methodHint, recordSigns, whyWords, type MethodRunData } from '../../../src/core/lab/experiments/credit-methods/credit-methods-maths.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
-import { lessonPatch } from '../../../src/core/lab/lesson-summary.ts';
+import { lessonPatch } from '../../../src/core/lab/experiments/lesson/lesson-maths.ts';
 import { wilson } from '../../../src/core/stats/intervals.ts';
 
 describe('one state, each request allowed or refused in words', () => {

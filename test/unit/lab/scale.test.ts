@@ -1,10 +1,10 @@
-// "Scale the team"'s maths (src/core/lab/scale.ts) on hand-made evaluations, against numbers worked by hand:
+// "Scale the team"'s maths (src/core/lab/experiments/scale/scale-maths.ts) on hand-made evaluations, against numbers worked by hand:
 // Wilson's interval and Newcombe's difference from their formulas (z = 1.95996), p^N and docs/credit.md's
 // prediction by arithmetic, and the words the page ends in.
 import { describe, expect, it } from 'vitest';
 import {
   chanceText, pointOf, runGenerations, SCALE_PLAN, scalePatch, scaleRow, scaleTrained, scaleView, scaleWords, sizesText, type ScaleRunData,
-} from '../../../src/core/lab/scale.ts';
+} from '../../../src/core/lab/experiments/scale/scale-maths.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Curriculum, DEFAULT_CURRICULUM, fixedTasks, type CurriculumSettings } from '../../../src/core/loop/curriculum.ts';
 import { MATH_TEAM } from '../../../src/core/domains/math/index.ts';
-import type { Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Trajectory } from '../../../src/core/loop/trajectory.ts';
 
 const traj = (id: string, correct: boolean, coachOk = true): Trajectory => ({
   task: { id, problem: id, answer: '1' }, sample: 0, finalAnswer: correct ? '1' : '2', correct,

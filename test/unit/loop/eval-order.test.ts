@@ -18,7 +18,7 @@ import { EvalQueue } from '../../../src/core/loop/eval-queue.ts';
 
 /** A compute that is never asked to play (these checks only read the queue's tasks). */
 const idle = { playTeam: async () => [] };
-import type { RolloutTask } from '../../../src/core/loop/rollout.ts';
+import type { RolloutTask } from '../../../src/core/loop/trajectory.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { prefixCoverage, stratifiedOrder } from '../../../src/core/stats/order.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';

@@ -11,7 +11,7 @@ import type { Coach, CoachResult } from '../../../src/core/coach/coach.ts';
 import {
   actionVerdicts, agentReward, coachTrajectories, DEFAULT_REWARDS, creditedTrajectories, trainSamples, type RewardSettings,
 } from '../../../src/core/loop/rewards.ts';
-import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Action, Trajectory } from '../../../src/core/loop/trajectory.ts';
 import type { AgentSpec, WorkflowSpec } from '../../../src/core/loop/workflow.ts';
 
 const agent = (id: string, role: string, turns: number, extra: Partial<AgentSpec> = {}): AgentSpec =>

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { agentContext } from '../../../src/core/loop/rewards.ts';
-import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Action, Trajectory } from '../../../src/core/loop/trajectory.ts';
 import { labelledNumber, parseSteps, planValues, printedNumber, ruleScore } from '../../../src/core/domains/math/rule-coach.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';

@@ -1,9 +1,9 @@
 /**
  * The end of a relay run in words: the greedy step accuracy over every agent's held-out steps, untrained ->
- * trained, against hand-worked Wilson intervals and the unpaired (Newcombe) difference (src/core/loop/held-out-change.ts).
+ * trained, against hand-worked Wilson intervals and the unpaired (Newcombe) difference (src/core/measure/held-out-change.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { stepChangeWords } from '../../../src/core/loop/held-out-change.ts';
+import { stepChangeWords } from '../../../src/core/measure/held-out-change.ts';
 import type { EvalResult } from '../../../src/core/loop/records.ts';
 
 const ev = (right: number[], judged: number[]): EvalResult =>

@@ -1,5 +1,5 @@
 /**
- * The run's memory plan (src/core/loop/run-plan.ts): the settings it derives from a training config,
+ * The run's memory plan (src/core/measure/run-plan.ts): the settings it derives from a training config,
  * worked by hand from the agents' budgets, the limits per backend, and a run that a WebGPU device with
  * a small binding limit must refuse with a message that says what to change.
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/core/engine/model/config.ts';
 import { planMemory } from '../../../src/core/engine/model/memory-plan.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
-import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/loop/run-plan.ts';
+import { deviceLimits, planRun, runSettings, PROMPT_BASE, WASM_HEAP } from '../../../src/core/measure/run-plan.ts';
 import { shapeConfig } from '../../../src/core/engine/model/shapes.ts';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
 
@@ -70,7 +70,7 @@ describe('promptBase', () => {
     const tok = TextTokenizer.fromJson(JSON.parse(fs.readFileSync('models/agent/tokenizer.json', 'utf8')),
       JSON.parse(fs.readFileSync('models/agent/tokenizer_config.json', 'utf8')));
     const { MATH_CHAIN } = await import('../../../src/core/domains/math/index.ts');
-    const { promptBase } = await import('../../../src/core/loop/run-plan.ts');
+    const { promptBase } = await import('../../../src/core/measure/run-plan.ts');
     const w = { ...MATH_CHAIN, agents: [{ ...MATH_CHAIN.agents[0], system: 'You are {{role}}.', user: 'Task: {{problem}}{{output:x}}' }] };
     const expected = tok.encodeChat([{ role: 'system', content: `You are ${MATH_CHAIN.agents[0].role}.` }, { role: 'user', content: 'Task: 2+2?' }], { addGenerationPrompt: true }).length;
     expect(promptBase(tok, w, { problem: '2+2?' })).toBe(expected);

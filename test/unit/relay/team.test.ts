@@ -8,10 +8,10 @@ import { RELAY_CONFIG_SIZES, relayHeldOut, relayStep, relayTasks } from '../../.
 import { relayConfig, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { teamOf, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
-import type { Action, Trajectory } from '../../../src/core/loop/rollout.ts';
+import type { Action, Trajectory } from '../../../src/core/loop/trajectory.ts';
 import { DEFAULT_REWARDS } from '../../../src/core/loop/rewards.ts';
 import { placeVars, renderTemplate } from '../../../src/core/loop/workflow.ts';
-import { trajectoryViews } from '../../../src/core/lab/exports.ts';
+import { trajectoryViews } from '../../../src/core/lab/transfer.ts';
 
 describe('relay tasks', () => {
   it('adds on a 10-position dial, and the answer chains the steps', () => {

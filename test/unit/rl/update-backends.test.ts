@@ -10,7 +10,8 @@ import { LoraAdapter } from '../../../src/core/engine/lora/adapter.ts';
 import { loadModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
-import { policyUpdate, type TrainSample } from '../../../src/core/rl/update.ts';
+import { policyUpdate } from '../../../src/core/rl/update.ts';
+import { type TrainSample } from '../../../src/core/rl/batches.ts';
 import { thisThread } from '../../../src/core/compute/local.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 

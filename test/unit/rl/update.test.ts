@@ -11,7 +11,10 @@ import { generate } from '../../../src/core/engine/model/generate.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
-import { actionLogProbs, microBatches, policyUpdate, ppoLoss, type AgentPolicy, type TrainSample } from '../../../src/core/rl/update.ts';
+import { policyUpdate } from '../../../src/core/rl/update.ts';
+import { type AgentPolicy } from '../../../src/core/rl/update-steps.ts';
+import { ppoLoss } from '../../../src/core/rl/ppo.ts';
+import { actionLogProbs, microBatches, type TrainSample } from '../../../src/core/rl/batches.ts';
 import { thisThread } from '../../../src/core/compute/local.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
 

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelSource } from '../../../src/core/engine/model/source.ts';
 import { ModelSourceError } from '../../../src/core/engine/model/source.ts';
-import { ChatTemplateError, TextTokenizer, TokenizerLoadError, createStreamDecoder } from '../../../src/core/engine/tokenizer/tokenizer.ts';
+import { TextTokenizer, TokenizerLoadError, createStreamDecoder } from '../../../src/core/engine/tokenizer/tokenizer.ts';
+import { ChatTemplateError } from '../../../src/core/engine/tokenizer/chat.ts';
 import { renderChatTemplate } from '../../../src/core/engine/tokenizer/chat.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

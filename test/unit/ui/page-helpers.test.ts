@@ -2,7 +2,7 @@
 // readable trajectory labels, the backend sentence, compact tick labels, the held-out accuracy's
 // Wilson intervals and which saved runs are overlaid. Hand-worked expectations.
 import { describe, expect, it } from 'vitest';
-import { creditGaps, culprits, mostDisputed } from '../../../src/core/lab/credit.ts';
+import { creditGaps, culprits, mostDisputed } from '../../../src/core/lab/credit-per-action.ts';
 import { trajectoryLabels } from '../../../src/ui/credit.ts';
 import * as backendPanel from '../../../src/ui/components/BackendPanel.svelte';
 import * as chart from '../../../src/ui/components/Chart.svelte';

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
 import { readUrl, setPath, urlFor } from '../../../src/ui/url-config.ts';
-import { batchAdvantages, rewardUnder } from '../../../src/core/lab/credit.ts';
+import { batchAdvantages, rewardUnder } from '../../../src/core/lab/credit-per-action.ts';
 import { codeBlocks } from '../../../src/ui/credit.ts';
-import { adapterFiles, metricsCsv } from '../../../src/core/lab/exports.ts';
+import { adapterFiles, metricsCsv } from '../../../src/core/lab/transfer.ts';
 import type { ActionView, TrajectoryView } from '../../../src/core/lab/views.ts';
 
 const action = (agentId: string, score: number): ActionView => ({ agentId, role: agentId, turn: 1, messages: [], text: '', tokens: 1, truncated: false, coach: { raw: '', score, ok: true, attempts: 1 } });

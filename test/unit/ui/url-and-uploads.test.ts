@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { zipSync } from 'fflate';
 import { readUrl, urlFor } from '../../../src/ui/url-config.ts';
 import { relayConfig, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
-import { scalePatch } from '../../../src/core/lab/scale.ts';
-import { adapterFiles } from '../../../src/core/lab/exports.ts';
-import { runSize } from '../../../src/core/loop/run-size.ts';
+import { scalePatch } from '../../../src/core/lab/experiments/scale/scale-maths.ts';
+import { adapterFiles } from '../../../src/core/lab/transfer.ts';
+import { runSize } from '../../../src/core/measure/run-size.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
 describe('the link', () => {

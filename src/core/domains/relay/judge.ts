@@ -13,7 +13,8 @@
  *            -> {ranking: {p: 0.97, low: .., high: ..}, mae: .., agreement: .., n: 200, pairs: ..}
  */
 import { agentContext } from '../../loop/rewards.ts';
-import { runRollouts, type RolloutTask } from '../../loop/rollout.ts';
+import { runRollouts } from '../../loop/rollout.ts';
+import { type RolloutTask } from '../../loop/trajectory.ts';
 import type { AgentBackend } from '../../loop/agents.ts';
 import type { ActionContext } from '../../coach/coach-format.ts';
 import { Rng } from '../../stats/rng.ts';
@@ -21,7 +22,6 @@ import { tInterval, wilson, type Interval } from '../../stats/intervals.ts';
 import { relayDigit, relayOutcome, relayRuleScore, relayWorkflow } from './team.ts';
 
 /** The relay team's judge: what `coach.kind: "model"` loads for the relay team unless the config names another. */
-export { RELAY_JUDGE_MODEL } from './team.ts';
 
 /** What kind of reply a step is, given its input: right, the input passed on unchanged, anything else, or no input to judge. */
 export type RelayReplyKind = 'right' | 'passed-on' | 'other' | 'neutral';

@@ -87,11 +87,3 @@ export function registerWasmFastMatMul(): boolean {
   });
   return true;
 }
-
-/** Puts the stock kernel back (for comparisons in tests and benchmarks). */
-export function unregisterWasmFastMatMul(): void {
-  if (!original) return;
-  tf.unregisterKernel('BatchMatMul', 'wasm');
-  tf.registerKernel(original);
-  original = null;
-}

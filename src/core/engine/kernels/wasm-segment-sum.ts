@@ -10,7 +10,7 @@
  * (as TensorFlow does).
  * Example: x [[1, 2], [3, 4], [5, 6]], segmentIds [0, 2, 0], numSegments 3 -> [[6, 8], [0, 0], [3, 4]].
  *
- * Call `registerWasmSegmentSum()` once after the backend is chosen; a second call is a no-op.
+ * kernels/register.ts registers it for wasm once the backend is chosen.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { WasmBackendInternals } from './wasm-backend.ts';
@@ -44,10 +44,3 @@ export const wasmUnsortedSegmentSum: tf.KernelConfig = {
     return out;
   },
 };
-
-/** Registers the kernel for `wasm` unless one is already there; returns whether it was added. */
-export function registerWasmSegmentSum(): boolean {
-  if (tf.getKernel('UnsortedSegmentSum', 'wasm')) return false;
-  tf.registerKernel(wasmUnsortedSegmentSum);
-  return true;
-}

@@ -17,7 +17,7 @@ import { decodeSafetensors, encodeSafetensors, type TensorToEncode } from '../mo
 import { readAllBytes, type ModelSource } from '../model/source.ts';
 import { LoraAdapter, projectionShape, validateLoraSettings, type LoraSettings } from './adapter.ts';
 
-export class AdapterFormatError extends Error {
+class AdapterFormatError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'AdapterFormatError';

@@ -5,7 +5,7 @@
  * (embedding, lm_head) are exempt from the per-buffer limit: the loader splits them (vocab-table.ts).
  *
  * For: the lab (lab/lab.ts) before it downloads a model. Not for: the run's whole memory plan
- * (memory-plan.ts, loop/run-plan.ts) or loading (load.ts).
+ * (memory-plan.ts, measure/run-plan.ts) or loading (load.ts).
  *
  * Example: SmolLM2-135M's largest tensor that is not a vocabulary table is an MLP weight, [1536, 576],
  *          1536 * 576 * 4 bytes = 3.4 MiB:

@@ -17,6 +17,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.ts';
+import { MAX_TIED_HEAD_COPY_BYTES } from './memory-plan.ts';
 import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
 import { TiedHead } from './tied-head.ts';
 import { blocksOf, RowBlocks, tableName } from './vocab-table.ts';
@@ -56,7 +57,7 @@ export interface RowLoraPair {
 /** What the decoder needs from an adapter: the pair for a layer's projection, if it adapts it. */
 export interface AdapterView {
   lora(layer: number, proj: Projection): LoraPair | null;
-  /** A pair per batch row (engine/lora/team-adapter.ts), read before `lora` by the full forward pass (not by the decoders). */
+  /** A pair per batch row (engine/lora/batched-adapter.ts), read before `lora` by the full forward pass (not by the decoders). */
   rowLora?(layer: number, proj: Projection): RowLoraPair | null;
   /** Dropout probability on the LoRA input, applied only when `train` is set on the forward call. */
   dropout?: number;
@@ -95,8 +96,6 @@ export interface ForwardResult {
 
 const MASKED = -1e9; // added to attention scores of masked keys; exp underflows to exactly 0
 
-/** Largest tied-embedding copy made for a fast lm_head on wasm (see `CausalLM` constructor). */
-const MAX_TIED_HEAD_COPY_BYTES = 256 << 20;
 
 export class CausalLM {
   readonly config: ModelConfig;

@@ -81,7 +81,7 @@ export interface RunSettings {
   maxLogitBytes?: number;
   /** Trained adapters (one per trainable agent; default 1): each with its two AdamW moments. */
   adapters?: number;
-  /** The batched update (rl/team-update.ts) holds every adapter's gradient until the steps; the per-agent one, one at a time. */
+  /** The batched update (rl/batched-update.ts) holds every adapter's gradient until the steps; the per-agent one, one at a time. */
   batchedUpdate?: boolean;
 }
 
@@ -128,11 +128,17 @@ export interface MemoryPlan {
 }
 
 const F32 = 4;
-export const DEFAULT_TARGETS: PlanProjection[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
-/** rl/update.ts' MAX_TRAIN_ATTENTION_CELLS: the trainer puts at most this many rows x T^2 in one micro-batch. */
-const MAX_TRAIN_ATTENTION_CELLS = 2 * 1024 * 1024;
-/** llama.ts' MAX_TIED_HEAD_COPY_BYTES: wasm copies a tied embedding up to this size for the output projection. */
-const WASM_TIED_HEAD_COPY_BYTES = 256 << 20;
+const DEFAULT_TARGETS: PlanProjection[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj'];
+/**
+ * Attention cells (rows x longest^2) one micro-batch may hold: the trainer (rl/batches.ts microBatches) puts at
+ * most this many in one, and the plan counts the same. The backward pass keeps every layer's [B, heads, T, T]
+ * scores, and tfjs-wasm addresses about 2 GB safely. Measured on the shipped model (LoRA on all projections):
+ * 4 rows x 1024 tokens abort, 2 x 1024 and 1 x 2048 pass. Longer samples go fewer at a time; gradients
+ * accumulate over micro-batches, so the update is the same.
+ */
+export const MAX_TRAIN_ATTENTION_CELLS = 2 * 1024 * 1024;
+/** wasm copies a tied embedding up to this size for the output projection (llama.ts), and the plan counts the copy. */
+export const MAX_TIED_HEAD_COPY_BYTES = 256 << 20;
 
 /** [in, out] of a projection. Example: k_proj of SmolLM2-135M -> [576, 192]. */
 function projection(c: ModelConfig, p: PlanProjection): [number, number] {
@@ -197,7 +203,7 @@ export function planMemory(c: ModelConfig, run: RunSettings): MemoryPlan {
   const embedBytes = V * d * F32;
 
   // Weights; wasm adds the [d, V] copy of a tied embedding it uses as the output projection.
-  const tiedCopy = s.backend === 'wasm' && c.tieWordEmbeddings && embedBytes <= WASM_TIED_HEAD_COPY_BYTES ? embedBytes : 0;
+  const tiedCopy = s.backend === 'wasm' && c.tieWordEmbeddings && embedBytes <= MAX_TIED_HEAD_COPY_BYTES ? embedBytes : 0;
   const weights = parameterCount(c) * F32 + tiedCopy;
   // Per adapter: weights and two moments; gradient sets: one (per agent) or one per adapter (batched).
   const lora = loraParameters(c, s.rank, s.targets) * F32 * (3 * s.adapters + (s.batchedUpdate ? s.adapters : 1));

@@ -33,7 +33,7 @@ export function leftPad(rows: number[][], padId = 0): { ids: number[][]; mask: n
 }
 
 /** A shared prefix shorter than this is not worth its extra forward call. */
-export const MIN_SHARED_PREFIX = 8;
+const MIN_SHARED_PREFIX = 8;
 
 export interface PrefillPlan {
   /** The distinct prompts, in order of first appearance. */

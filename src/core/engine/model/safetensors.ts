@@ -199,7 +199,7 @@ function notSafetensors(first: Uint8Array, file: string): SafetensorsError | nul
  * Parse and validate the JSON header bytes (the N bytes after the length prefix).
  * Refuses unknown dtypes by name, offsets outside the data section, overlaps and size mismatches.
  */
-export function parseSafetensorsHeader(json: Uint8Array, file: string): SafetensorsHeader {
+function parseSafetensorsHeader(json: Uint8Array, file: string): SafetensorsHeader {
   let raw: unknown;
   try {
     raw = JSON.parse(new TextDecoder().decode(json));

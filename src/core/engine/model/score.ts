@@ -57,7 +57,7 @@ export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], op
 }
 
 /** Differentiable log p(ids[:, t+1] | ids[:, :t+1]) as a tensor [B, T-1] (0 where the target is padding). */
-export function tokenLogProbs(model: CausalLM, ids: number[][], opts: ScoreOptions = {}): tf.Tensor2D {
+function tokenLogProbs(model: CausalLM, ids: number[][], opts: ScoreOptions = {}): tf.Tensor2D {
   const batch = ids.length;
   const steps = ids[0].length;
   const all = Array.from({ length: batch * (steps - 1) }, (_, i) => i);

@@ -159,7 +159,7 @@ export function folderSource(dir: string, opts: { chunkBytes?: number } = {}): M
  * and never by trying to parse the page.
  *   isHtmlFallback(<200, text/html>, 'special_tokens_map.json') === true
  */
-export function isHtmlFallback(res: Response, file: string): boolean {
+function isHtmlFallback(res: Response, file: string): boolean {
   const type = (res.headers.get('content-type') ?? '').toLowerCase();
   return type.startsWith('text/html') && !/\.html?$/i.test(file);
 }

@@ -26,7 +26,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 
 /** Most bytes per block: a block's packed weights stay in a server core's cache (docs/performance.md). */
-export const BLOCK_BYTES = 8 << 20;
+const BLOCK_BYTES = 8 << 20;
 let blockBytes = BLOCK_BYTES;
 
 /** Sets the bytes per block of heads made from now on (tests split small heads); returns the previous value. */

@@ -22,8 +22,8 @@ import { readSafetensors, type SafetensorsEntry } from './safetensors.ts';
 import type { ModelSource, ProgressCallback } from './source.ts';
 import { blockName, splitTable, VOCAB_TABLES } from './vocab-table.ts';
 
-export const SINGLE_FILE = 'model.safetensors';
-export const INDEX_FILE = 'model.safetensors.index.json';
+const SINGLE_FILE = 'model.safetensors';
+const INDEX_FILE = 'model.safetensors.index.json';
 
 export class WeightsError extends Error {
   constructor(message: string) {

@@ -27,8 +27,6 @@ import {
   type TemplateSpecialTokens,
 } from './chat.ts';
 
-export type { ChatMessage, ChatTemplateOptions } from './chat.ts';
-export { ChatTemplateError } from './chat.ts';
 
 type Json = Record<string, unknown>;
 

@@ -1,0 +1,241 @@
+/**
+ * "Scale the team", the maths (pure, tested on hand-made results): the relay team of 8, 16, 32 and 64
+ * agents trained under process reward (the AI judge, relayConfig's coach) and outcome reward, each
+ * measured untrained and after a short run on the same held-out problems. `scaleView` turns the runs'
+ * evaluations into what the page draws: per size, the team accuracy (Wilson) and the mean step accuracy
+ * (Wilson over the pooled steps) of the untrained team and of each mode, the paired process - outcome
+ * team gap, the unpaired step gap, the theory's two lines, each agent's step accuracy, and the words the
+ * run ends in. The runner that trains the runs is scale-run.ts; the page only draws (Scale.svelte).
+ *
+ * The theory (docs/credit.md), with p the untrained team's mean step accuracy at that size:
+ *   - outcome reward sees a right chain, the only rollouts it learns from, p^N of the time (`chance`);
+ *   - its expected push on a step is p^(N-1) of process reward's, so its predicted step accuracy is
+ *     untrained + p^(N-1) x (process's step accuracy - untrained) (`predictedOutcomeStep`).
+ *
+ * Example (hand-worked, test/unit/lab/scale.test.ts): at 8 agents, untrained 160 of 200 steps right
+ *   (p = 0.8), process 180 of 200, outcome 162 of 200: chance = 0.8^8 = 16.8 %, predicted outcome step
+ *   = 0.8 + 0.8^7 x 0.1 = 82.1 %; step gap +9.0 pts [+2.1, +15.9] (Newcombe), beyond the noise, so the
+ *   words say "process reward's mean step accuracy ended above outcome reward's beyond the noise at 8 agents".
+ */
+import { relayConfig } from '../../../domains/relay/team.ts';
+import type { EvalResult } from '../../../loop/records.ts';
+import { stepTotals } from '../../../measure/held-out-change.ts';
+import { usesCoach } from '../../../loop/rewards.ts';
+import { accuracyInterval, unpairedDifference, wilson, type Interval } from '../../../stats/intervals.ts';
+import { PAIR_MODES, pairedGap, type StoredRunData } from '../run-maths.ts';
+
+export type ScaleMode = StoredRunData['mode'];
+/** Process vs outcome, as the lesson trains them (the one pair: run-maths.ts PAIR_MODES). */
+export const SCALE_MODES: readonly ScaleMode[] = PAIR_MODES;
+
+/**
+ * The experiment's budget, sized to take at most 3 minutes in the page on 2 cores (wasm): each run trains
+ * `iterations` iterations of relayConfig's 8 prompts x 2 samples and is measured on `evalTasks` held-out
+ * problems untrained (the process run; the outcome run reads it) and at its end. docs/page.md has what each
+ * size cost in the page, measured.
+ */
+export const SCALE_PLAN = {
+  sizes: [8, 16, 32, 64],
+  iterations: 2,
+  evalTasks: 20,
+  seed: 0,
+  /** relayConfig's learning rate raised so that 2 iterations move the agents. */
+  lr: 0.0075,
+} as const;
+export type ScalePlan = { sizes: readonly number[]; iterations: number; evalTasks: number; seed: number; lr: number };
+
+/** The config patch of one run: the relay of `n` with the plan's budget; outcome reward loads no judge (it reads no coach). */
+export function scalePatch(n: number, mode: ScaleMode, plan: ScalePlan = SCALE_PLAN): Record<string, unknown> {
+  return {
+    ...relayConfig(n), iterations: plan.iterations, evalEvery: plan.iterations, evalTasks: plan.evalTasks, checkpointEvery: plan.iterations,
+    seed: plan.seed, lr: plan.lr, rewards: { mode }, ...(usesCoach(mode) ? {} : { coach: { kind: 'rule' } }),
+  };
+}
+
+/** What one run holds so far (its finished evaluations), as the runner and the read-back keep it: the lab's stored run. */
+export type ScaleRunData = StoredRunData;
+
+/** One measurement of a team: its team accuracy and mean step accuracy with their 95 % intervals, and the step counts. */
+export interface ScalePoint {
+  team: Interval;
+  step: Interval;
+  right: number;
+  judged: number;
+  /** Per agent (index 0 = agent 1): its greedy step accuracy, or null when it was never judged. */
+  agents: (number | null)[];
+}
+
+export interface ScaleRow {
+  n: number;
+  untrained: ScalePoint | null;
+  final: Record<ScaleMode, ScalePoint | null>;
+  /** Process - outcome team accuracy, paired over the same held-out problems. */
+  teamGap: (Interval & { n: number }) | null;
+  /** Process - outcome mean step accuracy (Newcombe, unpaired over the pooled steps). */
+  stepGap: Interval | null;
+  /** Outcome reward's chance of a right chain to learn from: p^N, p the untrained mean step accuracy. */
+  chance: number | null;
+  /** Each mode's mean step accuracy less the untrained team's (Newcombe, unpaired over the pooled steps). */
+  stepGain: Record<ScaleMode, Interval | null>;
+  /** docs/credit.md: untrained + p^(N-1) x process's step gain. */
+  predictedOutcomeStep: number | null;
+  /** Seconds each run took here (stored with it). */
+  seconds: Record<ScaleMode, number | null>;
+  words: string;
+}
+
+export interface ScaleView {
+  /** 'idle': nothing stored; 'done' / 'paused' may be read back from storage (`readBack`). */
+  status: 'idle' | 'running' | 'paused' | 'done' | 'failed';
+  readBack?: boolean;
+  plan: ScalePlan;
+  rolloutsPerIteration: number;
+  rows: ScaleRow[];
+  /** The sentence the experiment ends in (scaleWords). */
+  words: string;
+  /** The run training now ("32 agents, outcome reward, iteration 2 of 3"), null when none. */
+  current: { n: number; mode: ScaleMode; iteration: number; iterations: number } | null;
+  /** Work done and in all, in agent generations (training rollouts and evaluations): the progress bar. */
+  progress: { done: number; total: number };
+  elapsed: number;
+  /** Seconds left at the pace measured so far (null until known). */
+  remaining: number | null;
+  /** A finished experiment: its runs' stored seconds, summed, and when the last finished. */
+  trained: { seconds: number; finishedAt: number } | null;
+  message?: string;
+}
+
+// ---- the maths ---------------------------------------------------------------------------------
+
+/** A finished evaluation as a point: team accuracy (Wilson, from its per-problem results) and pooled step accuracy (Wilson). */
+export function pointOf(r: EvalResult | null | undefined): ScalePoint | null {
+  if (!r || r.of !== undefined || !(r.tasks > 0) || !r.agentSteps) return null;
+  const { right, judged } = stepTotals(r)!;
+  return {
+    team: accuracyInterval(r.greedy, r.tasks, r.perTask?.greedy), step: wilson(right, judged), right, judged,
+    agents: r.agentSteps.right.map((k, i) => (r.agentSteps!.judged[i] > 0 ? k / r.agentSteps!.judged[i] : null)),
+  };
+}
+
+const evalAt = (run: ScaleRunData | undefined, iteration: number) =>
+  run?.evals.find((e) => e.iteration === iteration && e.result.of === undefined)?.result ?? null;
+
+/** One size's row from its two runs (the untrained team is the process run's iteration 0, else the outcome run's). */
+export function scaleRow(n: number, process: ScaleRunData | undefined, outcome: ScaleRunData | undefined, plan: ScalePlan): ScaleRow {
+  const base = evalAt(process, 0) ?? evalAt(outcome, 0);
+  const lastP = process?.done ? evalAt(process, plan.iterations) : null;
+  const lastO = outcome?.done ? evalAt(outcome, plan.iterations) : null;
+  const untrained = pointOf(base);
+  const final = { process: pointOf(lastP), outcome: pointOf(lastO) };
+  const p = untrained ? untrained.step.p : null;
+  const stepGap = final.process && final.outcome
+    ? unpairedDifference(final.process.right, final.process.judged, final.outcome.right, final.outcome.judged) : null;
+  const gain = (f: ScalePoint | null) => (f && untrained ? unpairedDifference(f.right, f.judged, untrained.right, untrained.judged) : null);
+  const row: Omit<ScaleRow, 'words'> = {
+    n, untrained, final, teamGap: pairedGap(lastP, lastO), stepGap, stepGain: { process: gain(final.process), outcome: gain(final.outcome) },
+    chance: p === null ? null : p ** n,
+    predictedOutcomeStep: p === null || !final.process ? null : p + p ** (n - 1) * (final.process.step.p - p),
+    seconds: { process: process?.done ? process.seconds ?? null : null, outcome: outcome?.done ? outcome.seconds ?? null : null },
+  };
+  return { ...row, words: rowWords(row) };
+}
+
+const pct1 = (x: number) => `${(x * 100).toFixed(1)} %`;
+const pts = (x: number) => `${x > 0.0005 ? '+' : ''}${(Math.abs(x) < 0.0005 ? 0 : x * 100).toFixed(1)}`;
+const gapText = (i: Interval) => `${pts(i.p)} pts [${pts(i.low)}, ${pts(i.high)}]`;
+
+/** "1.7e-7 %" for tiny chances, "16.8 %" otherwise. */
+export function chanceText(x: number): string {
+  return x >= 0.001 ? pct1(x) : `${(x * 100).toExponential(1)} %`;
+}
+
+/** Whether an interval of a difference lies above 0, below it, or holds it (no difference shown). */
+export function side(i: Interval | null): 'above' | 'below' | 'level' | null {
+  return i === null ? null : i.low > 0 ? 'above' : i.high < 0 ? 'below' : 'level';
+}
+
+/**
+ * One size in words: both modes' team and mean step accuracy, the gaps with their intervals, and the theory.
+ * Example: "8 agents: team accuracy process 20.0 % vs outcome 10.0 %, +10.0 pts [-3.1, +22.6] (paired, within the noise); mean step
+ *   accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so outcome reward sees a right chain 16.8 %
+ *   of the time (p^8) and docs/credit.md predicts its step accuracy at 82.1 %."
+ */
+export function rowWords(row: Omit<ScaleRow, 'words'>): string {
+  const { final, untrained } = row;
+  if (!final.process || !final.outcome) return `${row.n} agents: not finished yet`;
+  const noise = (i: Interval | null) => (side(i) === 'level' ? 'within the noise' : 'beyond the noise');
+  let s = `${row.n} agents: team accuracy process ${pct1(final.process.team.p)} vs outcome ${pct1(final.outcome.team.p)}`;
+  if (row.teamGap) s += `, ${gapText(row.teamGap)} (paired, ${noise(row.teamGap)})`;
+  s += `; mean step accuracy ${pct1(final.process.step.p)} vs ${pct1(final.outcome.step.p)}`;
+  if (row.stepGap) s += `, ${gapText(row.stepGap)} (${noise(row.stepGap)})`;
+  if (untrained && row.chance !== null) {
+    s += `; untrained ${pct1(untrained.step.p)}, so outcome reward sees a right chain ${chanceText(row.chance)} of the time (p^${row.n})`;
+    if (row.predictedOutcomeStep !== null) s += ` and docs/credit.md predicts its step accuracy at ${pct1(row.predictedOutcomeStep)}`;
+  }
+  return `${s}.`;
+}
+
+/** "8 agents", "8 and 16 agents", "8, 16 and 32 agents". */
+export function sizesText(ns: readonly number[]): string {
+  return `${ns.length > 1 ? `${ns.slice(0, -1).join(', ')} and ${ns.at(-1)}` : ns[0]} agents`;
+}
+
+/**
+ * What the run showed, in words, from the finished sizes: where process reward's mean step accuracy ended
+ * above outcome reward's beyond the noise, where the two intervals overlap (no difference shown), where it
+ * ended below; the same for team accuracy; and how outcome reward's chance of a right chain fell. Empty
+ * until a size is finished. Example: see the file's head.
+ */
+export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
+  const done = rows.filter((r) => r.stepGap);
+  if (!done.length) return '';
+  const by = (key: 'stepGap' | 'teamGap', s: 'above' | 'below' | 'level') => done.filter((r) => side(r[key]) === s).map((r) => r.n);
+  const clauses = (key: 'stepGap' | 'teamGap') => [
+    by(key, 'above').length ? `ended above outcome reward's beyond the noise at ${sizesText(by(key, 'above'))}` : '',
+    by(key, 'level').length
+      ? `was within the noise of outcome reward's at ${sizesText(by(key, 'level'))} (the interval of the difference holds 0: no difference shown)` : '',
+    by(key, 'below').length ? `ended below outcome reward's beyond the noise at ${sizesText(by(key, 'below'))}` : '',
+  ].filter(Boolean).join(', and ');
+  let s = `Process reward's mean step accuracy ${clauses('stepGap')}.`;
+  if (done.some((r) => r.teamGap)) s += ` Its team accuracy ${clauses('teamGap')}.`;
+  const rose = (mode: ScaleMode) => {
+    const up = done.filter((r) => side(r.stepGain[mode]) === 'above').map((r) => r.n);
+    const down = done.filter((r) => side(r.stepGain[mode]) === 'below').map((r) => r.n);
+    const parts = [up.length ? `rose beyond the noise at ${sizesText(up)}` : '', down.length ? `fell beyond the noise at ${sizesText(down)}` : ''];
+    return parts.filter(Boolean).join(' and ') || 'did not move beyond the noise';
+  };
+  if (done.some((r) => r.untrained)) {
+    s += ` Against the untrained team, process reward's step accuracy ${rose('process')}; outcome reward's ${rose('outcome')}.`;
+  }
+  const withChance = done.filter((r) => r.chance !== null);
+  if (withChance.length >= 2) {
+    const a = withChance[0];
+    const b = withChance.at(-1)!;
+    s += ` Outcome reward's chance of a right chain to learn from, p^N, fell from ${chanceText(a.chance!)} at ${a.n} agents to `
+      + `${chanceText(b.chance!)} at ${b.n}.`;
+  }
+  const level = by('stepGap', 'level');
+  if (level.length === done.length) s += ' At this budget the run shows no difference between the two rewards.';
+  return s;
+}
+
+/** Agent generations a run plays: its training rollouts and its evaluations (greedy and sampled, N steps a problem). */
+export function runGenerations(n: number, mode: ScaleMode, plan: ScalePlan, rolloutsPerIteration: number): number {
+  const evaluations = mode === 'process' ? 2 : 1; // the outcome run reads the untrained team from the process run
+  return n * (plan.iterations * rolloutsPerIteration + evaluations * 2 * plan.evalTasks);
+}
+
+/** The finished experiment's training time and end, or null unless every run is done with its time recorded. */
+export function scaleTrained(runs: readonly ScaleRunData[], plan: ScalePlan): { seconds: number; finishedAt: number } | null {
+  const all = plan.sizes.flatMap((n) => SCALE_MODES.map((mode) => runs.find((r) => r.n === n && r.mode === mode)));
+  if (!all.every((r) => r?.done && r.seconds !== undefined && r.finishedAt !== undefined)) return null;
+  return { seconds: all.reduce((t, r) => t + r!.seconds!, 0), finishedAt: Math.max(...all.map((r) => r!.finishedAt!)) };
+}
+
+/** Everything the page draws, from the runs so far. */
+export function scaleView(runs: readonly ScaleRunData[], plan: ScalePlan, rolloutsPerIteration: number,
+  now: Pick<ScaleView, 'status' | 'current' | 'elapsed' | 'remaining' | 'progress' | 'message'>): ScaleView {
+  const find = (n: number, mode: ScaleMode) => runs.find((r) => r.n === n && r.mode === mode);
+  const rows = plan.sizes.map((n) => scaleRow(n, find(n, 'process'), find(n, 'outcome'), plan));
+  return { ...now, plan, rolloutsPerIteration, rows, words: scaleWords(rows), trained: scaleTrained(runs, plan) };
+}
