@@ -126,7 +126,7 @@ function canonical(v: unknown): string {
 }
 
 /** Whether two JSON values are the same whatever their key order. Example: sameValue({a: 1, b: 2}, {b: 2, a: 1}) -> true */
-export function sameValue(a: unknown, b: unknown): boolean {
+function sameValue(a: unknown, b: unknown): boolean {
   return canonical(a) === canonical(b);
 }
 

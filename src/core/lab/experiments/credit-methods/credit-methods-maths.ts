@@ -350,7 +350,7 @@ function methodsWords(rows: readonly MethodRow[], n: number, budget: number, eva
  * Example: 'Process reward taught the team most: +18.0 pts [+10.2, +25.8] over outcome reward, paired; counterfactual
  *   drifted from the base model instead of learning: KL 2.78 against outcome's 0.23, and ended -20.0 pts [-30.1, -9.9] below it.'
  */
-export function methodsTakeaway(rows: readonly MethodRow[], runs: readonly MethodRunData[]): string {
+function methodsTakeaway(rows: readonly MethodRow[], runs: readonly MethodRunData[]): string {
   const paired = rows.filter((r) => r.vsOutcome && r.final);
   if (!paired.length) return '';
   const gains = paired.filter((r) => r.vsOutcome!.low > 0).sort((a, b) => b.vsOutcome!.p - a.vsOutcome!.p);
