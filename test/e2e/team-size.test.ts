@@ -146,9 +146,9 @@ describe.skipIf(!have.ok)('the page at 128 agents, in front of a class', () => {
     const fresh = await waitFor(page, (s) => s.state === 'ready', 540_000, 'opened afresh after the reset');
     expect(fresh.metrics).toBe(0);
     const trained = await page.evaluate(async () => {
-      type Lab = { listRuns(a: object): Promise<{ metrics: { iteration: number }[] }[]> };
+      type Lab = { saved(a: object): Promise<{ metrics: { iteration: number }[] }[]> };
       const lab = (window as unknown as { __mappa: { client: { lab: Lab } } }).__mappa.client.lab;
-      return (await lab.listRuns({})).filter((r) => r.metrics.some((m) => m.iteration > 0)).length;
+      return (await lab.saved({})).filter((r) => r.metrics.some((m) => m.iteration > 0)).length;
     });
     expect(trained).toBe(0); // the run opened again (its untrained team is measured anew), but none of its training is left
     expect(u.problems).toEqual([]);
