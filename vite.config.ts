@@ -138,6 +138,27 @@ function precacheManifest(): Plugin {
 const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 /**
+ * The agents' code tools run in workers whose scripts match TOOL_WORKER (src/core/tools/worker/, built as
+ * assets/python-worker-*.mjs and assets/quickjs-worker-*.js). Their Content-Security-Policy binds the
+ * worker: no eval or Function of strings (a string the guest controls never becomes JavaScript), no
+ * script or connection but this origin's (no fetch or import() of 127.0.0.1 or elsewhere), no nested
+ * workers. `vite` and `vite preview` send it; public/sw.js adds the same one on any static host.
+ */
+const TOOL_WORKER = /\/(python-worker|quickjs-worker)[^/]*\.m?js$/;
+export const TOOL_CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src 'none'; base-uri 'none'";
+function toolWorkerPolicy(): Plugin {
+  const policy = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
+    if (TOOL_WORKER.test((req.url ?? '').split('?')[0])) res.setHeader('Content-Security-Policy', TOOL_CSP);
+    next();
+  };
+  return {
+    name: 'mappa-tool-worker-policy',
+    configureServer: (server) => void server.middlewares.use(policy),
+    configurePreviewServer: (server) => void server.middlewares.use(policy),
+  };
+}
+
+/**
  * Checks too slow for the everyday test command on a 2-core machine without a GPU, run by
  * `npm run test:slow` (and CI):
  *   test/e2e/shapes.test.ts   real SmolLM2-135M / Qwen2.5-0.5B shapes through the page on SwiftShader
@@ -186,7 +207,7 @@ const SLOW_ONLY = [
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 
 export default defineConfig({
-  plugins: [svelte(), staticAssets(), precacheManifest()],
+  plugins: [svelte(), staticAssets(), precacheManifest(), toolWorkerPolicy()],
   // 'mpa': a missing file is a real 404, never index.html with status 200 (the 'spa' fallback made the
   // model loader read the page as special_tokens_map.json).
   appType: 'mpa',

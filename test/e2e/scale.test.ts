@@ -88,11 +88,11 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     console.log(`[e2e] ${done.words}`);
     expect(done.rows.map((r) => r.n)).toEqual([8, 16, 32, 64]);
 
-    // The words are the page's, from the numbers: one clause per side of the noise, and the theory's chance.
+    // The words are the page's, from the numbers: one clause per side of the noise, and the theory's chances (the luck floor and p^N).
     const words = (await page.getByTestId('scale-words').textContent()) ?? '';
     expect(words).toBe(done.words);
     expect(words).toMatch(/^Process reward's mean step accuracy (ended above|was within|ended below) /);
-    expect(words).toMatch(/p\^N, fell from .* at 8 agents to .* at 64\./);
+    expect(words).toMatch(/rewarded rollouts fell from .* at 8 agents to .* at 64, toward its floor of 10 % .* right chains, p\^N, fell from .*: at 64 agents .* of its rewards come from a right chain, the rest is luck\./);
     // The strip: three rows of 64 cells, each agent's step accuracy.
     expect(await page.getByTestId('scale-strip').locator('[data-testid="scale-cell"]').count()).toBe(3 * 64);
     expect(await page.getByTestId('scale-cost').textContent()).toMatch(/64 agents \d+ \+ \d+/);

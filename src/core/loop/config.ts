@@ -11,6 +11,7 @@
  * Example: resolveConfig({rewards: {mode: 'outcome'}, seed: 3}, teams) -> defaults with those two changed.
  *          resolveConfig({workflow: relayWorkflow(4)}, teams).lr -> 0.002 (the relay team's), not the default 0.001
  *          resolveConfig({lerning_rate: 1}, teams) -> ConfigFileError: unknown key "lerning_rate" ...
+ *          resolveConfig({workflow: {name: 'relay-128', domain: 'relay', agents: [{repeat: 128, ...}]}}, teams).workflow.agents.length -> 128
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
@@ -19,6 +20,7 @@ import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
+import { expandWorkflow } from './workflow-repeat.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
 
@@ -126,9 +128,12 @@ export interface ConfigTeams {
  */
 export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig {
   const patch = (partial ?? {}) as Json;
-  // The workflow is replaced whole (it is validated as a unit), not merged key by key.
-  const { workflow = teams.defaultWorkflow, ...rest } = patch;
+  // The workflow is replaced whole (it is validated as a unit), not merged key by key; a repeated agent
+  // ("repeat": 128, workflow-repeat.ts) is expanded into its agents first.
+  const { workflow: given = teams.defaultWorkflow, ...rest } = patch;
+  let workflow: unknown;
   try {
+    workflow = expandWorkflow(given);
     validateWorkflow(workflow as WorkflowSpec, teams.domains);
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');

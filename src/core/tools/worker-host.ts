@@ -1,12 +1,12 @@
-// One small interface over Node's worker_threads and the browser's Web Worker, so the Python sandbox
-// can start, message and kill its interpreter the same way in both.
+// One small interface over Node's jailed child processes (jail.ts) and the browser's Web Worker, so the
+// sandboxes can start, message and kill their interpreters the same way in both.
 //
-// For: module workers that speak structured-clone messages. Not for: transferring ownership tricks or
-// pools. Node modules are imported dynamically inside the Node branch, so browser bundles never pull
-// them in.
+// For: worker scripts that speak structured-clone messages (Node: v8-serialized frames over stdio,
+// worker/jail-port.mjs). Not for: transferring ownership tricks or pools. Node modules are imported
+// dynamically inside the Node branch, so browser bundles never pull them in.
 //
 // Example:
-//   const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: 512 });
+//   const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: 512, readPaths: [pyodideDir] });
 //   host.onMessage((m) => console.log(m)); host.onExit((why) => console.warn(why)); host.post({ type: 'init', ... });
 //   await host.terminate();
 
@@ -16,10 +16,16 @@ export interface WorkerHost {
   /** Called once if the worker dies on its own (uncaught error, out of JS heap, exit). */
   onExit(listener: (reason: string) => void): void;
   terminate(): Promise<void>;
+  /** Node: kills the interpreter process when its resident memory passes `bytes`. */
+  setRssCeiling?(bytes: number | undefined): void;
+  /** Node (Linux): the interpreter process's resident memory in bytes. */
+  rssBytes?(): number | undefined;
 }
 
 export interface WorkerHostOptions {
   maxHeapMb?: number; // Node only: V8 old-generation limit for the worker's JS heap (WebAssembly memory is separate)
+  readPaths?: string[]; // Node only: the files the jailed process may read besides its script
+  maxFrameBytes?: number; // Node only: the largest message the worker may send
 }
 
 export const isNode = (): boolean =>
@@ -29,33 +35,11 @@ export async function createWorkerHost(url: URL, options: WorkerHostOptions = {}
   return isNode() ? createNodeWorkerHost(url, options) : createBrowserWorkerHost(url);
 }
 
+/** Node: the worker script runs in a jailed child process (jail.ts), not a thread of the host. */
 async function createNodeWorkerHost(url: URL, options: WorkerHostOptions): Promise<WorkerHost> {
-  const { Worker } = await import(/* @vite-ignore */ 'node:worker_threads');
-  const worker = new Worker(url, {
-    env: {}, // the worker gets an empty copy of process.env, not the host's secrets
-    resourceLimits: options.maxHeapMb ? { maxOldGenerationSizeMb: options.maxHeapMb, maxYoungGenerationSizeMb: 64 } : undefined,
-  });
-  let exitListener: ((reason: string) => void) | undefined;
-  let terminating = false;
-  let exited = false;
-  const reportExit = (reason: string) => {
-    if (exited || terminating) return;
-    exited = true;
-    exitListener?.(reason);
-  };
-  worker.on('error', (err: Error & { code?: string }) =>
-    reportExit(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `worker ran out of JS heap memory (${err.message})` : `worker error: ${err.message}`),
-  );
-  worker.on('exit', (code: number) => reportExit(`worker exited with code ${code}`));
-  return {
-    post: (message) => worker.postMessage(message),
-    onMessage: (listener) => void worker.on('message', listener),
-    onExit: (listener) => void (exitListener = listener),
-    async terminate() {
-      terminating = true;
-      await worker.terminate();
-    },
-  };
+  const { startJail } = await import(/* @vite-ignore */ './jail.ts');
+  const { fileURLToPath } = await import(/* @vite-ignore */ 'node:url');
+  return startJail({ script: fileURLToPath(url), readPaths: options.readPaths ?? [], maxHeapMb: options.maxHeapMb, maxFrameBytes: options.maxFrameBytes });
 }
 
 function createBrowserWorkerHost(url: URL): WorkerHost {
