@@ -28,6 +28,8 @@ export interface CoachSettings {
   /** Whose actions a judge is shown the ground truth with: the final agent's (MAPPA) or every agent's. */
   truth: 'final' | 'every';
   miscalibration: Miscalibration | null;
+  /** Actions a judge model scores in one batch (default 16); greedy, so the scores do not depend on it beyond float rounding. */
+  batch?: number;
 }
 
 /** The name a config gives the team's own judge or template. */
@@ -67,7 +69,8 @@ export function templateName(s: Pick<CoachSettings, 'template'>, team: CoachingT
  */
 export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam): Promise<Coach> {
   if (s.kind === 'rule') return wrapCoach(team.ruleCoach(), s);
-  const judge = new ModelCoach(await loadJudge(judgeSpec(s, team)), coachTemplateOf(s, team));
+  const loaded = await loadJudge(judgeSpec(s, team));
+  const judge = new ModelCoach(loaded, coachTemplateOf(s, team), undefined, s.batch ?? 16);
   return wrapCoach(s.truth === 'every' ? truthForEvery(judge) : judge, s);
 }
 

@@ -38,6 +38,13 @@ export interface TrainConfig {
    * on the thread count; 1 plays them all in one pass on this thread.
    */
   rolloutPasses: number;
+  /**
+   * Rows an agent decodes in one batch (prompts x samples of a pass, at most this many at once). Wider
+   * batches cost about the same per call, so a wide iteration (many rollouts) pays far less per agent
+   * step (docs/performance.md, "Speed at scale"). The sampled tokens depend on it (each batch draws
+   * from its own seed), as they do on rolloutPasses.
+   */
+  rolloutBatch: number;
   /** Sampling temperature of training rollouts (MAPPA: 1.0). */
   temperature: number;
   evalEvery: number;
@@ -66,6 +73,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   samplesPerPrompt: 2,
   // Two passes: a 2-core machine plays both at once (docs/performance.md, "Rollout seconds of a math iteration").
   rolloutPasses: 2,
+  rolloutBatch: 16,
   temperature: 1.0,
   // The whole held-out set (200 problems, about +-3.5 points of noise; 50 would give +-7), every 15
   // iterations so that evaluating stays a small share of the run on 2 cores.
@@ -81,7 +89,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
-  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null },
+  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, batch: 16 },
   toolTimeoutMs: DEFAULT_TIMEOUT_MS,
 };
 

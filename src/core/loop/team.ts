@@ -72,11 +72,15 @@ export interface Team {
 }
 
 /** What a pass needs of a run's config to play its team: the agents' model (by name: a lane loads its own), the workflow, the tools' time limit. */
-export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTimeoutMs'>;
+export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTimeoutMs'> & Partial<Pick<TrainConfig, 'rolloutBatch'>>;
 
-/** Those three of a config, for a pass. Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000 } */
+/**
+ * Those of a config a pass needs (rolloutBatch only where set: absent, the agents decode 16 rows at once).
+ * Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000, rolloutBatch: 16 }
+ */
 export function playedTeam(c: PlayedTeam): PlayedTeam {
-  return { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
+  const played = { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
+  return c.rolloutBatch === undefined ? played : { ...played, rolloutBatch: c.rolloutBatch };
 }
 
 /** A shipped workflow as the page's team menu offers it. */
