@@ -189,6 +189,9 @@ function toolWorkerPolicy(): Plugin {
  *   test/e2e/guided-step.test.ts  the lesson, then the guided step after it: a weak judge corrected, taught and coaching again
  *                             (minutes: the lesson's six runs and two more; its maths and words: test/unit/lab/guided-step.test.ts)
  *   test/e2e/hosts.test.ts    the build behind a single-page-app fallback and a plain host (about 25 s; `npm start`: start.test.ts)
+ *   test/e2e/team-size.test.ts  the page at 128 agents before a class: the menu, a short link, two relay-128 iterations on wasm, a
+ *                             second tab that cannot train, heat maps, wrong steps only, a PNG export, a reload (about 4 minutes;
+ *                             the link, the step list, the signal between tabs: test/unit/ui/, in `npm test`)
  *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
  *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
@@ -199,7 +202,7 @@ const SLOW_ONLY = [
   'test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts',
   'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
   'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
-  'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts',
+  'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts', 'test/e2e/team-size.test.ts',
 ];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 

@@ -116,4 +116,22 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     await page.screenshot({ path: `${resultsDir}/scale-reloaded.png` });
     expect(problems).toEqual([]);
   }, 240_000);
+
+  it('each run opens in the inspector by a short link, with its iterations and last rollouts, and the inspector comes into view', async () => {
+    await page.getByTestId('scale-open-64-outcome').click();
+    await waitFor(page, (x) => x.state === 'ready' && x.team === 'relay-64' && x.metrics >= 2, 120_000, 'the 64-agent outcome run open');
+    const url = new URL(page.url());
+    expect(url.searchParams.get('team')).toBe('relay');
+    expect(url.searchParams.get('agents')).toBe('64');
+    expect(page.url().length).toBeLessThan(1000);
+    expect(JSON.parse(url.searchParams.get('config')!)).toMatchObject({ iterations: 2, rewards: { mode: 'outcome' } });
+    await page.getByTestId('trajectory-tab').first().waitFor({ timeout: 30_000 }); // its last batch, kept with it
+    expect(await page.getByTestId('step-pager').textContent()).toMatch(/steps 1–8 of 64/);
+    await page.waitForTimeout(1000); // the smooth scroll
+    const top = await page.getByTestId('inspector').evaluate((e) => e.getBoundingClientRect().top);
+    expect(top).toBeGreaterThanOrEqual(0);
+    expect(top).toBeLessThan(HEIGHT);
+    await page.screenshot({ path: `${resultsDir}/scale-opened.png` });
+    expect(problems).toEqual([]);
+  }, 240_000);
 });

@@ -65,6 +65,8 @@ export interface Team {
   forWorkflow?(w: WorkflowSpec): Team;
   /** Its workflows for the page's team menu, in order. */
   presets?(): TeamChoice[];
+  /** A team that takes any number of agents in a range (the relay: 1..128): its workflow of `n`, what the page's size field and links use. */
+  sized?: { min: number; max: number; workflow(n: number): WorkflowSpec };
   /** Loop settings the team brings with it (a config patch without the workflow; resolveTrainConfig applies it); none: the defaults. */
   settings?(w: WorkflowSpec): Record<string, unknown>;
 }
