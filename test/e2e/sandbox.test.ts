@@ -13,7 +13,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { unzipSync } from 'fflate';
+import { inflateSync, strFromU8, unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { MATH_CHAIN } from '../../src/core/domains/math/index.ts';
@@ -24,6 +24,14 @@ import {
 } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { writeTinyModel } from '../helpers/tiny-team.ts';
+
+/** What the link says differs from its named team: ?config=, or ?configz= (deflated, base64url) when that is long (src/ui/url-config.ts). */
+function linkConfig(href: string): string {
+  const q = new URL(href).searchParams;
+  const packed = q.get('configz');
+  if (packed === null) return q.get('config') ?? '';
+  return strFromU8(inflateSync(Uint8Array.from(atob(packed.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0))));
+}
 
 const have = chromiumAvailable();
 warnIfSkipped('sandbox e2e suite (test/e2e/sandbox.test.ts)', have);
@@ -219,7 +227,7 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const r = await view(page);
     expect(r.model?.name).toBe(`${server.url}hub/org/tiny`);
     // The link carries what differs from the named team (here the agents' model); it follows the run's 'run' event.
-    await expect.poll(() => new URL(page.url()).searchParams.get('config') ?? '', { timeout: 60_000 }).toContain('hub/org/tiny');
+    await expect.poll(() => linkConfig(page.url()), { timeout: 60_000 }).toContain('hub/org/tiny');
     // A missing model is refused with a clear message, not a crash.
     await page.getByTestId('model-url').fill(`${server.url}hub/org/missing`);
     await page.getByTestId('btn-load-model').click();
