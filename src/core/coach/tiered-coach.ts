@@ -100,6 +100,11 @@ export class TieredCoach implements Coach {
     return this.judgeName;
   }
 
+  /** The tier-1 judge model scoring now (null: tier 1 is not a model). */
+  get judgeModel(): LoadedModel | null {
+    return this.judge;
+  }
+
   tierRecord(): TierRecord {
     if (!this.last) throw new Error('tiered coach: no batch scored yet');
     return this.last;
