@@ -63,11 +63,16 @@ interface Options {
   out: string;
   results: string;
   name: string;
+  /** Only report finished runs: a missing one is left out of the table (and named), never trained. */
+  reuseOnly: boolean;
+  /** Also run (or reuse) the rubric alone and outcome reward (off: a side call that only adds tier runs). */
+  references: boolean;
 }
 
 function parse(argv: string[]): Options {
   const o: Options = { budgets: [0, 5, 10, 20, 50], teach: [0, 1], seeds: [0, 1, 2], iterations: 15, judge: 'models/relay-judge-weak', pick: 'spread',
-    threshold: 0, teachEvery: 32, replayTasks: 40, out: '/tmp/tiers-runs', results: 'bench/results', name: 'tiers' };
+    threshold: 0, teachEvery: 32, replayTasks: 40, out: '/tmp/tiers-runs', results: 'bench/results', name: 'tiers',
+    reuseOnly: false, references: true };
   const list = (flag: string, v: string, lo: number, hi: number) => v.split(',').map((x) => {
     const n = Number(x);
     if (!Number.isFinite(n) || n < lo || n > hi) throw new Error(`bench tiers: ${flag} takes numbers in ${lo}..${hi}, got "${v}"`);
@@ -90,8 +95,10 @@ function parse(argv: string[]): Options {
     else if (flag === '--out') o.out = v;
     else if (flag === '--results') o.results = v;
     else if (flag === '--name') o.name = v;
+    else if (flag === '--reuse-only') o.reuseOnly = v === '1';
+    else if (flag === '--references') o.references = v !== '0';
     else throw new Error(`bench tiers: unknown option "${flag}". Options: --budgets 0,5,10,20,50 --teach 0,1 --seeds 0,1,2 --iterations 15 --judge DIR `
-      + '--pick spread|random|first-wrong --threshold SPREAD --teach-every K --replay-tasks N --out DIR --results DIR --name FILE');
+      + '--pick spread|random|first-wrong --threshold SPREAD --teach-every K --replay-tasks N --out DIR --results DIR --name FILE --reuse-only 0|1 --references 0|1');
   }
   return o;
 }
@@ -176,6 +183,7 @@ export async function main(argv: string[]): Promise<void> {
   const judgeName = path.basename(path.resolve(o.judge)).replace(/[^\w.-]/g, '_');
   let replay: TeachExample[] | null = null;
   const rows: Row[] = [];
+  const missing: string[] = [];
   for (const budget of o.budgets) {
     for (const teach of o.teach.map(Boolean)) {
       if (teach && budget === 0) continue; // no answers, nothing to teach: the same run as without
@@ -189,7 +197,12 @@ export async function main(argv: string[]): Promise<void> {
         const label = `n${N}-tiers-${judgeName}-b${budget}-${o.pick}${o.threshold ? `-t${o.threshold}` : ''}${teach ? `-teach${o.teachEvery}` : ''}-seed${seed}`;
         const dir = path.join(o.out, label);
         const rankFile = path.join(dir, 'tier1-ranking.json');
-        if (!(await finishedRun(config, dir, true)) || !existsSync(rankFile)) {
+        const done = (await finishedRun(config, dir, !o.reuseOnly)) && existsSync(rankFile);
+        if (!done && o.reuseOnly) {
+          missing.push(label);
+          continue;
+        }
+        if (!done) {
           if (teach) replay ??= await replayOf(o.judge, new EngineAgents(model, new Map(), 64), o.replayTasks);
           log(`${label}: ${o.iterations} iterations -> ${dir}`);
           const coach = await buildCoach(config.coach, (spec) => loadModel(folderSource(spec), { tokenizer: 'required' }), team,
@@ -205,18 +218,26 @@ export async function main(argv: string[]): Promise<void> {
           .filter((m) => m.iteration > 0);
         runs.push({ run: await readRun(dir, seed), metrics, ranking: r.ranking, finalJudge: r.judge });
       }
-      rows.push({ budget, teach, runs });
+      if (runs.length) rows.push({ budget, teach, runs });
     }
   }
   const seeds = async (mode: 'process' | 'outcome') => {
     const out: RelayRun[] = [];
-    for (const seed of o.seeds) out.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...relayOpts, coach: 'rule' }, model, baseline));
+    for (const seed of o.seeds) {
+      const dir = path.join(o.out, `n${N}-${mode}-seed${seed}`);
+      if (o.reuseOnly && !existsSync(path.join(dir, 'summary.json'))) missing.push(path.basename(dir));
+      else out.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...relayOpts, coach: 'rule' }, model, baseline));
+    }
     return out;
   };
+  if (!o.references) {
+    model.model.dispose();
+    return;
+  }
   const rubric = await seeds('process');
   const outcome = await seeds('outcome');
   model.model.dispose();
-  await report(o, rows, rubric, outcome, machine, (performance.now() - started) / 60000);
+  await report(o, rows, rubric, outcome, machine, (performance.now() - started) / 60000, missing);
 }
 
 /** A tiers run folder as the relay bench reads its runs (evaluations and rollouts). */
@@ -234,7 +255,7 @@ async function readRun(dir: string, seed: number): Promise<RelayRun> {
   return { label: path.basename(dir), n: N, mode: 'process', seed, budget: config.iterations * config.promptsPerIteration * config.samplesPerPrompt, baseline, evals };
 }
 
-async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: RelayRun[], machine: string, minutes: number): Promise<void> {
+async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: RelayRun[], machine: string, minutes: number, missing: string[]): Promise<void> {
   const line = (name: string, runs: RelayRun[], extra: string[]) => `| ${name} | ${fmtGain(gainOf(runs))} | ${fmtPoints(teamGain(runs))} | ${pooledFinal(runs)} | ${extra.join(' | ')} |`;
   const rubricGain = gainOf(rubric);
   const table = [
@@ -271,6 +292,7 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
     '',
     ...table, '',
     'Gains: each seed\'s final held-out accuracy minus the untrained team\'s, mean of seeds with its 95 % t interval across seeds.',
+    ...(missing.length ? [`Runs of the grid not finished in time and left out (their rows have fewer seeds, or none): ${missing.join(', ')}.`] : []),
     `Smallest budget whose step gain is within the noise of the rubric's (each interval holds the other's mean): without teaching ${verdict(false)}; with teaching ${verdict(true)}.`,
     '', `Plot: ${o.name}.svg.`, '',
   ].join('\n');
