@@ -23,15 +23,13 @@ import { checkResumable, modelsUsed, readConfig, readDataset, setUpRun } from '.
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 import { templateName } from '../core/coach/coaches.ts';
-import { TieredCoach } from '../core/coach/tiered-coach.ts';
-import { formatRatings } from '../core/coach/corrections.ts';
+import { TIER_OPTIONS, TIERS_USAGE, tiersFlags, writeCorrections } from './tier-flags.ts';
 import type { RunUsed } from '../core/loop/models-used.ts';
 import { teamOf } from '../core/domains/index.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
-       [--threads N] [--yes] [--json] [--accept-changed-models] [--tiers SHARE] [--tier-pick spread|random|first-wrong]
-       [--tier-threshold SPREAD] [--teach-every K]
+       [--threads N] [--yes] [--json] [--accept-changed-models] [--tiers SHARE ...]
 With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
 problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K/MATH/AIME style).
 --threads: threads on the wasm backend (default: every core; 1 = this thread only): the update's
@@ -39,31 +37,9 @@ micro-batches are shared, and each evaluation's sampled pass runs on a worker; t
 same with any number.
 --yes: start a run that is estimated to take very long (it is refused without it).
 --accept-changed-models: --resume although a model or the coach template changed since the checkpoint.
---tiers SHARE: a coach in tiers (coach.tiers): the coach (--coach model: a judge) scores every action, the
-team's rubric (standing in for a large hosted judge) this share of them, picked by --tier-pick (default
-spread: those the judge is least sure of), only above --tier-threshold when given; the judge is taught on
-the rubric's answers every --teach-every K of them (default 32, 0: never; no replay data is mixed in
-from the command line). Each iteration's line says how many actions each tier scored; the answers are
-written to <out>/corrections.jsonl (the format mappa judge teach --ratings reads).
---json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
+${TIERS_USAGE}--json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
 always written to <out>/summary.json.
 One process writes a run folder at a time (<out>/run.lock); Ctrl-C stops after a checkpoint.\n`;
-
-
-/** coach.tiers from the flags (--tiers and the ones that shape it), or undefined when none is given. */
-function tiersFlags(o: { tiers?: string; 'tier-pick'?: string; 'tier-threshold'?: string; 'teach-every'?: string }): Record<string, unknown> | undefined {
-  if (o.tiers === undefined) {
-    const stray = (['tier-pick', 'tier-threshold', 'teach-every'] as const).find((k) => o[k] !== undefined);
-    if (stray) throw new CliError(`--${stray}: needs --tiers SHARE (the share of actions the rubric scores), e.g. --tiers 0.2`);
-    return undefined;
-  }
-  return {
-    budget: Number(o.tiers),
-    ...(o['tier-pick'] !== undefined ? { pick: o['tier-pick'] } : {}),
-    ...(o['tier-threshold'] !== undefined ? { threshold: Number(o['tier-threshold']) } : {}),
-    ...(o['teach-every'] !== undefined ? { teachEvery: parseIntFlag(o['teach-every'], '--teach-every', 0) } : {}),
-  };
-}
 
 /** Everything the flags and files say, checked before anything is started or written. */
 async function readRequest(argv: string[]) {
@@ -71,8 +47,7 @@ async function readRequest(argv: string[]) {
     config: { type: 'string' }, reward: { type: 'string' }, seed: { type: 'string' }, iterations: { type: 'string' },
     coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, threads: { type: 'string' },
     dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    'accept-changed-models': { type: 'boolean' }, tiers: { type: 'string' }, 'tier-pick': { type: 'string' }, 'tier-threshold': { type: 'string' },
-    'teach-every': { type: 'string' }, ...BACKEND_OPTION,
+    'accept-changed-models': { type: 'boolean' }, ...TIER_OPTIONS, ...BACKEND_OPTION,
   }, USAGE);
   threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const train = await readDataset(o.dataset, '--dataset');
@@ -150,10 +125,9 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   baseline ??= session.history.evals.find((e) => e.iteration === 0)?.result;
   if (session.queue.pending.includes(0)) process.stderr.write('evaluating the untrained team on the held-out set...\n');
   session.trainer.on(printer(config, session.trainer.iteration));
-
   const ended = await session.run({ signal });
   await session.saveIfBehind();
-  if (parts.coach instanceof TieredCoach) await store.writeFile('corrections.jsonl', formatRatings(parts.coach.corrections));
+  await writeCorrections(parts.coach, store);
   for (const [id, files] of Object.entries(await session.adapterFiles())) {
     for (const [name, bytes] of Object.entries(files)) await store.writeFile(`adapters/${id}/${name}`, bytes);
   }

@@ -53,7 +53,7 @@ export interface TieredOptions {
 }
 
 /** A model source whose weights are `safetensors` and every other file the parent's (a taught version held in memory). */
-export function withWeights(parent: ModelSource, safetensors: Uint8Array, name: string): ModelSource {
+function withWeights(parent: ModelSource, safetensors: Uint8Array, name: string): ModelSource {
   const own = (file: string) => file === 'model.safetensors';
   const source: ModelSource = {
     name,
