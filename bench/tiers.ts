@@ -153,6 +153,24 @@ function coachShare(ms: IterationMetrics[][]): number {
   return mean(shares);
 }
 
+/** Of the training time, the share tier 1's teaching took (inside the coach phase), mean over the runs. */
+function teachShare(ms: IterationMetrics[][]): number {
+  return mean(ms.map((m) => {
+    const it = m.filter((x) => x.iteration > 0 && x.seconds);
+    const teach = it.reduce((s, x) => s + (x.coach?.tiers?.taught?.seconds ?? 0), 0);
+    return teach / Math.max(1e-9, it.reduce((s, x) => s + x.seconds.rollout + x.seconds.coach + x.seconds.update, 0));
+  }));
+}
+
+/** The escalated share of each iteration, mean of seeds, in percent: "20 20 17 ...". */
+function perIteration(ms: IterationMetrics[][]): string {
+  const its = Math.max(...ms.map((m) => m.length));
+  return Array.from({ length: its }, (_, i) => mean(ms.filter((m) => m[i]?.coach?.tiers).map((m) => {
+    const t = m[i].coach.tiers!;
+    return (100 * t.scored[1]) / (t.scored[0] + t.scored[1]);
+  })).toFixed(0)).join(' ');
+}
+
 /** The escalated share over the first and the last third of the iterations, mean of seeds. */
 function escalatedShare(ms: IterationMetrics[][]): { early: number; late: number } {
   const share = (m: IterationMetrics[], from: number, to: number) => {
@@ -259,15 +277,17 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
   const line = (name: string, runs: RelayRun[], extra: string[]) => `| ${name} | ${fmtGain(gainOf(runs))} | ${fmtPoints(teamGain(runs))} | ${pooledFinal(runs)} | ${extra.join(' | ')} |`;
   const rubricGain = gainOf(rubric);
   const table = [
-    '| coach | step accuracy gained [95 %] | team accuracy gained, points [95 %] | final team accuracy, pooled [95 %] | tier 1\'s ranking at the end (seeds) | escalated, first / last third of the run | coach\'s share of training time |',
+    '| coach | step accuracy gained [95 %] | team accuracy gained, points [95 %] | final team accuracy, pooled [95 %] | tier 1\'s ranking at the end (seeds) | escalated, first / last third of the run | coach\'s share of training time (of it teaching) |',
     '|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     const runs = r.runs.map((x) => x.run);
     const esc = escalatedShare(r.runs.map((x) => x.metrics));
     const name = r.budget === 0 ? `weak judge alone (budget 0 %)` : `weak judge + rubric on ${r.budget} %${r.teach ? `, taught every ${o.teachEvery} answers` : ''}`;
-    table.push(line(name, runs, [r.runs.map((x) => formatPercent(x.ranking)).join(' / '), `${pct(esc.early)} / ${pct(esc.late)}`, pct(coachShare(r.runs.map((x) => x.metrics)))]));
+    table.push(line(name, runs, [r.runs.map((x) => formatPercent(x.ranking)).join(' / '), `${pct(esc.early)} / ${pct(esc.late)}`,
+      `${pct(coachShare(r.runs.map((x) => x.metrics)))} (${pct(teachShare(r.runs.map((x) => x.metrics)))})`]));
   }
+  const shares = rows.filter((r) => r.budget > 0).map((r) => `- ${r.budget} %${r.teach ? ', taught' : ''}: ${perIteration(r.runs.map((x) => x.metrics))}`);
   table.push(line('**the rubric alone (every action)**', rubric, ['100 %', '-', '-']));
   table.push(line('**outcome reward (no coach)**', outcome, ['-', '-', '-']));
   // The smallest budget whose gain's interval overlaps the rubric's mean, per teaching: "within the noise".
@@ -291,6 +311,7 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
     `- ranking: tier 1's within-agent ranking against the rater on ${RANK_TASKS} held-out tasks of sizes ${RANK_SIZES.join(', ')} (the judge-axis bench's steps), per seed, bootstrap interval`,
     '',
     ...table, '',
+    'Share of each iteration\'s actions escalated to tier 2 (%, iterations 1..15, mean of seeds):', ...shares, '',
     'Gains: each seed\'s final held-out accuracy minus the untrained team\'s, mean of seeds with its 95 % t interval across seeds.',
     ...(missing.length ? [`Runs of the grid not finished in time and left out (their rows have fewer seeds, or none): ${missing.join(', ')}.`] : []),
     `Smallest budget whose step gain is within the noise of the rubric's (each interval holds the other's mean): without teaching ${verdict(false)}; with teaching ${verdict(true)}.`,
