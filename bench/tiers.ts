@@ -283,7 +283,7 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
   for (const r of rows) {
     const runs = r.runs.map((x) => x.run);
     const esc = escalatedShare(r.runs.map((x) => x.metrics));
-    const name = r.budget === 0 ? `weak judge alone (budget 0 %)` : `weak judge + rubric on ${r.budget} %${r.teach ? `, taught every ${o.teachEvery} answers` : ''}`;
+    const name = r.budget === 0 ? `weak judge alone (budget 0 %)` : `weak judge + rubric on ${o.threshold ? `at most ${r.budget} %, spread >= ${o.threshold}` : `${r.budget} %`}${r.teach ? `, taught every ${o.teachEvery} answers` : ''}`;
     table.push(line(name, runs, [r.runs.map((x) => formatPercent(x.ranking)).join(' / '), `${pct(esc.early)} / ${pct(esc.late)}`,
       `${pct(coachShare(r.runs.map((x) => x.metrics)))} (${pct(teachShare(r.runs.map((x) => x.metrics)))})`]));
   }
