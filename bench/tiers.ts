@@ -248,12 +248,8 @@ export async function main(argv: string[]): Promise<void> {
     }
     return out;
   };
-  if (!o.references) {
-    model.model.dispose();
-    return;
-  }
-  const rubric = await seeds('process');
-  const outcome = await seeds('outcome');
+  const rubric = o.references ? await seeds('process') : [];
+  const outcome = o.references ? await seeds('outcome') : [];
   model.model.dispose();
   await report(o, rows, rubric, outcome, machine, (performance.now() - started) / 60000, missing);
 }
@@ -275,7 +271,7 @@ async function readRun(dir: string, seed: number): Promise<RelayRun> {
 
 async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: RelayRun[], machine: string, minutes: number, missing: string[]): Promise<void> {
   const line = (name: string, runs: RelayRun[], extra: string[]) => `| ${name} | ${fmtGain(gainOf(runs))} | ${fmtPoints(teamGain(runs))} | ${pooledFinal(runs)} | ${extra.join(' | ')} |`;
-  const rubricGain = gainOf(rubric);
+  const rubricGain = rubric.length ? gainOf(rubric) : { mean: NaN, low: NaN, high: NaN };
   const table = [
     '| coach | step accuracy gained [95 %] | team accuracy gained, points [95 %] | final team accuracy, pooled [95 %] | tier 1\'s ranking at the end (seeds) | escalated, first / last third of the run | coach\'s share of training time (of it teaching) |',
     '|---|---|---|---|---|---|---|',
@@ -288,8 +284,8 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
       `${pct(coachShare(r.runs.map((x) => x.metrics)))} (${pct(teachShare(r.runs.map((x) => x.metrics)))})`]));
   }
   const shares = rows.filter((r) => r.budget > 0).map((r) => `- ${r.budget} %${r.teach ? ', taught' : ''}: ${perIteration(r.runs.map((x) => x.metrics))}`);
-  table.push(line('**the rubric alone (every action)**', rubric, ['100 %', '-', '-']));
-  table.push(line('**outcome reward (no coach)**', outcome, ['-', '-', '-']));
+  if (rubric.length) table.push(line('**the rubric alone (every action)**', rubric, ['100 %', '-', '-']));
+  if (outcome.length) table.push(line('**outcome reward (no coach)**', outcome, ['-', '-', '-']));
   // The smallest budget whose gain's interval overlaps the rubric's mean, per teaching: "within the noise".
   const within = (teach: boolean) => rows.filter((r) => r.teach === teach || r.budget === 0).find((r) => {
     const g = gainOf(r.runs.map((x) => x.run));
@@ -305,6 +301,7 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
     `# Coaches in tiers: the relay of ${N}, tier 1 ${o.judge}, tier 2 the rubric (standing in for a large hosted judge)`, '',
     `- command: \`${command}\` (${minutes.toFixed(0)} min, ${new Date().toISOString().slice(0, 16)} UTC)`,
     `- machine: ${machine}`,
+    ...(o.references ? [] : ['- a side call: the rubric alone and outcome reward were not run with it (--references 0)']),
     `- budget per run: ${o.iterations} iterations x 8 prompts x 2 samples, lr 0.002, process reward; held-out evaluation every 5 iterations on 200 tasks at T = 1; seeds ${o.seeds.join(', ')}`,
     `- tier 2 scores round(budget x 64) of each iteration's 64 actions, picked by ${o.pick}${o.threshold ? ` above a spread of ${o.threshold} points` : ''}; `
       + `with teaching, tier 1 is taught on every ${o.teachEvery} answers (6 epochs, lr 5e-4, as many replay examples, src/core/coach/teach.ts), between iterations on this thread, and the taught version scores from the next iteration`,
@@ -337,8 +334,8 @@ function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
     series: [
       { label: 'tiers, tier 1 not taught (mean of seeds, 95 % t)', color: '#1f77b4', points: rows.filter((r) => !r.teach).map(pt) },
       { label: 'tiers, tier 1 taught during the run', color: '#ff7f0e', points: rows.filter((r) => r.teach || r.budget === 0).map(pt) },
-      { label: 'the rubric alone', dashed: true, color: '#2ca02c', points: flat(rubric) },
-      { label: 'outcome reward', dashed: true, color: '#d62728', points: flat(outcome) },
+      ...(rubric.length ? [{ label: 'the rubric alone', dashed: true, color: '#2ca02c', points: flat(rubric) }] : []),
+      ...(outcome.length ? [{ label: 'outcome reward', dashed: true, color: '#d62728', points: flat(outcome) }] : []),
     ],
   }], 'How much of a stronger coach?');
 }
