@@ -308,7 +308,7 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
     `- ranking: tier 1's within-agent ranking against the rater on ${RANK_TASKS} held-out tasks of sizes ${RANK_SIZES.join(', ')} (the judge-axis bench's steps), per seed, bootstrap interval`,
     '',
     ...table, '',
-    'Share of each iteration\'s actions escalated to tier 2 (%, iterations 1..15, mean of seeds):', ...shares, '',
+    `Share of each iteration's actions escalated to tier 2 (%, iterations 1..${o.iterations}, mean of seeds):`, ...shares, '',
     'Gains: each seed\'s final held-out accuracy minus the untrained team\'s, mean of seeds with its 95 % t interval across seeds.',
     ...(missing.length ? [`Runs of the grid not finished in time and left out (their rows have fewer seeds, or none): ${missing.join(', ')}.`] : []),
     `Smallest budget whose step gain is within the noise of the rubric's (each interval holds the other's mean): without teaching ${verdict(false)}; with teaching ${verdict(true)}.`,
