@@ -28,7 +28,7 @@ import { relayTasks, RELAY_PRETRAINED_AGENTS } from '../src/core/domains/relay/t
 import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
-import type { IterationMetrics } from '../src/core/loop/records.ts';
+import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
 import { ModelCoach } from '../src/core/coach/coach.ts';
 import { DEFAULT_COACH_TEMPLATE } from '../src/core/coach/coach-format.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
@@ -194,8 +194,12 @@ export async function main(argv: string[]): Promise<void> {
   const base = resolveTrainConfig({ ...relayConfig(N), iterations: o.iterations });
   const model = await openModel(base.agentModel, { tokenizer: 'required' });
   const team = teamOf(base.workflow);
-  const baseline = (await evaluateTeam(base, team, LocalCompute.forTeam({ team, agentModel: model, tools: {} }))).result;
-  const steps = await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES);
+  // The untrained team's evaluation and the ranking's steps, made when a run is to be trained (a report over finished runs needs neither).
+  let made: { baseline: EvalResult; steps: RatedStep[] } | null = null;
+  const needs = async () => (made ??= {
+    baseline: (await evaluateTeam(base, team, LocalCompute.forTeam({ team, agentModel: model, tools: {} }))).result,
+    steps: await relayHeldOutSteps('models/relay', RANK_TASKS, RANK_SIZES),
+  });
   const templateKind = builtTemplate(o.judge);
   const template = templateKind === 'generic' ? DEFAULT_COACH_TEMPLATE : RELAY_COACH_TEMPLATE;
   const judgeName = path.basename(path.resolve(o.judge)).replace(/[^\w.-]/g, '_');
@@ -225,6 +229,7 @@ export async function main(argv: string[]): Promise<void> {
           log(`${label}: ${o.iterations} iterations -> ${dir}`);
           const coach = await buildCoach(config.coach, (spec) => loadModel(folderSource(spec), { tokenizer: 'required' }), team,
             { seed, replay: replay ?? undefined }) as TieredCoach;
+          const { baseline, steps } = await needs();
           await runOne(config, { team, agentModel: model, coach, tools: {} }, baseline, dir,
             (it, e) => log(`  iter ${it}: step ${pct(e.sampledMetrics?.stepAccuracy ?? NaN)}, team ${pct(e.sampled)}; tier 1 ${coach.currentJudge}`));
           const { v } = await rankCoach(new ModelCoach(coach.judgeModel!, template), steps, 200);
@@ -244,7 +249,10 @@ export async function main(argv: string[]): Promise<void> {
     for (const seed of o.seeds) {
       const dir = path.join(o.out, `n${N}-${mode}-seed${seed}`);
       if (o.reuseOnly && !existsSync(path.join(dir, 'summary.json'))) missing.push(path.basename(dir));
-      else out.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...relayOpts, coach: 'rule' }, model, baseline));
+      else {
+        const done = existsSync(path.join(o.out, `n${N}-${mode}-seed${seed}`, 'summary.json'));
+        out.push(await relayRun(N, { label: mode, mode, patch: {} }, seed, { ...relayOpts, coach: 'rule' }, model, done ? ({} as EvalResult) : (await needs()).baseline));
+      }
     }
     return out;
   };
