@@ -333,6 +333,7 @@ function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
     const g = gainOf(r.runs.map((x) => x.run));
     return { x: r.budget, y: 100 * g.mean, low: 100 * g.low, high: 100 * g.high };
   };
+  const rank = (r: Row): PlotPoint => ({ x: r.budget, y: 100 * mean(r.runs.map((x) => x.ranking.p)) });
   const xs = rows.map((r) => r.budget);
   const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
   const flat = (runs: RelayRun[]) => [{ x: lo, y: 100 * gainOf(runs).mean }, { x: hi, y: 100 * gainOf(runs).mean }];
@@ -344,6 +345,13 @@ function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
       { label: 'tiers, tier 1 taught during the run', color: '#ff7f0e', points: rows.filter((r) => r.teach || r.budget === 0).map(pt) },
       ...(rubric.length ? [{ label: 'the rubric alone', dashed: true, color: '#2ca02c', points: flat(rubric) }] : []),
       ...(outcome.length ? [{ label: 'outcome reward', dashed: true, color: '#d62728', points: flat(outcome) }] : []),
+    ],
+  }, {
+    title: 'Tier 1 at the end of the run', xLabel: 'share of actions the rubric scores (%)', yLabel: 'tier 1\'s within-agent ranking (%, mean of seeds)',
+    yFormat: (v: number) => v.toFixed(0), yMin: 50, yMax: 100,
+    series: [
+      { label: 'not taught (the weak judge as it came)', color: '#1f77b4', points: rows.filter((r) => !r.teach).map(rank) },
+      { label: 'taught on tier 2\'s answers during the run', color: '#ff7f0e', points: rows.filter((r) => r.teach || r.budget === 0).map(rank) },
     ],
   }], 'How much of a stronger coach?');
 }
