@@ -138,6 +138,27 @@ function precacheManifest(): Plugin {
 const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 /**
+ * The agents' code tools run in workers whose scripts match TOOL_WORKER (src/core/tools/worker/, built as
+ * assets/python-worker-*.mjs and assets/quickjs-worker-*.js). Their Content-Security-Policy binds the
+ * worker: no eval or Function of strings (a string the guest controls never becomes JavaScript), no
+ * script or connection but this origin's (no fetch or import() of 127.0.0.1 or elsewhere), no nested
+ * workers. `vite` and `vite preview` send it; public/sw.js adds the same one on any static host.
+ */
+const TOOL_WORKER = /\/(python-worker|quickjs-worker)[^/]*\.m?js$/;
+export const TOOL_CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src 'none'; base-uri 'none'";
+function toolWorkerPolicy(): Plugin {
+  const policy = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
+    if (TOOL_WORKER.test((req.url ?? '').split('?')[0])) res.setHeader('Content-Security-Policy', TOOL_CSP);
+    next();
+  };
+  return {
+    name: 'mappa-tool-worker-policy',
+    configureServer: (server) => void server.middlewares.use(policy),
+    configurePreviewServer: (server) => void server.middlewares.use(policy),
+  };
+}
+
+/**
  * Checks too slow for the everyday test command on a 2-core machine without a GPU, run by
  * `npm run test:slow` (and CI):
  *   test/e2e/shapes.test.ts   real SmolLM2-135M / Qwen2.5-0.5B shapes through the page on SwiftShader
@@ -168,6 +189,9 @@ const ISOLATION_HEADERS = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-
  *   test/e2e/guided-step.test.ts  the lesson, then the guided step after it: a weak judge corrected, taught and coaching again
  *                             (minutes: the lesson's six runs and two more; its maths and words: test/unit/lab/guided-step.test.ts)
  *   test/e2e/hosts.test.ts    the build behind a single-page-app fallback and a plain host (about 25 s; `npm start`: start.test.ts)
+ *   test/e2e/team-size.test.ts  the page at 128 agents before a class: the menu, a short link, two relay-128 iterations on wasm, a
+ *                             second tab that cannot train, heat maps, wrong steps only, a PNG export, a reload (about 4 minutes;
+ *                             the link, the step list, the signal between tabs: test/unit/ui/, in `npm test`)
  *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
  *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
@@ -178,12 +202,12 @@ const SLOW_ONLY = [
   'test/e2e/shapes.test.ts', 'test/e2e/coach.test.ts', 'test/e2e/credit.test.ts', 'test/e2e/corrections.test.ts',
   'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
   'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
-  'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts',
+  'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts', 'test/e2e/team-size.test.ts',
 ];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 
 export default defineConfig({
-  plugins: [svelte(), staticAssets(), precacheManifest()],
+  plugins: [svelte(), staticAssets(), precacheManifest(), toolWorkerPolicy()],
   // 'mpa': a missing file is a real 404, never index.html with status 200 (the 'spa' fallback made the
   // model loader read the page as special_tokens_map.json).
   appType: 'mpa',

@@ -250,7 +250,7 @@ export async function main(argv: string[]): Promise<void> {
       }
       const p = baseline.sampledMetrics?.stepAccuracy ?? NaN;
       predicted.points.push({ x: n, y: predictedRatio(n, p) });
-      notes.push(`- N = ${n}: untrained step accuracy p = ${pct(p)}, team ${pct(baseline.sampled)}; predicted outcome / process ratio (1 + p + ... + p^(N-1)) / p^(N-1) = ${predictedRatio(n, p).toFixed(1)}.`);
+      notes.push(`- N = ${n}: untrained step accuracy p = ${pct(p)}, team ${pct(baseline.sampled)}; predicted outcome / process ratio P (1 - P) / (p (1 - p) lambda^(2(N-1))) (docs/credit.md) = ${predictedRatio(n, p).toFixed(1)}.`);
       const meanCurve = (rs: CreditRun[]) => {
         const xs = [0, ...rs[0].evals.map((e) => e.generations)];
         return xs.map((x, i) => ({ x, y: rs.reduce((a, r) => a + (i === 0 ? r.baseline.step : r.evals[i - 1]?.step ?? NaN), 0) / rs.length }));

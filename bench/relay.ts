@@ -8,8 +8,8 @@
  *           and rule coach, equal budgets: rollouts until the held-out step accuracy at T = 1 (the share
  *           of steps right in their context, over 200 tasks x N steps) reaches --target (default 0.75);
  *           the outcome / process ratio of those rollouts across seeds with its 95 % log-scale t
- *           interval (stats/intervals.ts); beside it the prediction ratio = (1 + p + ... + p^(N-1)) /
- *           p^(N-1) for the untrained model's measured p. A run that never reaches the target counts
+ *           interval (stats/intervals.ts); beside it the predicted ratio, P (1 - P) / (p (1 - p) lambda^(2(N-1)))
+ *           with the luck floor (docs/credit.md, src/core/domains/relay/luck.ts), for the untrained model's measured p. A run that never reaches the target counts
  *           its whole budget, and the ratio is then a lower bound (marked >=).
  *   coach   (--coach-sweep) N = 4, process reward, the rule coach with Gaussian noise sigma 0, 1, 2, 4
  *           on its 0-10 scores and a coach that adds 3 points to agent 1, beside outcome reward: how
@@ -32,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeBackend, initBackend, type BackendName } from '../src/core/engine/backend.ts';
 import { relayConfig } from '../src/core/domains/relay/team.ts';
+import { outcomePush, predictedRolloutRatio } from '../src/core/domains/relay/luck.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
 import { type TrainConfig } from '../src/core/loop/config.ts';
 import { teamOf, resolveTrainConfig } from '../src/core/domains/index.ts';
@@ -131,11 +132,13 @@ export function rolloutsToTarget(run: RelayRun, target: number): number | null {
   return run.evals.find((e) => e.step >= target - 1e-9)?.rollouts ?? null;
 }
 
-/** The predicted outcome / process ratio of rollouts for N agents each right with probability p (README, "The relay team"). */
+/**
+ * The predicted outcome / process ratio of rollouts for N agents each right with probability p, the luck floor
+ * included (docs/credit.md, prediction 3; luck.ts's predictedRolloutRatio). Before the floor was known this printed
+ * (1 + p + ... + p^(N-1)) / p^(N-1); results written then say so.
+ */
 export function predictedRatio(n: number, p: number): number {
-  let s = 0;
-  for (let k = 0; k < n; k++) s += p ** k;
-  return s / p ** (n - 1);
+  return predictedRolloutRatio(p, n);
 }
 
 async function readRelayRun(dir: string, label: string, n: number, mode: Mode, seed: number): Promise<RelayRun> {
@@ -253,7 +256,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
     rows.push(`| ${n} | ${pct(p)} | ${pct(runs.process[0].baseline.team)} | ${pr.text} | ${oc.text} | ${measured} | ${predicted.toFixed(1)} | ${pooledFinal(runs.process)} | ${pooledFinal(runs.outcome)} |`);
     const gp = gainOf(runs.process);
     const go = gainOf(runs.outcome);
-    gains.push(`| ${n} | ${fmtGain(gp)} | ${fmtGain(go)} | ${(go.mean / gp.mean).toFixed(2)} | ${(p ** (n - 1)).toFixed(2)} |`);
+    gains.push(`| ${n} | ${fmtGain(gp)} | ${fmtGain(go)} | ${(go.mean / gp.mean).toFixed(2)} | ${outcomePush(p, n).toFixed(2)} |`);
     gainRatio[0].points.push({ x: n, y: go.mean / gp.mean });
     const geo = ratio?.p ?? mean(oc.values) / mean(pr.values);
     gap[0].points.push({ x: n, y: geo, low: ratio?.low, high: ratio?.high, atLeast: oc.censored > 0 });
@@ -262,7 +265,7 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   const ps = all.find((r) => r.mode === 'process')?.baseline.step ?? 0.6;
   for (let n = 1; n <= Math.max(...o.agents); n++) {
     gap[1].points.push({ x: n, y: predictedRatio(n, ps) });
-    gainRatio[1].points.push({ x: n, y: ps ** (n - 1) });
+    gainRatio[1].points.push({ x: n, y: outcomePush(ps, n) });
   }
   const meanCurve = (runs: RelayRun[]) => {
     const xs = [0, ...runs[0].evals.map((e) => e.rollouts)];
@@ -281,9 +284,9 @@ async function gapReport(o: RelayBenchOptions, model: LoadedModel, backend: stri
   return [
     '# Relay team: process vs outcome reward against team size', '', ...header(o, backend, config), ...rows, '', ...gains, '',
     'Gain: each seed\'s final held-out step accuracy minus the untrained one, mean of seeds with its 95 % t interval across seeds. ' +
-    'The expected per-step gradient of outcome reward is that of process reward times the chance that all the other agents are right (README, "The relay team"), so at equal rollouts the outcome gain should shrink with N roughly like p^(N-1) at the start.', '',
+    'The expected per-step gradient of outcome reward is that of process reward times lambda^(N-1), lambda = (10p - 1) / 9 (docs/credit.md: a wrong chain\'s errors can cancel on the dial), so at equal rollouts the outcome gain should shrink with N roughly like lambda^(N-1) at the start.', '',
     'Measured ratio: outcome rollouts / process rollouts to the target, ratio of geometric means across seeds with its 95 % t interval on the log scale (>= : some outcome run never reached the target and counts its whole budget, so the ratio is a lower bound). ' +
-    'Predicted: (1 + p + ... + p^(N-1)) / p^(N-1) for the untrained model\'s measured step accuracy p (README, "The relay team"). Final team accuracy: every seed\'s last evaluation pooled (seeds x 200 tasks), Wilson interval. Plot: relay-gap.svg.', '',
+    'Predicted: P (1 - P) / (p (1 - p) lambda^(2(N-1))), P = 1/10 + 9/10 lambda^N, for the untrained model\'s measured step accuracy p (docs/credit.md). Final team accuracy: every seed\'s last evaluation pooled (seeds x 200 tasks), Wilson interval. Plot: relay-gap.svg.', '',
   ].join('\n');
 }
 

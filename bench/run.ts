@@ -30,8 +30,12 @@ const BENCHMARKS: Record<string, string> = {
   'judge-loss': 'a judge build\'s loss against its steps (the plateau and the drop), beside its checkpoints\' ranking',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',
   'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
+  snr: 'the relay of 2..128 agents untrained: outcome reward\'s rewarded rollouts against its luck floor, and each agent\'s policy-gradient signal-to-noise under outcome and process reward beside the Theta(N) line',
   scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',
   corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
+  speed: 'agent steps per second of the relay of 32 and 128, today\'s path beside the new one, with each phase\'s matmul FLOP rate against the plain matmul rate',
+  sandbox: 'the code tools\' isolation side by side with another checkout: start-up and each run, replayed on a math run\'s own code blocks, as a share of its iteration time',
+  'tool-frame': 'the browser\'s Python tool in the opaque-origin frame against a same-origin worker, in the built site: start-up and each run',
   page: 'the page from npm start in headless Chromium against npm run train: first iteration, seconds per iteration',
 };
 

@@ -12,7 +12,8 @@
  * iteration costs by phase, and a log-log plot of rollouts to the target against N beside the two theory
  * lines (Bagnell & Ng: samples linear in N under one global reward, logarithmic under local rewards;
  * both anchored at the rubric's smallest N whose held-out gain is above 0) and docs/credit.md's prediction for outcome reward (the
- * rubric's rollouts x (1 + p + ... + p^(N-1)) / p^(N-1), p the untrained step accuracy). The update is
+ * rubric's rollouts x P (1 - P) / (p (1 - p) lambda^(2(N-1))), p the untrained step accuracy, lambda = (10p - 1) / 9, P = 1/10 +
+ * 9/10 lambda^N: the luck floor included; results written before it print (1 + p + ... + p^(N-1)) / p^(N-1)). The update is
  * batched (every agent's adapter in one pass), so an iteration costs its samples rather than its agents.
  *
  * Order: seed by seed, and within a seed the N and arms in the order --agents and --arms give them, so that
@@ -38,6 +39,7 @@ import { tInterval, wilson, type Interval } from '../src/core/stats/intervals.ts
 import { openModel } from '../src/cli/common.ts';
 import { finishedRun, runOne } from './rollouts.ts';
 import { predictedRatio } from './relay.ts';
+import { outcomePush, rewardedShare } from '../src/core/domains/relay/luck.ts';
 import { svgPanels, type PlotSeries } from './plot.ts';
 import {
   ARM_WORDS, evalTasksFor, fitLine, parseScaleArgs, PER_ITERATION, readScaleRun, rolloutsToTarget, seedsFor,
@@ -205,8 +207,9 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     }
     const ratio = predictedRatio(n, p);
     notes.push(`- N = ${n}: untrained held-out step accuracy p = ${pct(p)} (greedy ${pct(base.greedyStep)}), team ${pct(base.team)} on ${base.tasks} tasks; `
-      + `a right chain p^N = ${p ** n < 1e-3 ? (p ** n).toExponential(1) : pct(p ** n)}; outcome's push on a step, p^(N-1) of process's = `
-      + `${p ** (n - 1) < 1e-3 ? (p ** (n - 1)).toExponential(1) : (p ** (n - 1)).toFixed(3)}; docs/credit.md's outcome / process ratio = ${ratio < 1e4 ? ratio.toPrecision(3) : ratio.toExponential(1)}.`);
+      + `a right chain p^N = ${p ** n < 1e-3 ? (p ** n).toExponential(1) : pct(p ** n)}; rewarded by outcome, 1/10 + 9/10 lambda^N = ${pct(rewardedShare(p, n))}; `
+      + `outcome's push on a step, lambda^(N-1) of process's = ${outcomePush(p, n) < 1e-3 ? outcomePush(p, n).toExponential(1) : outcomePush(p, n).toFixed(3)}; `
+      + `docs/credit.md's outcome / process ratio = ${ratio < 1e4 ? ratio.toPrecision(3) : ratio.toExponential(1)}.`);
     const cell = (a: Arm) => {
       const x = perIteration.get(a)!.find((q) => q.n === n);
       return x ? x.s.toFixed(1) : '-';

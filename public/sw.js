@@ -8,6 +8,7 @@
  * 2. Cross-origin isolation on hosts that cannot set headers: every same-origin response it serves
  *    gets COOP/COEP added (the headers `npm start` sets itself), so a page it controls is
  *    `crossOriginIsolated`. The page reloads once when this worker first takes control.
+ * 3. The code tools' workers get their Content-Security-Policy (TOOL_CSP) the same way.
  *
  * Not for: cross-origin requests (hub model downloads; src/worker/models.ts caches those itself).
  * Plain JS, copied from public/ as is; the build only replaces the BUILD placeholder below.
@@ -22,6 +23,11 @@ const CACHE = PREFIX + BUILD;
 const MANIFEST = 'precache.json'; // { version, files: { "assets/index-x.js": "<sha256/16>", ... } }
 const SCOPE = new URL('./', self.location.href).href; // the site's root: sw.js sits next to index.html
 const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+// The agents' code tools run in workers whose scripts these are; the policy (the same one vite.config.ts
+// sends) binds the worker: no eval or Function of strings, no script or connection but this origin's,
+// no nested workers (docs/threat-model.md).
+const TOOL_WORKER = /\/(python-worker|quickjs-worker)[^/]*\.m?js$/;
+const TOOL_CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; worker-src 'none'; base-uri 'none'";
 
 self.addEventListener('install', (event) => {
   // skipWaiting: a new build takes over open pages at once (they are isolated already: no reload).
@@ -40,7 +46,7 @@ self.addEventListener('fetch', (event) => {
   if (new URL(req.url).origin !== self.location.origin) return; // cross-origin: not ours
   if (req.method !== 'GET' && req.method !== 'HEAD') return;
   if (req.cache === 'only-if-cached' && req.mode !== 'same-origin') return; // a DevTools quirk fetch() rejects
-  event.respondWith(respond(req).then(isolate));
+  event.respondWith(respond(req).then((res) => isolate(res, req.url)));
 });
 
 /**
@@ -148,10 +154,11 @@ async function slice(res, range) {
   return new Response(body.slice(start, end + 1), { status: 206, statusText: 'Partial Content', headers });
 }
 
-/** The same response with COOP/COEP added (opaque redirects and network errors cannot be rebuilt). */
-function isolate(res) {
+/** The same response with COOP/COEP added, and a tool worker's CSP (opaque redirects and network errors cannot be rebuilt). */
+function isolate(res, url) {
   if (res.status === 0) return res;
   const headers = new Headers(res.headers);
   for (const [name, value] of Object.entries(ISOLATION)) headers.set(name, value);
+  if (TOOL_WORKER.test(new URL(url).pathname)) headers.set('Content-Security-Policy', TOOL_CSP);
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }

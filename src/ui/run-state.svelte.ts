@@ -19,6 +19,9 @@ import type { ProgressInfo, WorkerEvent } from '../core/lab/protocol.ts';
 import type { TrajectoryView } from '../core/lab/views.ts';
 import { refusal, type Activity, type GatedRequest, type LabState } from '../core/lab/lab-state.ts';
 
+/** What a tab refuses while another tab of the browser trains: whatever would train, or delete what is stored. */
+const ELSEWHERE_REFUSES = new Set<GatedRequest>(['start', 'step', 'compare', 'experiment', 'reset']);
+
 export interface RunEval {
   iteration: number;
   result: EvalResult;
@@ -72,6 +75,11 @@ export class RunState {
    * be in the middle of a decoding step; its own 'pausing' and then 'ready' follow).
    */
   pauseRequested = $state(false);
+  /**
+   * What another tab of this browser is training now, in words ("the lesson is running"), or null
+   * (training-signal.ts): this tab then refuses what would train or delete (ELSEWHERE_REFUSES).
+   */
+  elsewhere: string | null = $state(null);
 
   /** The state the page shows: 'pausing' from the moment Pause is pressed. */
   get shownState(): LabState {
@@ -195,7 +203,10 @@ export class RunState {
    */
   refused(request: GatedRequest): string | null {
     if (!this.config && request !== 'configure') return this.state === 'error' ? refusal({ state: 'error' }, request) : 'the page is still loading its model';
-    return refusal({ state: this.shownState, activity: this.activity }, request);
+    const own = refusal({ state: this.shownState, activity: this.activity }, request);
+    if (own || !this.elsewhere || !ELSEWHERE_REFUSES.has(request)) return own;
+    return `another tab of this browser is training (${this.elsewhere}); what trains or deletes stored results waits until it stops there, `
+      + 'so that two trainings never share this machine\'s cores (pause it in that tab, or close it)';
   }
 
   dismissNotice(i: number): void {

@@ -1,6 +1,8 @@
 /**
- * The experiment in the URL (TensorFlow Playground style): `?config=<json>` holds the changes
- * from the default configuration (seed included), `?backend=webgpu|wasm|cpu` forces a backend,
+ * The experiment in the URL (TensorFlow Playground style), short at any team size: `?team=` names the
+ * team (a menu preset, `?team=data-team`, or a sized team with its size, `?team=relay&agents=128`),
+ * `?config=<json>` holds only what differs from that named configuration (the team's own settings are
+ * left out: resolveTrainConfig applies them), `?backend=webgpu|wasm|cpu` forces a backend,
  * `?limits=default` asks the GPU for WebGPU's default limits (128 MiB bindings: what the most limited
  * browser GPU gives; see backend.ts) and
  * `?coach=webllm:<model id>` picks a WebLLM coach. Opening the same link opens the same run (its
@@ -9,11 +11,18 @@
  * For: reading the URL at start-up (a part it cannot read is named in `error`, never dropped in
  * silence) and rewriting it (replaceState) as settings change.
  * Not for: validation (the worker resolves and validates the config as the CLI does).
+ * An older link with the whole workflow in ?config= still loads (its workflow is used when ?team= is absent). What
+ * differs is written deflated (`?configz=`, base64url) when its JSON is longer than LONG_CONFIG: an edited relay of
+ * 128 is then about 1 KB, not 44 KB (a server answers HTTP 431 to a request line past about 16 KB).
  * Example: ?config={"seed":3,"rewards":{"mode":"outcome"}}  ->  {seed: 3, rewards: {mode: 'outcome'}}
+ *          ?team=relay&agents=128&config={"seed":3}  ->  {seed: 3, workflow: <relay of 128>}
+ *          urlFor(href, {config: relayConfig(128)}) -> '...?team=relay&agents=128' (a few words, not 44 KB)
  *          setPath({}, 'rewards.mode', 'outcome') -> {rewards: {mode: 'outcome'}}
  */
 import type { BackendName, WebGPULimits } from '../core/engine/backend.ts';
 import { fieldSpec } from '../core/loop/config-fields.ts';
+import { namedWorkflow, withoutTeamSettings, workflowName } from '../core/domains/index.ts';
+import { deflateSync, inflateSync, strFromU8, strToU8 } from 'fflate';
 
 export type Patch = Record<string, unknown>;
 
@@ -49,7 +58,15 @@ export function readUrl(href: string): UrlState {
   else if (coach !== null) problems.push(`the link's ?coach=${coach} is not "webllm:<model id>"; the configuration's coach scores`);
   const run = q.get('run');
   if (run) out.run = run;
-  const raw = q.get('config');
+  const packed = q.get('configz');
+  let raw = q.get('config');
+  if (packed !== null && raw === null) {
+    try {
+      raw = unpack(packed);
+    } catch (e) {
+      problems.push(`the link's ?configz= could not be unpacked (${(e as Error).message}); using the default configuration`);
+    }
+  }
   if (raw !== null) {
     try {
       const parsed = JSON.parse(raw);
@@ -61,6 +78,16 @@ export function readUrl(href: string): UrlState {
           'using the default configuration — fix the link, or change a setting to replace it',
       );
     }
+  }
+  const team = q.get('team');
+  const agentsRaw = q.get('agents');
+  if (team !== null) {
+    const agents = agentsRaw === null ? undefined : Number(agentsRaw);
+    const w = namedWorkflow(team, agents);
+    if (typeof w === 'string') problems.push(`the link's ?team=${team}${agentsRaw === null ? '' : `&agents=${agentsRaw}`} names no team: ${w}; using the default team`);
+    else out.config = { ...out.config, workflow: w };
+  } else if (agentsRaw !== null) {
+    problems.push(`the link's ?agents=${agentsRaw} names no team: it goes with ?team=, e.g. ?team=relay&agents=${agentsRaw}`);
   }
   // A parameter this page does not read is named, never dropped in silence: ?seed=3 is not ?config={"seed":3}.
   for (const [key, value] of q) {
@@ -76,7 +103,23 @@ export function readUrl(href: string): UrlState {
 }
 
 /** The query parameters the page reads. */
-const KNOWN = new Set(['config', 'backend', 'baseline', 'limits', 'coach', 'run']);
+const KNOWN = new Set(['team', 'agents', 'config', 'configz', 'backend', 'baseline', 'limits', 'coach', 'run']);
+
+/** A ?config= JSON longer than this is written deflated (?configz=). */
+export const LONG_CONFIG = 1500;
+
+/** JSON text deflated, as base64url. */
+function pack(json: string): string {
+  let bin = '';
+  for (const b of deflateSync(strToU8(json), { level: 9 })) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** pack's inverse. */
+function unpack(text: string): string {
+  const bin = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+  return strFromU8(inflateSync(Uint8Array.from(bin, (c) => c.charCodeAt(0))));
+}
 
 /** The value a ?config= example shows for setting `f`: the link's own when it is one the setting can take, else one that is. */
 function example(f: NonNullable<ReturnType<typeof fieldSpec>>, v: string): unknown {
@@ -86,11 +129,21 @@ function example(f: NonNullable<ReturnType<typeof fieldSpec>>, v: string): unkno
   return v !== 'false' && v !== '0';
 }
 
-/** The URL for a state, keeping other query parameters and the path. */
+/** The URL for a state, keeping other query parameters and the path: the team by its name, the config by what differs from it. */
 export function urlFor(href: string, s: Omit<UrlState, 'error'>): string {
   const u = new URL(href);
-  if (Object.keys(s.config).length) u.searchParams.set('config', JSON.stringify(s.config));
-  else u.searchParams.delete('config');
+  const config = withoutTeamSettings(s.config);
+  const name = config.workflow ? workflowName(config.workflow as Parameters<typeof workflowName>[0]) : null;
+  if (name) delete config.workflow;
+  if (name) u.searchParams.set('team', name.team);
+  else u.searchParams.delete('team');
+  if (name?.agents !== undefined) u.searchParams.set('agents', String(name.agents));
+  else u.searchParams.delete('agents');
+  const json = Object.keys(config).length ? JSON.stringify(config) : null;
+  u.searchParams.delete('config');
+  u.searchParams.delete('configz');
+  if (json && json.length > LONG_CONFIG) u.searchParams.set('configz', pack(json));
+  else if (json) u.searchParams.set('config', json);
   if (s.backend) u.searchParams.set('backend', s.backend);
   else u.searchParams.delete('backend');
   if (s.webllm) u.searchParams.set('coach', `webllm:${s.webllm}`);

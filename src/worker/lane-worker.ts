@@ -18,6 +18,7 @@ import { sqlFunctions, teamOf } from '../core/domains/index.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { Sandbox } from '../core/tools/sandbox.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
+import { useToolFrame } from '../core/tools/worker-host.ts';
 import { createSqlTool } from '../core/tools/sql.ts';
 import { pickedModels, sourceFor } from '../platform/browser/models.ts';
 import type { PickedFile } from '../core/engine/model/sources.ts';
@@ -47,7 +48,11 @@ async function parts(config: PlayedTeam): Promise<TeamParts> {
 }
 
 serveLaneJobs<LaneJob | LaneBoot, LaneResult>(
-  { postMessage: (m, t) => scope.postMessage(m, t ?? []), onMessage: (h) => scope.addEventListener('message', (ev) => h(ev.data)) },
+  {
+    postMessage: (m, t) => scope.postMessage(m, t ?? []),
+    // {kind:'tool-frame'}: the port to the page's opaque-origin frame for the code tools (lane-workers.ts), not a job.
+    onMessage: (h) => scope.addEventListener('message', (ev) => (ev.data?.kind === 'tool-frame' ? useToolFrame(ev.data.port) : h(ev.data))),
+  },
   (job, signal) => {
     if (job.kind === 'boot') return boot(job);
     if (!replica) throw new Error('lane worker: a job arrived before the model was loaded');

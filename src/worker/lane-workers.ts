@@ -35,8 +35,14 @@ export function laneCount(cores = globalThis.navigator?.hardwareConcurrency ?? 1
 }
 
 /** Starts `count` lanes, each loading `spec` itself; rejects (and stops them) if any fails to boot. */
-export async function startWebLanes(count: number, spec: string, baseUrl: string, files?: PickedFile[]): Promise<Lanes> {
+export async function startWebLanes(count: number, spec: string, baseUrl: string, files?: PickedFile[],
+  toolFrame: () => MessagePort | undefined = () => undefined): Promise<Lanes> {
   const workers = [...Array(count)].map((_, i) => new Worker(new URL('./lane-worker.ts', import.meta.url), { type: 'module', name: `mappa-lane-${i + 1}` }));
+  // Each lane's code tools start in the page's opaque-origin frame too, through the lab worker's port.
+  for (const w of workers) {
+    const port = toolFrame();
+    if (port) w.postMessage({ kind: 'tool-frame', port }, [port]);
+  }
   const pool = new LanePool<LaneJob | LaneBoot, LaneResult>(workers.map(webPort), 'lane worker');
   try {
     await Promise.all(workers.map((_, i) => pool.post(i + 1, { kind: 'boot', spec, baseUrl, files })));

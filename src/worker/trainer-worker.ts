@@ -15,6 +15,7 @@ import { Lab } from '../core/lab/lab.ts';
 import type { LabPlatform } from '../core/lab/shelf.ts';
 import { REQUEST_TYPES, type EventMessage, type ReplyMessage, type RequestMessage } from '../core/lab/protocol.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
+import { relayToolFrame, useToolFrame } from '../core/tools/worker-host.ts';
 import { pickedModels, sourceFor } from '../platform/browser/models.ts';
 import { IdbStore, listRuns } from '../platform/browser/store-idb.ts';
 import { claimRun } from '../platform/browser/run-lock.ts';
@@ -22,13 +23,16 @@ import { laneCount, startWebLanes } from './lane-workers.ts';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 
+/** From the page: a port to the code tools' frame (the page sends it once, before its first request). */
+export interface ToolFrameMessage { type: 'tool-frame'; port: MessagePort }
+
 const browser: LabPlatform = {
   store: (runId) => new IdbStore(runId),
   listRuns,
   modelSource: sourceFor,
   pickModel: (spec, files) => void pickedModels.set(spec, files),
   laneCount: () => laneCount(),
-  startLanes: (count, spec, baseUrl) => startWebLanes(count, spec, baseUrl, pickedModels.get(spec)),
+  startLanes: (count, spec, baseUrl) => startWebLanes(count, spec, baseUrl, pickedModels.get(spec), relayToolFrame),
   createSandbox: (baseUrl) => createSandbox({ pyodideIndexURL: new URL('pyodide/', baseUrl).href }),
   deviceMemoryGiB: (navigator as Navigator & { deviceMemory?: number }).deviceMemory,
   claimRun,
@@ -36,7 +40,9 @@ const browser: LabPlatform = {
 
 const lab = new Lab(browser, (event) => scope.postMessage({ type: 'event', event } satisfies EventMessage));
 
-scope.onmessage = async (ev: MessageEvent<RequestMessage>) => {
+scope.onmessage = async (ev: MessageEvent<RequestMessage | ToolFrameMessage>) => {
+  // The page's opaque-origin frame for the code tools (src/platform/browser/tool-frame.ts): not a request.
+  if (ev.data.type === 'tool-frame') return useToolFrame(ev.data.port);
   const { id, type, args } = ev.data;
   let reply: ReplyMessage;
   try {

@@ -88,11 +88,11 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     console.log(`[e2e] ${done.words}`);
     expect(done.rows.map((r) => r.n)).toEqual([8, 16, 32, 64]);
 
-    // The words are the page's, from the numbers: one clause per side of the noise, and the theory's chance.
+    // The words are the page's, from the numbers: one clause per side of the noise, and the theory's chances (the luck floor and p^N).
     const words = (await page.getByTestId('scale-words').textContent()) ?? '';
     expect(words).toBe(done.words);
     expect(words).toMatch(/^Process reward's mean step accuracy (ended above|was within|ended below) /);
-    expect(words).toMatch(/p\^N, fell from .* at 8 agents to .* at 64\./);
+    expect(words).toMatch(/rewarded rollouts fell from .* at 8 agents to .* at 64, toward its floor of 10 % .* right chains, p\^N, fell from .*: at 64 agents .* of its rewards come from a right chain, the rest is luck\./);
     // The strip: three rows of 64 cells, each agent's step accuracy.
     expect(await page.getByTestId('scale-strip').locator('[data-testid="scale-cell"]').count()).toBe(3 * 64);
     expect(await page.getByTestId('scale-cost').textContent()).toMatch(/64 agents \d+ \+ \d+/);
@@ -114,6 +114,24 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     expect(await page.getByTestId('scale-strip').locator('[data-testid="scale-cell"]').count()).toBe(3 * 64);
     expect(await inView(page, ['btn-scale', 'scale-chart-team', 'scale-chart-step', 'scale-strip', 'scale-words'])).toEqual([]);
     await page.screenshot({ path: `${resultsDir}/scale-reloaded.png` });
+    expect(problems).toEqual([]);
+  }, 240_000);
+
+  it('each run opens in the inspector by a short link, with its iterations and last rollouts, and the inspector comes into view', async () => {
+    await page.getByTestId('scale-open-64-outcome').click();
+    await waitFor(page, (x) => x.state === 'ready' && x.team === 'relay-64' && x.metrics >= 2, 120_000, 'the 64-agent outcome run open');
+    const url = new URL(page.url());
+    expect(url.searchParams.get('team')).toBe('relay');
+    expect(url.searchParams.get('agents')).toBe('64');
+    expect(page.url().length).toBeLessThan(1000);
+    expect(JSON.parse(url.searchParams.get('config')!)).toMatchObject({ iterations: 2, rewards: { mode: 'outcome' } });
+    await page.getByTestId('trajectory-tab').first().waitFor({ timeout: 30_000 }); // its last batch, kept with it
+    expect(await page.getByTestId('step-pager').textContent()).toMatch(/steps 1–8 of 64/);
+    await page.waitForTimeout(1000); // the smooth scroll
+    const top = await page.getByTestId('inspector').evaluate((e) => e.getBoundingClientRect().top);
+    expect(top).toBeGreaterThanOrEqual(0);
+    expect(top).toBeLessThan(HEIGHT);
+    await page.screenshot({ path: `${resultsDir}/scale-opened.png` });
     expect(problems).toEqual([]);
   }, 240_000);
 });

@@ -30,6 +30,8 @@ export interface CoachSettings {
   /** Whose actions a judge is shown the ground truth with: the final agent's (MAPPA) or every agent's. */
   truth: 'final' | 'every';
   miscalibration: Miscalibration | null;
+  /** Actions a judge model scores in one batch (default 16); greedy, so the scores do not depend on it beyond float rounding. */
+  batch?: number;
   /** null: this coach scores every action. Else a coach in tiers (escalation.ts, tiered-coach.ts): this coach is tier 1, the team's rubric tier 2. */
   tiers: TierSettings | null;
 }
@@ -73,7 +75,8 @@ export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => 
   tiered: Omit<TieredOptions, 'miscalibration'> = { seed: 0 }): Promise<Coach> {
   if (s.tiers) return buildTiers(s, s.tiers, loadJudge, team, tiered);
   if (s.kind === 'rule') return wrapCoach(team.ruleCoach(), s);
-  const judge = new ModelCoach(await loadJudge(judgeSpec(s, team)), coachTemplateOf(s, team));
+  const loaded = await loadJudge(judgeSpec(s, team));
+  const judge = new ModelCoach(loaded, coachTemplateOf(s, team), undefined, s.batch ?? 16);
   return wrapCoach(s.truth === 'every' ? truthForEvery(judge) : judge, s);
 }
 
@@ -88,7 +91,7 @@ async function buildTiers(s: CoachSettings, t: TierSettings, loadJudge: (spec: s
   o: Omit<TieredOptions, 'miscalibration'>): Promise<TieredCoach> {
   if (s.truth === 'every') throw new Error('coach.truth "every" with coach.tiers: not supported; set coach.truth to "final"');
   const tier1 = s.kind === 'rule' ? { coach: team.ruleCoach() } : { judge: await loadJudge(judgeSpec(s, team)), template: coachTemplateOf(s, team) };
-  return new TieredCoach(tier1, team.ruleCoach(), t, { ...o, miscalibration: s.miscalibration });
+  return new TieredCoach(tier1, team.ruleCoach(), t, { ...o, miscalibration: s.miscalibration, batch: s.batch ?? 16 });
 }
 
 /**

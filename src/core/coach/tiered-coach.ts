@@ -50,6 +50,8 @@ export interface TieredOptions {
   /** The judge's earlier training data, mixed into every teaching (teach.ts); none: corrections alone. */
   replay?: TeachExample[];
   teach?: Partial<Omit<TeachOptions, 'seed'>>;
+  /** Actions tier 1 reads in one batch (coach.batch; default 16). */
+  batch?: number;
 }
 
 /** A model source whose weights are `safetensors` and every other file the parent's (a taught version held in memory). */
@@ -137,7 +139,7 @@ export class TieredCoach implements Coach {
     let results: CoachResult[];
     let spreads: number[] | undefined;
     if (this.settings.pick === 'spread') {
-      const readings = await readJudge(this.judge, actions.map((a) => coachPrompt(a, template)));
+      const readings = await readJudge(this.judge, actions.map((a) => coachPrompt(a, template)), this.options.batch ?? 16);
       spreads = readings.map((r) => (r.dist ? r.spread : NaN));
       const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
       results = readings.map((r, i) => {
@@ -147,11 +149,11 @@ export class TieredCoach implements Coach {
       // An answer that does not parse is asked again as the one-coach run would (askWithRepair).
       const bad = results.map((r, i) => (r.ok ? -1 : i)).filter((i) => i >= 0);
       if (bad.length) {
-        const again = await new ModelCoach(this.judge, template).scoreBatch(bad.map((i) => actions[i]));
+        const again = await new ModelCoach(this.judge, template, undefined, this.options.batch ?? 16).scoreBatch(bad.map((i) => actions[i]));
         bad.forEach((i, j) => (results[i] = again[j]));
       }
     } else {
-      results = await new ModelCoach(this.judge, template).scoreBatch(actions);
+      results = await new ModelCoach(this.judge, template, undefined, this.options.batch ?? 16).scoreBatch(actions);
     }
     const m = this.options.miscalibration;
     if (m) results = await new MiscalibratedCoach({ name: this.judgeName, scoreBatch: async () => results }, m).scoreBatch(actions);

@@ -24,7 +24,7 @@ import { LocalCompute } from './local.ts';
 
 /** A job as it travels: Compute's jobs with adapters as values. */
 export type LaneJob =
-  | { kind: 'logprobs'; adapter: AdapterValues | null; ids: number[][]; mask: number[][]; positions: number[] }
+  | { kind: 'logprobs'; adapter: AdapterValues | null; ids: number[][]; mask: number[][]; positions: number[]; prefixGroups?: number[] }
   | { kind: 'gradients'; adapter: AdapterValues; job: GradientJob }
   | { kind: 'play'; pass: TeamPass };
 
@@ -65,7 +65,7 @@ export class LaneServer {
   async handle(job: LaneJob, signal?: AbortSignal): Promise<LaneResult> {
     if (job.kind === 'logprobs') {
       const [logp] = await this.local.logProbs([
-        { adapter: job.adapter ? this.adapter(job.adapter) : null, ids: job.ids, mask: job.mask, positions: job.positions },
+        { adapter: job.adapter ? this.adapter(job.adapter) : null, ids: job.ids, mask: job.mask, positions: job.positions, prefixGroups: job.prefixGroups },
       ]);
       return { kind: 'logprobs', logp };
     }

@@ -82,7 +82,7 @@ export class LaneCompute implements Compute {
     const valuesOf = (a: LoraAdapter) => values.get(a) ?? values.set(a, adapterValues(a)).get(a)!;
     return shareJobs(jobs, rowsCost, this.lanes, async (j) => (await this.here.logProbs([j]))[0],
       async (lane, j) => expect(await this.send(lane, {
-        kind: 'logprobs', adapter: j.adapter && valuesOf(j.adapter), ids: j.ids, mask: j.mask, positions: j.positions,
+        kind: 'logprobs', adapter: j.adapter && valuesOf(j.adapter), ids: j.ids, mask: j.mask, positions: j.positions, prefixGroups: j.prefixGroups,
       }), 'logprobs').logp,
       this.failed);
   }

@@ -33,7 +33,7 @@ export class LocalCompute implements Compute {
   // Between two jobs the event loop gets a turn now and then (pausePoint, no signal: an update, once
   // begun, completes), so that a Pause sent meanwhile is received and shown at once.
   logProbs(jobs: LogProbJob[]): Promise<Float32Array[]> {
-    return inTurn(jobs, (j) => positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter));
+    return inTurn(jobs, (j) => positionLogProbs(this.model, j.ids, j.mask, j.positions, j.adapter, j.prefixGroups));
   }
 
   gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]> {

@@ -7,13 +7,15 @@
  * For: `teamOf(workflow)` (tasks, outcome, coach facts, rubric, judge, template, metrics), a config
  * resolved with its team's settings (`resolveTrainConfig`), the held-out tasks of a config
  * (`heldOutTasks`), the page's team menu (`teamPresets`), the settings a team brings (`teamSettings`)
- * and what a config keeps or drops when the user switches teams (`switchTeam`).
+ * and what a config keeps or drops when the user switches teams (`switchTeam`), and a workflow's short
+ * name in a link (`workflowName`, `namedWorkflow`: "relay of 128" is {team: 'relay', agents: 128}).
  * Not for: a team's own logic (its folder).
  *
  * Example: teamOf(MATH_CHAIN).heldOut(50) -> 50 level-balanced held-out math problems, levels interleaved;
  *          teamOf(relayWorkflow(4)).heldOut(200) -> the 200 held-out relay tasks for 4 agents;
  *          resolveTrainConfig({ workflow: relayWorkflow(4) }).lr -> 0.002 (the relay team's);
  *          switchTeam({ seed: 3, lr: 0.01 }, MATH_CHAIN, relayWorkflow(4)) -> { seed: 3, workflow: <relay-4> } (the relay's lr is resolveTrainConfig's to add)
+ *          workflowName(relayWorkflow(128)) -> { team: 'relay', agents: 128 }; namedWorkflow('relay', 128) -> <relay-128>
  */
 import { resolveConfig, type TrainConfig } from '../loop/config.ts';
 import { heldOutOf } from '../loop/eval-queue.ts';
@@ -102,4 +104,64 @@ export function switchTeam(patch: Record<string, unknown>, from: WorkflowSpec | 
  */
 export function heldOutTasks(config: { workflow: WorkflowSpec; evalTasks: number }, given?: RolloutTask[]): RolloutTask[] {
   return heldOutOf(teamOf(config.workflow), config, given);
+}
+
+/** The teams that take any number of agents in a range (the page's size field): the domain, its range. */
+export function sizedTeams(): { domain: string; min: number; max: number }[] {
+  return TEAMS.flatMap((t) => (t.sized ? [{ domain: t.name, min: t.sized.min, max: t.sized.max }] : []));
+}
+
+/** The workflow of `n` agents of sized team `domain` (`sizedTeams`), or why there is none, in words. */
+export function sizedWorkflow(domain: string, n: number): WorkflowSpec | string {
+  const t = TEAMS.find((x) => x.name === domain);
+  if (!t?.sized) return `no team "${domain}" takes a number of agents (those that do: ${sizedTeams().map((s) => s.domain).join(', ') || 'none'})`;
+  if (!Number.isInteger(n) || n < t.sized.min || n > t.sized.max) return `a ${domain} team has ${t.sized.min} to ${t.sized.max} agents, not ${n}`;
+  return t.sized.workflow(n);
+}
+
+/** JSON with its object keys sorted: two values that differ only in key order print the same. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_, x) => (x && typeof x === 'object' && !Array.isArray(x)
+    ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]])) : x));
+}
+
+/** Whether two JSON values are the same whatever their key order. Example: sameValue({a: 1, b: 2}, {b: 2, a: 1}) -> true */
+function sameValue(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+/**
+ * A workflow's short name, for a link: a sized team's domain and size when it is exactly that team's
+ * workflow of that size ({team: 'relay', agents: 128}), else a menu preset's name when it is exactly
+ * that preset ({team: 'math-chain'}); null for an edited workflow (the link then carries it whole).
+ */
+export function workflowName(w: WorkflowSpec): { team: string; agents?: number } | null {
+  const t = TEAMS.find((x) => x.name === w.domain);
+  if (t?.sized && w.agents.length >= t.sized.min && w.agents.length <= t.sized.max && sameValue(t.sized.workflow(w.agents.length), w)) {
+    return { team: t.name, agents: w.agents.length };
+  }
+  const preset = teamPresets().find((p) => p.name === w.name && sameValue(p.workflow, w));
+  return preset ? { team: preset.name } : null;
+}
+
+/** The workflow a link's short name stands for (`workflowName`'s inverse), or why it stands for none, in words. */
+export function namedWorkflow(team: string, agents?: number): WorkflowSpec | string {
+  if (agents !== undefined) return sizedWorkflow(team, agents);
+  const preset = teamPresets().find((p) => p.name === team);
+  if (preset) return preset.workflow;
+  const sized = sizedTeams().find((s) => s.domain === team);
+  if (sized) return `the team "${team}" needs its number of agents, e.g. agents=${sized.max} (${sized.min} to ${sized.max})`;
+  return `no team is named "${team}" (the menu's: ${teamPresets().map((p) => p.name).join(', ')})`;
+}
+
+/**
+ * What of a config patch a named configuration does not already say: the settings equal to those its
+ * workflow's team brings are dropped (resolveTrainConfig applies them anyway, so the resolved config,
+ * and the run it opens, are the same). Example: withoutTeamSettings(relayConfig(128)) -> { workflow: <relay-128> }
+ */
+export function withoutTeamSettings(patch: Record<string, unknown>): Record<string, unknown> {
+  const w = patch.workflow as WorkflowSpec | undefined;
+  if (!w || typeof w !== 'object' || !Array.isArray(w.agents) || !TEAMS.some((t) => t.name === w.domain)) return patch;
+  const own = teamSettings(w);
+  return Object.fromEntries(Object.entries(patch).filter(([k, v]) => !(k in own) || !sameValue(own[k], v)));
 }

@@ -63,6 +63,11 @@ const DOING: Record<Activity, string> = {
   ...Object.fromEntries(EXPERIMENT_NAMES.map((name) => [name, EXPERIMENT_WORDS[name].doing])) as Record<ExperimentName, string>,
 };
 
+/** What a running lab does, in words ("the lesson is running"): what another tab of the page is told. */
+export function doing(activity: Activity | undefined): string {
+  return DOING[activity ?? 'training'];
+}
+
 /** What starts something new (a run's loop or an experiment): refused alike by the states that cannot train. */
 const STARTS = new Set<GatedRequest>(['start', 'step', 'compare', 'experiment', 'reset']);
 

@@ -28,7 +28,7 @@ import type { ProgressBars } from './progress.ts';
 import type { OpenedRun } from './protocol.ts';
 import type { LabPlatform, LabStore, Shelf } from './shelf.ts';
 import { TabLocks, type LabHooks } from './tabs.ts';
-import { trajectoryViews } from './transfer.ts';
+import { LAST_TRAJECTORIES, trajectoryViews } from './transfer.ts';
 
 /** The file a dataset run keeps its imported JSONL in. */
 const DATASET_FILE = 'dataset.jsonl';
@@ -142,7 +142,7 @@ export class Runs {
           void trajectoryViews(c.workflow, e.trajectories, parts.coach.name).then((trajectories) => {
             const views = { iteration: e.iteration, trajectories };
             this.hooks.post({ kind: 'trajectories', ...views });
-            return store.writeFile('last-trajectories.json', JSON.stringify(views));
+            return store.writeFile(LAST_TRAJECTORIES, JSON.stringify(views));
           }).catch((err) => this.hooks.reportError(err));
           return;
         }
@@ -151,7 +151,7 @@ export class Runs {
         this.hooks.post({ kind: 'train', event: e });
       });
       const { resumed, metrics, evals } = session.history;
-      const last = resumed ? await store.readFile('last-trajectories.json') : null;
+      const last = resumed ? await store.readFile(LAST_TRAJECTORIES) : null;
       const dataset = this.dataset;
       // A dataset run keeps its dataset beside its records: a reload (?run=) trains on the same problems.
       if (dataset && !resumed) await store.writeFile(DATASET_FILE, dataset.text);

@@ -68,6 +68,9 @@ function trajectoryView(t: Trajectory): TrajectoryView {
   };
 }
 
+/** The file a run keeps its last batch's views in (what the inspector shows when the run is opened again). */
+export const LAST_TRAJECTORIES = 'last-trajectories.json';
+
 /**
  * The views of a batch. When an AI coach scored it (a judge model, WebLLM), each action also carries
  * the rater's verdict on the same context: the team's rubric, which a judge is trained and measured

@@ -31,6 +31,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   int('promptsPerIteration', 'prompts per iteration', 1, 1_000_000, 'problems the team solves each iteration'),
   int('samplesPerPrompt', 'samples per prompt', 1, 1024, 'attempts at each problem, each coached'),
   int('rolloutPasses', 'rollout passes', 1, 64, 'the problems are played in this many passes, side by side on threads; results depend on it, not on threads'),
+  int('rolloutBatch', 'rollout batch (rows)', 1, 4096, 'rows an agent decodes together; wider is faster per step, the sampled tokens depend on it'),
   num('temperature', 'training temperature', 0, 10, true, 'sampling temperature of training rollouts (MAPPA: 1.0)'),
   int('evalEvery', 'evaluate every (iterations)', 1, 100_000),
   int('evalTasks', 'held-out problems', 1, 200, 'the held-out set has 200'),
@@ -51,6 +52,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   num('update.maxGradNorm', 'gradient clip (norm)', 0, 1e9, true),
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
   bool('update.batched', 'one pass for every agent\'s adapter (batched update)'),
+  bool('update.sharedPrefix', 'each agent\'s common prompt prefix run once an update pass'),
   {
     path: 'rewards.mode', label: 'reward', kind: 'enum', values: [...REWARD_MODES],
     hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +
@@ -72,6 +74,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
     path: 'coach.truth', label: 'ground truth shown to the judge', kind: 'enum', values: ['final', 'every'],
     hint: 'final: with the final agent\'s action only (MAPPA); every: with every agent\'s',
   },
+  int('coach.batch', 'coach batch (actions)', 1, 4096, 'actions the judge scores together; wider is faster per action, the same scores'),
   num('coach.miscalibration.noise', 'coach noise (σ of score)', 0, 10),
   num('coach.miscalibration.lengthBias', 'coach length bias (/100 chars)', -10, 10),
   num('coach.miscalibration.seed', 'coach noise seed', 0, 2 ** 31 - 1),

@@ -11,6 +11,7 @@
  * Example: resolveConfig({rewards: {mode: 'outcome'}, seed: 3}, teams) -> defaults with those two changed.
  *          resolveConfig({workflow: relayWorkflow(4)}, teams).lr -> 0.002 (the relay team's), not the default 0.001
  *          resolveConfig({lerning_rate: 1}, teams) -> ConfigFileError: unknown key "lerning_rate" ...
+ *          resolveConfig({workflow: {name: 'relay-128', domain: 'relay', agents: [{repeat: 128, ...}]}}, teams).workflow.agents.length -> 128
  */
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
@@ -20,6 +21,7 @@ import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
+import { expandWorkflow } from './workflow-repeat.ts';
 import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
 
 
@@ -37,6 +39,13 @@ export interface TrainConfig {
    * on the thread count; 1 plays them all in one pass on this thread.
    */
   rolloutPasses: number;
+  /**
+   * Rows an agent decodes in one batch (prompts x samples of a pass, at most this many at once). Wider
+   * batches cost about the same per call, so a wide iteration (many rollouts) pays far less per agent
+   * step (docs/performance.md, "Speed at scale"). The sampled tokens depend on it (each batch draws
+   * from its own seed), as they do on rolloutPasses.
+   */
+  rolloutBatch: number;
   /** Sampling temperature of training rollouts (MAPPA: 1.0). */
   temperature: number;
   evalEvery: number;
@@ -65,6 +74,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   samplesPerPrompt: 2,
   // Two passes: a 2-core machine plays both at once (docs/performance.md, "Rollout seconds of a math iteration").
   rolloutPasses: 2,
+  rolloutBatch: 16,
   temperature: 1.0,
   // The whole held-out set (200 problems, about +-3.5 points of noise; 50 would give +-7), every 15
   // iterations so that evaluating stays a small share of the run on 2 cores.
@@ -80,7 +90,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
-  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, tiers: null },
+  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, batch: 16, tiers: null },
   toolTimeoutMs: DEFAULT_TIMEOUT_MS,
 };
 
@@ -127,9 +137,12 @@ export interface ConfigTeams {
  */
 export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig {
   const patch = (partial ?? {}) as Json;
-  // The workflow is replaced whole (it is validated as a unit), not merged key by key.
-  const { workflow = teams.defaultWorkflow, ...rest } = patch;
+  // The workflow is replaced whole (it is validated as a unit), not merged key by key; a repeated agent
+  // ("repeat": 128, workflow-repeat.ts) is expanded into its agents first.
+  const { workflow: given = teams.defaultWorkflow, ...rest } = patch;
+  let workflow: unknown;
   try {
+    workflow = expandWorkflow(given);
     validateWorkflow(workflow as WorkflowSpec, teams.domains);
   } catch (e) {
     throw new ConfigFileError(`workflow: ${(e as Error).message}`, 'workflow', 'team');

@@ -114,7 +114,7 @@ export async function playPass(parts: TeamParts, pass: TeamPass, opts: PlayOptio
   const adapters = new Map<string, LoraAdapter>();
   for (const [id, v] of pass.adapters) if (v) adapters.set(id, adapterFromValues(parts.agentModel.config, v));
   try {
-    const agents = new EngineAgents(parts.agentModel, adapters);
+    const agents = new EngineAgents(parts.agentModel, adapters, pass.rolloutBatch ?? 16);
     agents.onProgress = opts.onProgress;
     agents.signal = opts.signal;
     return await runRollouts(pass.workflow, pass.tasks, {

@@ -65,16 +65,22 @@ export interface Team {
   forWorkflow?(w: WorkflowSpec): Team;
   /** Its workflows for the page's team menu, in order. */
   presets?(): TeamChoice[];
+  /** A team that takes any number of agents in a range (the relay: 1..128): its workflow of `n`, what the page's size field and links use. */
+  sized?: { min: number; max: number; workflow(n: number): WorkflowSpec };
   /** Loop settings the team brings with it (a config patch without the workflow; resolveTrainConfig applies it); none: the defaults. */
   settings?(w: WorkflowSpec): Record<string, unknown>;
 }
 
 /** What a pass needs of a run's config to play its team: the agents' model (by name: a lane loads its own), the workflow, the tools' time limit. */
-export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTimeoutMs'>;
+export type PlayedTeam = Pick<TrainConfig, 'agentModel' | 'workflow' | 'toolTimeoutMs'> & Partial<Pick<TrainConfig, 'rolloutBatch'>>;
 
-/** Those three of a config, for a pass. Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000 } */
+/**
+ * Those of a config a pass needs (rolloutBatch only where set: absent, the agents decode 16 rows at once).
+ * Example: playedTeam(config) -> { agentModel: 'models/agent', workflow, toolTimeoutMs: 2000, rolloutBatch: 16 }
+ */
 export function playedTeam(c: PlayedTeam): PlayedTeam {
-  return { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
+  const played = { agentModel: c.agentModel, workflow: c.workflow, toolTimeoutMs: c.toolTimeoutMs };
+  return c.rolloutBatch === undefined ? played : { ...played, rolloutBatch: c.rolloutBatch };
 }
 
 /** A shipped workflow as the page's team menu offers it. */

@@ -126,7 +126,10 @@ export function validateWorkflow(w: WorkflowSpec, domains: string[]): WorkflowSp
   const seen = new Set<string>();
   for (const [i, a] of w.agents.entries()) {
     const at = `${where}, agent ${i + 1} ("${a.id}")`;
-    if (!/^[a-z][\w-]*$/.test(a.id ?? '')) throw new WorkflowError(`${at}: id must be lower-case letters, digits, - or _`);
+    if (!/^[a-z][\w-]*$/.test(a.id ?? '')) {
+      throw new WorkflowError(`${at}: id must be lower-case letters, digits, - or _` +
+        (a.id?.includes('{{') ? ' (a placeholder in an id is filled only in a repeated agent: "repeat": N, see configs/relay-4.json)' : ''));
+    }
     if (seen.has(a.id)) throw new WorkflowError(`${at}: duplicate id`);
     if (!Number.isInteger(a.maxTokens) || a.maxTokens < 1 || a.maxTokens > 8192) {
       throw new WorkflowError(`${at}: maxTokens must be an integer in 1..8192, got ${a.maxTokens}`);

@@ -28,6 +28,8 @@ export interface BatchedLogProbJob {
   ids: number[][]; // [B, T]
   mask: number[][]; // [B, T]
   positions: number[];
+  /** Each agent's rows run their common prefix once (update.sharedPrefix; engine/model/shared-prefix.ts). */
+  sharePrefix?: boolean;
 }
 
 /** One micro-batch of several agents' rows: row i is agent rowAdapter[i]'s, normalised by tokenCounts[rowAdapter[i]]. */
@@ -38,6 +40,8 @@ export interface BatchedGradientJob {
   clipEps: number;
   /** Per adapter: the action tokens of its mini-batch (what its part of the loss is divided by). */
   tokenCounts: number[];
+  /** Each agent's rows run their common prefix once (update.sharedPrefix; engine/model/shared-prefix.ts). */
+  sharePrefix?: boolean;
 }
 
 /** Per agent the micro-batch reached (indices into the job's adapters): its loss, gradient and side sums. */
@@ -53,18 +57,27 @@ export interface BatchedGradient {
 /** The job's log-probs, no gradient. */
 export async function batchedLogProbs(model: CausalLM, job: BatchedLogProbJob): Promise<Float32Array> {
   const view = BatchedAdapter.over(job.adapters, job.rowAdapter);
+  const heads = job.sharePrefix ? prefixView(job.adapters, job.rowAdapter) : null;
   try {
-    const { logp } = rowLogProbs(model, job.ids, job.positions, { attentionMask: job.mask, adapter: view });
+    const { logp } = rowLogProbs(model, job.ids, job.positions, {
+      attentionMask: job.mask, adapter: view, ...(heads ? { prefixGroups: job.rowAdapter, prefixAdapter: heads } : {}),
+    });
     const host = (await logp.data()) as Float32Array;
     logp.dispose();
     return host;
   } finally {
     view.dispose();
+    heads?.dispose();
   }
 }
 
+/** The view for the prefix rows of a shared-prefix pass: one row per agent, in order of first appearance. */
+function prefixView(adapters: LoraAdapter[], rowAdapter: number[]): BatchedAdapter {
+  return BatchedAdapter.over(adapters, [...new Set(rowAdapter)]);
+}
+
 /** sum_k loss_k (see the top comment) of the job's rows, with the per-agent losses [U] and side sums [U, 3] kept in `out`. */
-function teamLoss(model: CausalLM, view: BatchedAdapter, job: BatchedGradientJob, out: tf.Tensor[]): tf.Scalar {
+function teamLoss(model: CausalLM, view: BatchedAdapter, job: BatchedGradientJob, out: tf.Tensor[], heads: BatchedAdapter | null): tf.Scalar {
   const b = job.batch;
   const width = b.actionMask[0].length;
   const rows: number[] = [];
@@ -77,7 +90,9 @@ function teamLoss(model: CausalLM, view: BatchedAdapter, job: BatchedGradientJob
   const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / width)][k % width]));
   const u = view.used.length;
   const seg = tf.tensor1d(agentOf, 'int32');
-  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter: view, train: true, withEntropy: true }); // [N]
+  const { logp, entropy } = rowLogProbs(model, b.ids, rows, {
+    attentionMask: b.mask, adapter: view, train: true, withEntropy: true, ...(heads ? { prefixGroups: job.rowAdapter, prefixAdapter: heads } : {}),
+  }); // [N]
   const adv = at(b.advantages);
   const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
   const surr1 = tf.mul(ratio, adv);
@@ -96,10 +111,11 @@ function teamLoss(model: CausalLM, view: BatchedAdapter, job: BatchedGradientJob
 /** Every reached agent's loss and gradient from one forward and one backward over the job's rows. */
 export async function batchedGradient(model: CausalLM, job: BatchedGradientJob): Promise<BatchedGradient> {
   const view = BatchedAdapter.over(job.adapters, job.rowAdapter);
+  const heads = job.sharePrefix ? prefixView(job.adapters, job.rowAdapter) : null;
   try {
     const vars = view.variables();
     const kept: tf.Tensor[] = [];
-    const { value, grads } = tf.variableGrads(() => teamLoss(model, view, job, kept), vars);
+    const { value, grads } = tf.variableGrads(() => teamLoss(model, view, job, kept, heads), vars);
     const losses = Array.from(await kept[0].data());
     const side = await kept[1].data();
     tf.dispose([value, ...kept]);
@@ -118,5 +134,6 @@ export async function batchedGradient(model: CausalLM, job: BatchedGradientJob):
     };
   } finally {
     view.dispose();
+    heads?.dispose();
   }
 }

@@ -30,7 +30,7 @@ import type { UpdateSettings } from './update-settings.ts';
 type BatchedCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'batchedGradients'>> & Gradients;
 
 /** Stage 1: old (own adapter) and reference log-probs of every sample, micro-batches taken agent after agent. */
-async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number) {
+async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number, sharedPrefix: boolean) {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
   const own: BatchedLogProbJob[] = [];
@@ -38,8 +38,9 @@ async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, sam
   const parts: { rows: number[]; perRow: number[][] }[] = [];
   for (const rows of microBatches(samples, team.order, microBatchSize)) {
     const { ids, mask, perRow } = logProbRows(samples, rows);
-    own.push({ adapters: team.adapters, rowAdapter: rows.map((i) => team.agentOf[i]), ids, mask, positions: perRow.flat() });
-    base.push({ adapter: null, ids, mask, positions: perRow.flat() });
+    const rowAdapter = rows.map((i) => team.agentOf[i]);
+    own.push({ adapters: team.adapters, rowAdapter, ids, mask, positions: perRow.flat(), ...(sharedPrefix ? { sharePrefix: true } : {}) });
+    base.push({ adapter: null, ids, mask, positions: perRow.flat(), ...(sharedPrefix ? { prefixGroups: rowAdapter } : {}) });
     parts.push({ rows, perRow });
   }
   const mine = await gradients.batchedLogProbs(own);
@@ -106,7 +107,7 @@ export async function batchedPolicyUpdate(gradients: Gradients, policies: Map<st
   const compute = gradients as BatchedCompute;
   const started = performance.now();
   const team = teamOf(policies, samples);
-  const { old, ref } = await teamSamplingLogProbs(compute, team, samples, s.microBatchSize);
+  const { old, ref } = await teamSamplingLogProbs(compute, team, samples, s.microBatchSize, s.sharedPrefix);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
@@ -127,6 +128,7 @@ export async function batchedPolicyUpdate(gradients: Gradients, policies: Map<st
       if (!rows.length) continue;
       const jobs = microBatches(samples, rows, s.microBatchSize).map((micro) => ({
         adapters: team.adapters, rowAdapter: micro.map((i) => team.agentOf[i]), clipEps: s.clipEps, tokenCounts,
+        ...(s.sharedPrefix ? { sharePrefix: true } : {}),
         batch: makeBatch(samples, { adv: advantages, old, ref }, micro),
       }));
       const g = await roundGradients(compute, team, jobs);

@@ -105,12 +105,14 @@ export interface LogProbJob {
   ids: number[][]; // [B, T]
   mask: number[][]; // [B, T]
   positions: number[];
+  /** Per row, a group label: rows of a group run their common prefix once (update.sharedPrefix; engine/model/shared-prefix.ts). */
+  prefixGroups?: number[];
 }
 
 /** Log-probs at flat positions of padded rows under `adapter` (null = reference), no gradient. */
 export async function positionLogProbs(model: CausalLM, ids: number[][], mask: number[][], positions: number[],
-  adapter: LoraAdapter | null): Promise<Float32Array> {
-  const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter });
+  adapter: LoraAdapter | null, prefixGroups?: number[]): Promise<Float32Array> {
+  const { logp } = rowLogProbs(model, ids, positions, { attentionMask: mask, adapter, prefixGroups });
   const host = (await logp.data()) as Float32Array;
   logp.dispose();
   return host;

@@ -26,6 +26,8 @@ export interface GradientJob {
   batch: MicroBatch;
   clipEps: number;
   tokenCount: number;
+  /** The rows' common prefix run once (update.sharedPrefix; engine/model/shared-prefix.ts): the same loss to float rounding. */
+  sharePrefix?: boolean;
 }
 
 /** A micro-batch's loss, gradient (one tensor per adapter variable, in `variables()` order; the caller disposes) and side sums. */
@@ -37,12 +39,13 @@ export interface Gradient {
 }
 
 export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, clipEps: number, tokenCount: number,
-  side?: tf.Tensor1D[]): tf.Scalar {
+  side?: tf.Tensor1D[], sharePrefix = false): tf.Scalar {
   // Only positions that predict an action token are projected to the vocabulary.
   const rows: number[] = [];
   b.actionMask.forEach((row, r) => row.forEach((m, t) => m && rows.push(r * row.length + t)));
   const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / grid[0].length)][k % grid[0].length]));
-  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side }); // [N]
+  const prefixGroups = sharePrefix ? b.ids.map(() => 0) : undefined;
+  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side, prefixGroups }); // [N]
   const adv = at(b.advantages);
   const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
   const surr1 = tf.mul(ratio, adv);
@@ -64,7 +67,7 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, cl
 export async function ppoGradient(model: CausalLM, adapter: LoraAdapter, job: GradientJob): Promise<Gradient> {
   const vars = adapter.variables();
   const sideOut: tf.Tensor1D[] = [];
-  const { value, grads } = tf.variableGrads(() => ppoLoss(model, adapter, job.batch, job.clipEps, job.tokenCount, sideOut), vars);
+  const { value, grads } = tf.variableGrads(() => ppoLoss(model, adapter, job.batch, job.clipEps, job.tokenCount, sideOut, job.sharePrefix), vars);
   const loss = (await value.data())[0];
   const side = Array.from(await sideOut[0].data()) as [number, number, number];
   tf.dispose([value, ...sideOut]);

@@ -32,9 +32,16 @@ export interface UpdateSettings {
    * the update runs per agent.
    */
   batched: boolean;
+  /**
+   * Rows of one agent run their common prefix (system prompt, chat header) once in every pass of the
+   * update, each row then its own suffix on that prefix's keys and values (engine/model/shared-prefix.ts).
+   * The same log-probs and gradients to float tolerance, a third of the tokens on the relay
+   * (docs/performance.md, "Speed at scale"). Off by default.
+   */
+  sharedPrefix: boolean;
 }
 
 export const DEFAULT_UPDATE: UpdateSettings = {
-  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true, batched: false,
+  klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true, batched: false, sharedPrefix: false,
 };
 

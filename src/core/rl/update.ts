@@ -39,7 +39,7 @@ import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
  * and the reference (adapter off), no gradient; one job per micro-batch and adapter.
  */
 async function samplingLogProbs(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
-  microBatchSize: number): Promise<{ old: number[][]; ref: number[][] }> {
+  microBatchSize: number, sharedPrefix: boolean): Promise<{ old: number[][]; ref: number[][] }> {
   const old: number[][] = new Array(samples.length);
   const ref: number[][] = new Array(samples.length);
   const jobs: (LogProbJob & { rows: number[]; perRow: number[][]; into: number[][] })[] = [];
@@ -47,7 +47,7 @@ async function samplingLogProbs(gradients: Gradients, policies: Map<string, Agen
     const adapter = policies.get(agent)!.adapter;
     for (const rows of microBatches(samples, idx, microBatchSize)) {
       const { ids, mask, perRow } = logProbRows(samples, rows);
-      const job = { rows, ids, mask, perRow, positions: perRow.flat() };
+      const job = { rows, ids, mask, perRow, positions: perRow.flat(), ...(sharedPrefix ? { prefixGroups: rows.map(() => 0) } : {}) };
       jobs.push({ ...job, adapter, into: old }, { ...job, adapter: null, into: ref });
     }
   }
@@ -68,8 +68,8 @@ interface MiniBatchGradient {
 
 /** Stage 3a: the PPO gradient of one mini-batch, summed over its micro-batches in order. */
 async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number,
-  tokenCount: number): Promise<MiniBatchGradient> {
-  const parts = await gradients.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount })));
+  tokenCount: number, sharePrefix: boolean): Promise<MiniBatchGradient> {
+  const parts = await gradients.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount, ...(sharePrefix ? { sharePrefix } : {}) })));
   const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0, sides: parts.map((p) => p.side) };
   for (const [k, part] of parts.entries()) {
     out.cells += batches[k].ids.length * batches[k].ids[0].length;
@@ -100,7 +100,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
-  const { old, ref } = await samplingLogProbs(gradients, policies, samples, byAgent, s.microBatchSize);
+  const { old, ref } = await samplingLogProbs(gradients, policies, samples, byAgent, s.microBatchSize, s.sharedPrefix);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },
@@ -121,7 +121,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
         const batches = microBatches(samples, mini, s.microBatchSize)
           .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
           .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        const g = await miniBatchGradient(gradients, policy.adapter, batches, s.clipEps, tokenCount);
+        const g = await miniBatchGradient(gradients, policy.adapter, batches, s.clipEps, tokenCount, s.sharedPrefix);
         for (const part of g.sides) part.forEach((v, j) => (side[j] += v));
         cells += g.cells;
         if (g.grads === null) continue;

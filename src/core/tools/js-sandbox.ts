@@ -1,208 +1,188 @@
-// JavaScript sandbox: agent code runs in QuickJS (WebAssembly) in the caller's thread, Node or browser.
+// JavaScript sandbox: agent code runs in QuickJS (WebAssembly) off the caller's thread: in Node a
+// jailed child process (jail.ts: permission model, no code generation from strings, empty env, no
+// network namespace where the OS gives one), in the browser a module Web Worker. The run itself is
+// worker/quickjs-worker.mjs; this file starts that worker, sends it each run and enforces its limits.
 //
 // For: plain ES2023 snippets that compute and print. Not for: modules, npm packages, timers, network,
-// DOM. The guest sees only the QuickJS built-ins plus what we inject:
-//   console.log/info/warn/error          captured into stdout / stderr
+// DOM. The guest sees only the QuickJS built-ins plus what the worker injects:
+//   console.log/info/warn/error          captured into stdout / stderr (clipped inside the guest)
 //   readFile(path) -> string, writeFile(path, text), listFiles() -> string[]   bound to the Workspace
-// Isolation comes from WebAssembly: the guest heap is a separate linear memory and the guest cannot
-// name any host object we did not hand it. Limits: runtime.setMemoryLimit (allocation fails with
-// "out of memory"), a stack limit, and an interrupt handler polled by the interpreter (time limit).
-// A fresh runtime is made per run, so no guest state survives between runs except workspace files.
+// Limits: QuickJS's own memory limit and interrupt handler inside the worker; on top of them, from
+// here, a deadline (1.5 x the time limit + 250 ms) and in Node a resident-memory ceiling (its size
+// once loaded + 1.25 x the memory limit), past which the worker is killed; the next run starts a new
+// one (~0.2 s in Node). A fresh QuickJS runtime is made per run, so no guest state survives between
+// runs except workspace files.
 //
 // Example: await createJsSandbox().run('console.log([1,2,3].map(x => x * 2).join(","))')
 //   -> {ok: true, stdout: '2,4,6\n', stderr: '', durationMs: 3}
 
 import {
-  newQuickJSWASMModule, shouldInterruptAfterDeadline, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule,
-} from 'quickjs-emscripten';
-import {
-  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, OutputBuffer, describeError, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
-import { normalizeWorkspacePath } from './workspace.ts';
+import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
+import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
-// QuickJS recursion also uses the host's native stack: 512 KiB overflowed Node's ~1 MB stack, 256 KiB
-// allows ~1500 nested JS calls and fails cleanly with a guest RangeError.
-const STACK_LIMIT_BYTES = 256 * 1024;
-// Host things agents commonly reach for; naming them gets a 'forbidden' observation instead of a bare ReferenceError.
-const HOST_GLOBALS = [
-  'fetch', 'require', 'process', 'XMLHttpRequest', 'WebSocket', 'window', 'document', 'Deno', 'Bun', 'module', 'importScripts', 'setTimeout', 'setInterval',
-];
+interface Clip {
+  head: string;
+  tail: string;
+  total: number;
+}
+
+interface DoneMessage {
+  type: 'done';
+  id: number;
+  stdout: Clip;
+  stderr: Clip;
+  error?: { kind: RunErrorKind; message: string };
+  written: { path: string; bytes: Uint8Array }[];
+  moduleBroken: boolean;
+}
+
+interface Live {
+  host: WorkerHost;
+  baseRss?: number;
+  largestLimit?: number; // the largest memory limit (bytes) a run on this worker has had
+  listener?: (m: any) => void;
+  exitListener?: (reason: string) => void;
+}
+
+const KILL_FACTOR = 1.5;
+const KILL_SLACK_MS = 250;
+const RSS_HEADROOM = 1.25;
+const LOAD_TIMEOUT_MS = 60_000;
 
 export function createJsSandbox(): Sandbox {
-  // One WebAssembly module per sandbox; runtimes are cheap and made per run. If a run breaks the
-  // module itself (a host-side stack overflow or an abort), the next run gets a fresh module.
-  let quickjs: Promise<QuickJSWASMModule> | undefined;
-  return {
-    async run(code: string, opts: RunOptions = {}): Promise<RunResult> {
-      quickjs ??= newQuickJSWASMModule();
-      const { result, moduleBroken } = runInQuickJS(await quickjs, code, opts);
-      if (moduleBroken) quickjs = undefined;
-      return result;
-    },
-    async dispose() {
-      quickjs = undefined;
-    },
-  };
+  const runner = new QuickJsRunner();
+  return serialSandbox((code, opts) => runner.runNow(code, opts), () => runner.discard());
 }
 
-function runInQuickJS(quickjs: QuickJSWASMModule, code: string, opts: RunOptions): { result: RunResult; moduleBroken: boolean } {
-  const started = Date.now();
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
-  const stdout = new OutputBuffer();
-  const stderr = new OutputBuffer();
-  const files = new Map<string, string>(); // working copy of the workspace, text only
-  const written = new Set<string>();
-  for (const { path, bytes } of opts.workspace?.snapshot() ?? []) files.set(path, new TextDecoder().decode(bytes));
+/** The QuickJS worker, started on first use and replaced after a kill or a broken module. */
+class QuickJsRunner {
+  private worker: Promise<Live> | undefined;
+  private nextId = 1;
 
-  const runtime = quickjs.newRuntime();
-  runtime.setMemoryLimit(memoryMb * 1024 * 1024);
-  runtime.setMaxStackSize(STACK_LIMIT_BYTES);
-  runtime.setInterruptHandler(shouldInterruptAfterDeadline(started + timeoutMs));
-  const vm = runtime.newContext();
-  let error: RunResult['error'];
-  let moduleBroken = false;
-  try {
-    installConsole(vm, stdout, stderr);
-    installFiles(vm, files, written);
-    const result = vm.evalCode(code, 'agent.js');
-    if (result.error) {
-      error = classify(vm, result.error, code);
-      result.error.dispose();
-    } else {
-      error = settle(vm, runtime, result.value, code);
-      result.value.dispose();
-    }
-  } catch (e) {
-    // Host-side failure: QuickJS ran out of memory while reporting an error, or the host stack overflowed.
-    error = { kind: /memory/i.test(String(e)) ? 'memory' : 'crash', message: String(e) };
-    moduleBroken = true;
+  async discard(): Promise<void> {
+    const old = this.worker;
+    this.worker = undefined;
+    if (old) await (await old.catch(() => undefined))?.host.terminate();
   }
-  try {
-    vm.dispose();
-    runtime.dispose();
-  } catch {
-    moduleBroken = true; // leaked guest objects abort JS_FreeRuntime; never reuse that module
-  }
-  if (opts.workspace && written.size > 0) {
-    const changed = [...written].map((path) => ({ path, bytes: new TextEncoder().encode(files.get(path) ?? '') }));
-    opts.workspace.applyChanges(changed, [], opts.owner ?? 'unknown');
-  }
-  // An exception's stack goes to stderr (as Python's traceback does); the error line stays one line.
-  const detail = error?.kind === 'exception' ? error.message : undefined;
-  if (error) error = { kind: error.kind, message: describeError(error.kind, error.message.split('\n')[0], { timeoutMs, memoryMb }) };
-  if (detail) stderr.write(detail + '\n');
-  const result = { ok: !error, stdout: stdout.text(), stderr: stderr.text(), error, durationMs: Date.now() - started };
-  return { result, moduleBroken };
-}
 
-/** If the code evaluated to a promise (async IIFE), run its jobs until it settles. */
-function settle(vm: QuickJSContext, runtime: QuickJSContext['runtime'], value: QuickJSHandle, code: string): RunResult['error'] {
-  for (;;) {
-    const jobs = runtime.executePendingJobs();
-    if (jobs.error) {
-      const err = classify(vm, jobs.error, code);
-      jobs.error.dispose();
-      return err;
-    }
-    if (jobs.value === 0) break;
-  }
-  if (vm.typeof(value) !== 'object') return undefined;
-  const state = vm.getPromiseState(value);
-  if (state.type === 'rejected') {
-    const err = classify(vm, state.error, code);
-    state.error.dispose();
-    return err;
-  }
-  if (state.type === 'fulfilled' && !state.notAPromise) state.value.dispose();
-  return undefined;
-}
-
-function classify(vm: QuickJSContext, handle: QuickJSHandle, code: string): { kind: RunErrorKind; message: string } {
-  const dumped = vm.dump(handle) as { name?: string; message?: string; stack?: string } | string;
-  const name = typeof dumped === 'object' && dumped ? String(dumped.name ?? 'Error') : 'Error';
-  const message = typeof dumped === 'object' && dumped ? String(dumped.message ?? '') : String(dumped);
-  if (name === 'InternalError' && /interrupted/.test(message)) return { kind: 'timeout', message };
-  if (message.startsWith('forbidden: ')) return { kind: 'forbidden', message: message.slice('forbidden: '.length) };
-  if (/out of memory/i.test(message)) return { kind: 'memory', message: `${name}: ${message}` };
-  if (name === 'RangeError' && /invalid array length/i.test(message)) return { kind: 'memory', message: `${name}: ${message}` };
-  const missing = /'?([A-Za-z_$][\w$]*)'? is not defined/.exec(message)?.[1];
-  if (name === 'ReferenceError' && missing && HOST_GLOBALS.includes(missing)) {
-    return { kind: 'forbidden', message: `'${missing}' is not available (no network, no host, no timers; use console.log, readFile, writeFile, listFiles)` };
-  }
-  if (/could not load module/.test(message) || (name === 'SyntaxError' && /\bimport\b/.test(code) && /import|module/i.test(message))) {
-    return { kind: 'forbidden', message: `modules cannot be imported in the sandbox (${message})` };
-  }
-  const where = typeof dumped === 'object' && dumped?.stack ? `\n${String(dumped.stack).trim()}` : '';
-  return { kind: 'exception', message: `${name}: ${message}${where}` };
-}
-
-function installConsole(vm: QuickJSContext, stdout: OutputBuffer, stderr: OutputBuffer): void {
-  const consoleHandle = vm.newObject();
-  for (const [method, sink] of [['log', stdout], ['info', stdout], ['debug', stdout], ['warn', stderr], ['error', stderr]] as const) {
-    const fn = vm.newFunction(method, (...args) => {
-      sink.write(args.map((a) => formatValue(vm, a)).join(' ') + '\n');
+  async runNow(code: string, opts: RunOptions): Promise<RunResult> {
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const memoryMb = opts.memoryMb ?? DEFAULT_MEMORY_MB;
+    const started = Date.now();
+    const result = (kind: RunErrorKind | undefined, message: string, stdout: string, stderr: string): RunResult => ({
+      ok: !kind, stdout, stderr, error: kind && { kind, message: describeError(kind, message.split('\n')[0], { timeoutMs, memoryMb }) },
+      durationMs: Date.now() - started,
     });
-    vm.setProp(consoleHandle, method, fn);
-    fn.dispose();
-  }
-  vm.setProp(vm.global, 'console', consoleHandle);
-  consoleHandle.dispose();
-}
-
-function formatValue(vm: QuickJSContext, handle: QuickJSHandle): string {
-  const type = vm.typeof(handle);
-  if (type === 'string') return vm.getString(handle);
-  if (type === 'undefined') return 'undefined';
-  if (type === 'function') return '[Function]';
-  const value = vm.dump(handle);
-  if (typeof value === 'object' && value !== null) {
+    let live: Live;
     try {
-      return JSON.stringify(value);
-    } catch {
-      return String(value);
-    }
-  }
-  return String(value);
-}
-
-function installFiles(vm: QuickJSContext, files: Map<string, string>, written: Set<string>): void {
-  const fail = (message: string) => ({ error: vm.newError(message) });
-  /** The workspace path a script named, or the error to throw in the script (paths outside are forbidden). */
-  const resolve = (raw: string): { path: string } | { error: ReturnType<typeof vm.newError> } => {
-    try {
-      return { path: normalizeWorkspacePath(raw) };
+      this.worker ??= startWorker();
+      live = await this.worker;
     } catch (e) {
-      return fail(`forbidden: ${(e as Error).message}`);
+      this.worker = undefined;
+      return result('crash', (e as Error).message, '', '');
     }
-  };
-  const readFile = vm.newFunction('readFile', (pathHandle) => {
-    const raw = vm.getString(pathHandle);
-    const r = resolve(raw);
-    if ('error' in r) return r;
-    const path = r.path;
-    const text = files.get(path);
-    if (text === undefined) return fail(`readFile: no file '${raw}' in the workspace (listFiles() shows what exists)`);
-    return vm.newString(text);
-  });
-  const writeFile = vm.newFunction('writeFile', (pathHandle, textHandle) => {
-    const r = resolve(vm.getString(pathHandle));
-    if ('error' in r) return r;
-    const path = r.path;
-    files.set(path, textHandle ? vm.getString(textHandle) : '');
-    written.add(path);
-  });
-  const listFiles = vm.newFunction('listFiles', () => {
-    const array = vm.newArray();
-    [...files.keys()].sort().forEach((name, i) => {
-      const s = vm.newString(name);
-      vm.setProp(array, i, s);
-      s.dispose();
-    });
-    return array;
-  });
-  for (const [name, fn] of [['readFile', readFile], ['writeFile', writeFile], ['listFiles', listFiles]] as const) {
-    vm.setProp(vm.global, name, fn);
-    fn.dispose();
+    const outcome = await runOn(live, this.nextId++, code, opts, timeoutMs, memoryMb);
+    if (!outcome.done) {
+      await this.discard();
+      const kind: RunErrorKind = outcome.killed === 'timeout' ? 'timeout' : /memory/i.test(outcome.killed ?? '') ? 'memory' : 'crash';
+      return result(kind, outcome.killed ?? 'killed', '', '');
+    }
+    const done = outcome.done;
+    if (done.moduleBroken) await this.discard();
+    let error = done.error;
+    if (opts.workspace && done.written.length > 0) {
+      try {
+        opts.workspace.applyChanges(done.written, [], opts.owner ?? 'unknown');
+      } catch (e) {
+        if (!(e instanceof WorkspaceFull)) throw e;
+        error ??= { kind: 'forbidden', message: e.message };
+      }
+    }
+    const text = (c: Clip) => clipParts(c.head, c.tail, c.total);
+    return result(error?.kind, error?.message ?? '', text(done.stdout), text(done.stderr));
   }
+}
+
+/** Posts run `id` and waits for its 'done', the worker's death, or the host's deadline (then 'timeout'). */
+function runOn(live: Live, id: number, code: string, opts: RunOptions, timeoutMs: number, memoryMb: number): Promise<{ done?: DoneMessage; killed?: string }> {
+  return new Promise((resolve) => {
+    const finish = (value: { done?: DoneMessage; killed?: string }) => {
+      clearTimeout(deadline);
+      live.listener = live.exitListener = undefined;
+      resolve(value);
+    };
+    const deadline = setTimeout(() => finish({ killed: 'timeout' }), timeoutMs * KILL_FACTOR + KILL_SLACK_MS);
+    live.listener = (m) => {
+      if (m?.type === 'done' && m.id === id) finish({ done: m });
+    };
+    live.exitListener = (reason) => finish({ killed: reason });
+    const memoryBytes = memoryMb * 2 ** 20;
+    // WebAssembly memory never shrinks: an earlier run under a larger limit may have left the process that big.
+    live.largestLimit = Math.max(live.largestLimit ?? 0, memoryBytes);
+    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * live.largestLimit);
+    live.host.post({
+      type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], timeoutMs, memoryBytes,
+      maxWorkspaceBytes: WORKSPACE_MAX_BYTES, maxWorkspaceFiles: WORKSPACE_MAX_FILES,
+    });
+  });
+}
+
+/** A fresh worker with QuickJS compiled; rejects if it dies or takes over a minute. */
+async function startWorker(): Promise<Live> {
+  const url = new URL('./worker/quickjs-worker.mjs', import.meta.url);
+  const host = isNode()
+    ? await createWorkerHost(url, { readPaths: await nodeReadPaths(url), maxHeapMb: 256, maxFrameBytes: WORKSPACE_MAX_BYTES + 4 * 2 ** 20 })
+    : browserWorker();
+  const live: Live = { host };
+  host.onMessage((m) => live.listener?.(m));
+  host.onExit((reason) => live.exitListener?.(reason));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`QuickJS did not start within ${LOAD_TIMEOUT_MS} ms`)), LOAD_TIMEOUT_MS);
+      live.listener = (m) => {
+        if (m?.type !== 'ready') return;
+        clearTimeout(timer);
+        resolve();
+      };
+      live.exitListener = (reason) => {
+        clearTimeout(timer);
+        reject(new Error(`QuickJS worker died while starting: ${reason}`));
+      };
+    });
+  } catch (e) {
+    await host.terminate();
+    throw e;
+  }
+  live.listener = live.exitListener = undefined;
+  live.baseRss = host.rssBytes?.();
+  return live;
+}
+
+/** The browser's module worker (written out so the bundler builds quickjs-worker.mjs and its import). */
+function browserWorker(): WorkerHost {
+  const worker = new Worker(new URL('./worker/quickjs-worker.mjs', import.meta.url), { type: 'module' });
+  let exitListener: ((reason: string) => void) | undefined;
+  worker.addEventListener('error', (event) => exitListener?.(`worker error: ${event.message || 'failed to load or crashed'}`));
+  return {
+    post: (message) => worker.postMessage(message),
+    onMessage: (listener) => worker.addEventListener('message', (event) => listener(event.data)),
+    onExit: (listener) => void (exitListener = listener),
+    async terminate() {
+      worker.terminate();
+    },
+  };
+}
+
+/** Node: what the jailed QuickJS process may read: its worker files and the quickjs-emscripten packages. */
+async function nodeReadPaths(workerUrl: URL): Promise<string[]> {
+  const { fileURLToPath } = await import(/* @vite-ignore */ 'node:url');
+  const { createRequire } = await import(/* @vite-ignore */ 'node:module');
+  const path = await import(/* @vite-ignore */ 'node:path');
+  const entry = createRequire(import.meta.url).resolve('quickjs-emscripten');
+  const modules = entry.slice(0, entry.lastIndexOf(`${path.sep}node_modules${path.sep}`) + '/node_modules'.length);
+  // quickjs-emscripten imports every variant's (small) entry at load; only release-sync's wasm is read.
+  const packages = ['quickjs-emscripten', 'quickjs-emscripten-core', '@jitl'];
+  return [fileURLToPath(new URL('./jail-port.mjs', workerUrl)), ...packages.map((p) => path.join(modules, p))];
 }

@@ -4,23 +4,26 @@
 // For: short analysis snippets (json, csv, statistics, re, math...) with the Workspace as the current
 // directory. Not for: third-party packages, network, threads, or long jobs.
 //
-// Lifecycle: the worker starts on the first run (Pyodide load, ~2-4 s, not counted against the time
-// limit) and is reused. At the time limit the host raises KeyboardInterrupt through a shared interrupt
-// buffer (Node; browsers only on cross-origin-isolated pages, where SharedArrayBuffer exists); if the
-// run has not ended 500 ms later (C code that never checks signals, `except BaseException: pass` in
-// the loop) the worker is terminated and the next run loads a fresh one. Runs are serialised.
+// Lifecycle: the worker starts on the first run (Pyodide load, ~2-8 s, not counted against the time
+// limit) and is reused. At the time limit the worker raises KeyboardInterrupt in the run itself (its
+// interrupt check reads the run's deadline; on cross-origin-isolated pages the host also writes a shared
+// buffer); if the run has not ended 500 ms later (C code that never checks signals, `except
+// BaseException: pass` in the loop) the worker is killed and a fresh one starts loading at once, in the
+// background. Runs are serialised.
 //
-// Node vs browser: in Node the worker is a worker_thread in the host process with an empty env and
-// a V8 heap limit, and it stubs out fs/net/child_process itself (see worker/python-worker.mjs); in the
-// browser it is a module Web Worker with no host file system, whose fetch/XHR/WebSocket are stubbed.
+// Node vs browser: in Node the worker is a jailed child process (jail.ts, through worker-host.ts) that
+// may read only its own files and Pyodide's package; its resident memory is capped from here (its size
+// once loaded + 1.25 x the largest memory limit it has run under). In the browser it is a module Web
+// Worker under the tool workers' Content-Security-Policy (vite.config.ts, public/sw.js).
 //
-// What is NOT airtight (documented on purpose):
-// - The Python-level audit hook and import blocks can probably be bypassed by someone who knows
-//   CPython internals (e.g. reaching a Pyodide JS proxy through object.__subclasses__() and function
-//   __globals__). What is behind them is then the hardened worker: no NODEFS, no code generation, Node
-//   network/fs/child_process exports stubbed. A leaked proxy can still call Pyodide's own API object
-//   (in-memory FS, interpreter internals), and emscripten keeps private references to `ws` and
-//   child_process inside its closure that only the stubs in step 4 of the worker neutralise.
+// What is NOT airtight (documented on purpose; docs/threat-model.md, "What is left"):
+// - The Python-level audit hook and import checks are a first wall, not the boundary: CPython internals
+//   still reach Pyodide's own Python modules (object.__subclasses__() and function __globals__). The
+//   boundary is the process (Node) or the worker's policy (browser): no code generation from strings,
+//   no files, network or processes of the host.
+// - In the browser the worker shares the page's origin: JavaScript running in it could read this
+//   origin's storage. Guest code has no way to run JavaScript there that is known (no eval, no wasm
+//   compilation, no native modules, no `js` module).
 // - Module-level state (e.g. monkeypatching `math`) persists between runs until the worker is
 //   recycled; each run gets a fresh global namespace and an emptied /workspace, nothing more.
 // - The memory limit caps WebAssembly memory growth; WebAssembly memory never shrinks, so a run that
@@ -33,7 +36,8 @@
 import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
-import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
+import { createFrameWorkerHost, createWorkerHost, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
+import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
 export interface PythonSandboxConfig {
   /** Folder URL (ending in '/') that serves pyodide.mjs, pyodide.asm.wasm, python_stdlib.zip... Browser default '/pyodide/'. */
@@ -68,6 +72,8 @@ interface InitMessage {
   pyodideModuleUrl: string;
   indexURL: string;
   interruptBuffer?: SharedArrayBuffer;
+  /** Browser, in the opaque-origin frame: Pyodide's files as bytes (it can fetch none of the site's files). */
+  pyodideFiles?: Record<string, Uint8Array>;
 }
 
 interface RunMessage {
@@ -75,11 +81,16 @@ interface RunMessage {
   id: number;
   code: string;
   files: { path: string; bytes: Uint8Array }[]; // the workspace, copied into /workspace
+  timeoutMs: number; // the worker raises KeyboardInterrupt in the run past this
   memoryLimitBytes: number;
+  maxWorkspaceBytes: number; // a run that leaves more sends nothing back ('forbidden')
+  maxWorkspaceFiles: number;
 }
 
 interface LiveWorker {
   host: WorkerHost;
+  baseRss?: number; // Node (Linux): the interpreter process's resident memory once loaded
+  largestLimit?: number; // the largest memory limit (bytes) a run on this worker has had
   interrupt?: Int32Array; // shared with the worker: writing 2 raises KeyboardInterrupt (SIGINT)
   listener?: (message: any) => void;
   exitListener?: (reason: string) => void;
@@ -93,15 +104,19 @@ interface Outcome {
   stderr: Clip;
 }
 
-/** The output of the run in flight, and whether we sent it the interrupt (so its KeyboardInterrupt is ours). */
+/** The output of the run in flight. */
 interface RunState {
   stdout: Clip;
   stderr: Clip;
-  interruptSent: boolean;
 }
 
 type RunError = { kind: RunErrorKind; message: string };
 type Limits = { timeoutMs: number; memoryMb: number };
+
+/** The largest message the interpreter may send: a run's changed files are capped by the workspace limit. */
+const MAX_FRAME_BYTES = WORKSPACE_MAX_BYTES + 4 * 2 ** 20;
+/** How far over its memory limit the interpreter process may grow (JS-side copies) before it is killed. */
+const RSS_HEADROOM = 1.25;
 
 const emptyClip = (): Clip => ({ head: '', tail: '', total: 0 });
 const clipText = (c: Clip): string => clipParts(c.head, c.tail, c.total);
@@ -119,6 +134,7 @@ export function createPythonSandbox(config: PythonSandboxConfig = {}): Sandbox {
  */
 class PythonRunner {
   private worker: Promise<LiveWorker> | undefined;
+  private loadingHost: WorkerHost | undefined;
   private nextId = 1;
 
   constructor(private readonly config: PythonSandboxConfig) {}
@@ -126,8 +142,20 @@ class PythonRunner {
   /** Terminates the worker, if any; the next run loads a new one. */
   async discardWorker(): Promise<void> {
     const old = this.worker;
-    this.worker = undefined;
+    const loading = this.loadingHost;
+    this.worker = this.loadingHost = undefined;
+    if (loading) await loading.terminate(); // a worker still loading (a prewarm) is not waited for
     if (old) await (await old.catch(() => undefined))?.host.terminate();
+  }
+
+  /** startWorker, remembering the host while it loads so that discardWorker can stop it at once. */
+  private start(): Promise<LiveWorker> {
+    const started = startWorker(this.config, (host) => (this.loadingHost = host));
+    const settled = () => {
+      if (this.worker === started) this.loadingHost = undefined;
+    };
+    started.then(settled, settled);
+    return started;
   }
 
   /** One code block as a RunResult: a load failure is a 'crash'; a kill or a Python error becomes its error. */
@@ -154,9 +182,15 @@ class PythonRunner {
     };
   }
 
+  /** Starts loading the next worker now, its failure left for the next run to report. */
+  private prewarm(): void {
+    this.worker ??= this.start();
+    this.worker.catch(() => undefined);
+  }
+
   /** The loaded worker, starting one if there is none; a failed load is forgotten so the next run tries afresh. */
   private async liveWorker(): Promise<LiveWorker> {
-    this.worker ??= startWorker(this.config);
+    this.worker ??= this.start();
     try {
       return await this.worker;
     } catch (e) {
@@ -171,13 +205,21 @@ class PythonRunner {
    */
   private async settle(outcome: Outcome, opts: RunOptions): Promise<RunError | undefined> {
     if (outcome.killed) {
-      await this.discardWorker(); // the next run pays the reload
+      await this.discardWorker();
+      this.prewarm(); // the reload overlaps whatever the caller does before its next run
       return { kind: killedKind(outcome.killed), message: outcome.killed };
     }
     const done = outcome.done;
     if (!done) return undefined;
     if (done.error?.fatal) await this.discardWorker();
-    if (opts.workspace && !done.error?.fatal) opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
+    if (opts.workspace && !done.error?.fatal) {
+      try {
+        opts.workspace.applyChanges(done.changed, done.deleted, opts.owner ?? 'unknown');
+      } catch (e) {
+        if (e instanceof WorkspaceFull) return done.error ?? { kind: 'forbidden', message: e.message };
+        throw e;
+      }
+    }
     return done.error && { kind: done.error.kind, message: done.error.message };
   }
 }
@@ -193,27 +235,62 @@ function killedKind(reason: string): RunErrorKind {
 }
 
 /** Loads Pyodide in a fresh worker and resolves once it is ready; a failed load terminates the worker. */
-async function startWorker(config: PythonSandboxConfig): Promise<LiveWorker> {
+async function startWorker(config: PythonSandboxConfig, onHost: (host: WorkerHost) => void = () => {}): Promise<LiveWorker> {
   const { pyodideModuleUrl, indexURL } = await locatePyodide(config.pyodideIndexURL);
-  const host = await createWorkerHost(new URL('./worker/python-worker.mjs', import.meta.url), { maxHeapMb: config.workerHeapMb ?? 512 });
+  const workerUrl = new URL('./worker/python-worker.mjs', import.meta.url);
+  // Browser: in the page's opaque-origin frame where the page gave this worker one (worker-host.ts).
+  const inFrame = !isNode() && toolFrameInUse();
+  const pyodideFiles = inFrame ? await pyodideBytes(indexURL) : undefined;
+  const host = inFrame ? await createFrameWorkerHost(workerUrl) : await createWorkerHost(workerUrl, {
+    maxHeapMb: config.workerHeapMb ?? 512,
+    readPaths: isNode() ? await nodeReadPaths(workerUrl, indexURL) : undefined,
+    maxFrameBytes: MAX_FRAME_BYTES,
+  });
+  onHost(host);
   const live: LiveWorker = { host };
   // The host keeps one listener of each kind; these forward to whichever phase (load, run) is current.
   host.onMessage((m) => live.listener?.(m));
   host.onExit((reason) => live.exitListener?.(reason));
-  const interruptBuffer = sharedInterruptBuffer();
+  // The frame's opaque origin is not cross-origin isolated: no shared buffer reaches it (the worker
+  // interrupts itself at its deadline either way).
+  const interruptBuffer = inFrame ? undefined : sharedInterruptBuffer();
   if (interruptBuffer) live.interrupt = new Int32Array(interruptBuffer);
   try {
-    await initWorker(live, { type: 'init', pyodideModuleUrl, indexURL, interruptBuffer }, config.loadTimeoutMs ?? 60_000);
+    await initWorker(live, { type: 'init', pyodideModuleUrl, indexURL, interruptBuffer, pyodideFiles }, config.loadTimeoutMs ?? 60_000);
   } catch (e) {
     await host.terminate();
     throw e;
   }
+  live.baseRss = host.rssBytes?.();
   return live;
 }
 
-/** A 4-byte buffer the worker can see, where SharedArrayBuffer exists (Node, cross-origin-isolated pages); else none. */
+/** The files Pyodide loads, fetched once per worker (the service worker serves them from its cache). */
+const PYODIDE_FILES = ['pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json'];
+let pyodideFiles: Promise<Record<string, Uint8Array>> | undefined;
+function pyodideBytes(indexURL: string): Promise<Record<string, Uint8Array>> {
+  pyodideFiles ??= Promise.all(PYODIDE_FILES.map(async (name) => {
+    const res = await fetch(new URL(name, indexURL));
+    if (!res.ok) throw new Error(`Pyodide's ${name} could not be fetched from ${indexURL} (HTTP ${res.status})`);
+    return [name, new Uint8Array(await res.arrayBuffer())] as const;
+  })).then(Object.fromEntries);
+  pyodideFiles.catch(() => (pyodideFiles = undefined)); // a failed fetch is tried again at the next start
+  return pyodideFiles;
+}
+
+/** Node: what the jailed Pyodide process may read: its own worker files and Pyodide's package folder. */
+async function nodeReadPaths(workerUrl: URL, indexURL: string): Promise<string[]> {
+  const { fileURLToPath } = await import(/* @vite-ignore */ 'node:url');
+  const dir = /^file:/.test(indexURL) ? fileURLToPath(indexURL) : indexURL;
+  return [fileURLToPath(new URL('./jail-port.mjs', workerUrl)), dir];
+}
+
+/**
+ * A 4-byte buffer the worker can see, where SharedArrayBuffer exists and reaches it (cross-origin-isolated
+ * pages); else none. Node's interpreter is another process: no shared memory, a timeout kills it.
+ */
 function sharedInterruptBuffer(): SharedArrayBuffer | undefined {
-  const canShare = typeof SharedArrayBuffer !== 'undefined' && (isNode() || (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true);
+  const canShare = typeof SharedArrayBuffer !== 'undefined' && !isNode() && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
   return canShare ? new SharedArrayBuffer(4) : undefined;
 }
 
@@ -244,7 +321,7 @@ function initWorker(live: LiveWorker, init: InitMessage, timeoutMs: number): Pro
  */
 function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOptions, limits: Limits, killGraceMs: number): Promise<Outcome> {
   return new Promise<Outcome>((resolve) => {
-    const run: RunState = { stdout: emptyClip(), stderr: emptyClip(), interruptSent: false };
+    const run: RunState = { stdout: emptyClip(), stderr: emptyClip() };
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     const finish = (value: { done?: DoneMessage; killed?: string }) => {
       clearTimeout(deadline);
@@ -253,15 +330,22 @@ function runOnWorker(live: LiveWorker, id: number, code: string, opts: RunOption
       resolve({ ...value, stdout: run.stdout, stderr: run.stderr });
     };
     const deadline = setTimeout(() => {
-      if (live.interrupt) {
-        run.interruptSent = true;
-        Atomics.store(live.interrupt, 0, 2); // SIGINT: Pyodide raises KeyboardInterrupt at its next check
-      }
-      killTimer = setTimeout(() => finish({ killed: 'timeout' }), live.interrupt ? killGraceMs : 0);
+      // The worker interrupts itself at its deadline (KeyboardInterrupt); a shared buffer is a second
+      // signal where one exists. A run that has not ended killGraceMs later is killed.
+      if (live.interrupt) Atomics.store(live.interrupt, 0, 2);
+      killTimer = setTimeout(() => finish({ killed: 'timeout' }), killGraceMs);
     }, limits.timeoutMs);
     live.listener = (m) => onRunMessage(m, id, run, finish);
     live.exitListener = (reason) => finish({ killed: reason });
-    const message: RunMessage = { type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], memoryLimitBytes: limits.memoryMb * 1024 * 1024 };
+    const memoryLimitBytes = limits.memoryMb * 1024 * 1024;
+    // Past its wasm memory the process may hold JS copies (to_js, output): the whole process is capped too.
+    // WebAssembly memory never shrinks: an earlier run under a larger limit may have left the process that big.
+    live.largestLimit = Math.max(live.largestLimit ?? 0, memoryLimitBytes);
+    if (live.baseRss !== undefined) live.host.setRssCeiling?.(live.baseRss + RSS_HEADROOM * live.largestLimit);
+    const message: RunMessage = {
+      type: 'run', id, code, files: opts.workspace?.snapshot() ?? [], timeoutMs: limits.timeoutMs, memoryLimitBytes,
+      maxWorkspaceBytes: WORKSPACE_MAX_BYTES, maxWorkspaceFiles: WORKSPACE_MAX_FILES,
+    };
     live.host.post(message);
   });
 }
@@ -272,8 +356,6 @@ function onRunMessage(m: any, id: number, run: RunState, finish: (value: { done:
   if (m.type === 'output') ({ stdout: run.stdout, stderr: run.stderr } = m);
   if (m.type === 'done') {
     ({ stdout: run.stdout, stderr: run.stderr } = m);
-    // A KeyboardInterrupt that we did not send is the code's own; report it as an exception.
-    if (m.error?.kind === 'timeout' && !run.interruptSent) m.error = { kind: 'exception', message: 'KeyboardInterrupt' };
     finish({ done: m });
   }
 }

@@ -5,17 +5,19 @@
 // a memory limit, captured and clipped stdout/stderr, and a per-trajectory Workspace as the only
 // file system. Not for: packages, network, the DOM, or anything that needs the host.
 //
-// Where it runs (the Node vs browser difference):
-// - JavaScript: QuickJS compiled to WebAssembly, in the caller's thread in both Node and the browser.
-//   Nothing is injected but `console` and `readFile/writeFile/listFiles` bound to the workspace; the
-//   time limit is QuickJS's interrupt handler, the memory limit is runtime.setMemoryLimit.
-// - Python: Pyodide in a worker (Node: worker_threads with resourceLimits and an empty env; browser: a
-//   module Web Worker), see python-sandbox.ts, worker-host.ts and worker/python-worker.mjs. An
-//   infinite loop is first interrupted (KeyboardInterrupt via a SharedArrayBuffer, Node and
-//   cross-origin-isolated pages only); if that fails the worker is terminated and the next run pays the
-//   reload (~2-4 s). In Node the worker shares the host process, so the worker hardens itself (no
-//   NODEFS, stubbed fs/net/child_process/fetch, no Function constructor); in the browser the worker
-//   has no host file system to begin with, only network APIs, which are stubbed.
+// Where it runs (the Node vs browser difference; docs/threat-model.md says what each layer holds):
+// - Node: each interpreter (Pyodide, QuickJS) is a jailed child process (jail.ts): Node's permission
+//   model (reads of its own files only, no writes, child processes, workers or addons), no code
+//   generation from strings, an empty environment, its own network and pid namespaces where the OS
+//   gives them unprivileged, framed messages of bounded size and a resident-memory ceiling.
+// - Browser: each interpreter is a module Web Worker whose script carries a Content-Security-Policy
+//   (no eval, no script or connection but the site's own, no nested workers).
+// - Time, both: Python interrupts itself at its deadline (KeyboardInterrupt) and QuickJS's interrupt
+//   handler stops it; a run still going past a grace period is killed with its worker, and the next run
+//   starts a fresh one (QuickJS ~0.2 s, Pyodide ~2-8 s, loaded in the background right after the kill).
+// - Inside both: Pyodide's audit hook and import checks compare exact strings, no native module can be
+//   loaded, and no WebAssembly is compiled once Pyodide is up (worker/python-worker.mjs); QuickJS sees
+//   no host object at all (worker/quickjs-worker.mjs). The Workspace is capped (workspace.ts).
 //
 // Example:
 //   const sb = createSandbox();   // from code-sandbox.ts: both interpreters behind this interface
@@ -58,7 +60,7 @@ export const DEFAULT_MEMORY_MB = 256;
  * flood of prints costs constant memory. Example with limit 6: write('abcdefghij') ->
  * text() = 'abc\n... [truncated 4 chars]\nhij'.
  */
-export class OutputBuffer {
+class OutputBuffer {
   private head = '';
   private tail = '';
   private total = 0;

@@ -6,10 +6,11 @@
 //
 // Where the files come from (all offline, no CDN):
 // - Node: node_modules/@duckdb/duckdb-wasm/dist/duckdb-node-eh.worker.cjs and duckdb-eh.wasm. The
-//   package's Node worker expects a Web Worker global scope (`onmessage`, `postMessage`), so a tiny
-//   bootstrap maps worker_threads' parentPort onto it, silences the worker's console (DuckDB logs every
-//   failed query there) and gives the worker an empty env. The host side gets a Web-Worker-shaped
-//   adapter, which is all AsyncDuckDB needs.
+//   package's Node worker runs in a jailed child process (jail.ts: permission model, reads of its own
+//   files and its packages only, no code generation, empty env, own network namespace where the OS
+//   gives one); worker/duckdb-worker.mjs gives it the Web Worker global scope it expects (`onmessage`,
+//   `postMessage`) over the jail's framed stdio, and its console goes nowhere (DuckDB logs every failed
+//   query there). The host side gets a Web-Worker-shaped adapter, which is all AsyncDuckDB needs.
 // - Browser: the bundler serves the package's duckdb-browser-eh.worker.js and duckdb-eh.wasm as
 //   assets (sql-assets.ts, `?url` imports copied into the build); pass `urls` to serve them from elsewhere.
 //
@@ -56,40 +57,74 @@ async function loadModule(): Promise<DuckDbModule> {
   return m.AsyncDuckDB ? m : m.default!; // Node loads the CommonJS build
 }
 
-// Runs inside the Node worker thread, before the package's worker script.
-const NODE_BOOTSTRAP = `
-const { parentPort, workerData } = require('node:worker_threads');
-globalThis.self = globalThis;
-globalThis.postMessage = (data, transfer) => parentPort.postMessage(data, transfer);
-for (const k of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[k] = () => {};
-parentPort.on('message', (data) => globalThis.onmessage && globalThis.onmessage({ data }));
-require(workerData.script);
-`;
-
-/** A worker_threads Worker dressed as a Web Worker (the part AsyncDuckDB uses). */
+/**
+ * The package's Node worker in a jailed child process (jail.ts, worker/duckdb-worker.mjs), dressed as a
+ * Web Worker (the part AsyncDuckDB uses). It may read only its own files and the package's dist folder.
+ */
 async function nodeWorker(script: string, maxHeapMb: number): Promise<Worker> {
-  const { Worker: NodeWorker } = await import(/* @vite-ignore */ 'node:worker_threads');
-  const w = new NodeWorker(NODE_BOOTSTRAP, { eval: true, workerData: { script }, env: {}, resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
-  const handlers = new Map<unknown, (x: unknown) => void>();
-  const nodeEvent = (type: string) => (type === 'message' ? 'message' : 'error');
+  const { startJail } = await import(/* @vite-ignore */ './jail.ts');
+  const path = await import(/* @vite-ignore */ 'node:path');
+  const { fileURLToPath } = await import(/* @vite-ignore */ 'node:url');
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const jail = await startJail({
+    script: path.join(here, 'worker/duckdb-worker.mjs'),
+    readPaths: [path.join(here, 'worker/jail-port.mjs'), path.dirname(script), ...await packageClosure(['apache-arrow'])],
+    maxHeapMb,
+    maxFrameBytes: 256 * 2 ** 20,
+  });
+  const messageListeners = new Set<(e: unknown) => void>();
+  const errorListeners = new Set<(e: unknown) => void>();
+  const ready = new Promise<void>((resolve, reject) => {
+    jail.onMessage((data) => {
+      if (data?.jailReady) return resolve();
+      for (const fn of messageListeners) fn({ data });
+    });
+    jail.onExit((reason) => {
+      reject(new Error(reason));
+      for (const fn of errorListeners) fn(new Error(reason));
+    });
+  });
+  jail.post({ script });
+  await ready;
   const adapter = {
     addEventListener(type: string, fn: (e: unknown) => void) {
-      const h = type === 'message' ? (data: unknown) => fn({ data }) : (err: unknown) => fn(err);
-      handlers.set(fn, h);
-      w.on(nodeEvent(type), h);
+      (type === 'message' ? messageListeners : errorListeners).add(fn);
     },
     removeEventListener(type: string, fn: (e: unknown) => void) {
-      const h = handlers.get(fn);
-      if (h) w.off(nodeEvent(type), h);
+      (type === 'message' ? messageListeners : errorListeners).delete(fn);
     },
-    postMessage(data: unknown, transfer?: Transferable[]) {
-      w.postMessage(data, transfer as never);
+    postMessage(data: unknown) {
+      jail.post(data);
     },
     terminate() {
-      void w.terminate();
+      void jail.terminate();
     },
   };
   return adapter as unknown as Worker;
+}
+
+/** The folders of `names` and of every package they depend on (what the worker's require() reads). */
+async function packageClosure(names: string[]): Promise<string[]> {
+  const { createRequire } = await import(/* @vite-ignore */ 'node:module');
+  const path = await import(/* @vite-ignore */ 'node:path');
+  const fs = await import(/* @vite-ignore */ 'node:fs');
+  const dirs = new Set<string>();
+  const visit = (name: string, from: string) => {
+    let entry: string;
+    try {
+      entry = createRequire(from).resolve(name);
+    } catch {
+      return; // an optional dependency that is not installed
+    }
+    let dir = path.dirname(entry);
+    while (!fs.existsSync(path.join(dir, 'package.json')) && dir !== path.dirname(dir)) dir = path.dirname(dir);
+    if (dirs.has(dir)) return;
+    dirs.add(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dep, path.join(dir, 'package.json'));
+  };
+  for (const name of names) visit(name, import.meta.url);
+  return [...dirs];
 }
 
 async function nodeFiles(): Promise<{ script: string; wasm: string }> {

@@ -2,7 +2,8 @@
 //
 // For: handing files between the agents of one trajectory (the Data Analyst writes `clean.csv`, the
 // Modeler reads it), and telling the data-analysis coach which agent produced which file (owner tags).
-// Not for: persistence (nothing touches disk) or large data (everything lives in memory; keep files small).
+// Not for: persistence (nothing touches disk) or large data (everything lives in memory, at most
+// WORKSPACE_MAX_FILES files and WORKSPACE_MAX_BYTES bytes: a write past them throws WorkspaceFull).
 //
 // Paths are relative, '/'-separated and normalised; anything that tries to leave the root is refused:
 //   ws.write('data/a.csv', 'x,y\n1,2\n', 'analyst');  ws.list() -> [{path: 'data/a.csv', size: 8, owner: 'analyst', ...}]
@@ -22,6 +23,12 @@ interface StoredFile {
 }
 
 const MAX_PATH_LENGTH = 200;
+/** The workspace's caps: what every interpreter gets copied in, and what a run may leave behind. */
+export const WORKSPACE_MAX_BYTES = 64 * 2 ** 20;
+export const WORKSPACE_MAX_FILES = 1000;
+
+/** Thrown when a write would take the workspace past WORKSPACE_MAX_BYTES or WORKSPACE_MAX_FILES. */
+export class WorkspaceFull extends Error {}
 
 /**
  * Turns a user-supplied path into the canonical key, or throws.
@@ -52,7 +59,28 @@ export class Workspace {
   write(path: string, data: Uint8Array | string, owner = 'unknown'): void {
     const key = normalizeWorkspacePath(path);
     const bytes = typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data);
+    this.checkRoom([{ path: key, size: bytes.length }], []);
     this.files.set(key, { bytes, owner, version: ++this.counter });
+  }
+
+  /** Total bytes stored. */
+  bytes(): number {
+    let total = 0;
+    for (const f of this.files.values()) total += f.bytes.length;
+    return total;
+  }
+
+  /** Throws WorkspaceFull when writing `writes` and deleting `deletes` would pass the caps. */
+  private checkRoom(writes: { path: string; size: number }[], deletes: string[]): void {
+    const sizes = new Map([...this.files].map(([p, f]) => [p, f.bytes.length]));
+    for (const p of deletes) sizes.delete(p);
+    for (const w of writes) sizes.set(w.path, w.size);
+    let total = 0;
+    for (const size of sizes.values()) total += size;
+    if (sizes.size > WORKSPACE_MAX_FILES || total > WORKSPACE_MAX_BYTES) {
+      throw new WorkspaceFull(`the workspace holds at most ${WORKSPACE_MAX_FILES} files and ${WORKSPACE_MAX_BYTES / 2 ** 20} MB `
+        + `(this would make ${sizes.size} files, ${(total / 2 ** 20).toFixed(1)} MB); nothing was saved`);
+    }
   }
 
   /** The file's bytes (a copy), or undefined when there is no such file. */
@@ -100,6 +128,7 @@ export class Workspace {
    * Unchanged files keep their owner, so a reader never becomes the owner of what it only read.
    */
   applyChanges(changed: { path: string; bytes: Uint8Array }[], deleted: string[], owner: string): void {
+    this.checkRoom(changed.map((c) => ({ path: normalizeWorkspacePath(c.path), size: c.bytes.length })), deleted.map(normalizeWorkspacePath));
     for (const path of deleted) this.files.delete(normalizeWorkspacePath(path));
     for (const { path, bytes } of changed) {
       const old = this.files.get(normalizeWorkspacePath(path));

@@ -10,11 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { main, parseRelayArgs, predictedRatio, rolloutsToTarget, type RelayRun } from '../../../bench/relay.ts';
 
 describe('bench relay', () => {
-  it('predicts (1 + p + ... + p^(N-1)) / p^(N-1), worked by hand', () => {
-    // By hand: N = 4, p = 0.6 -> (1 + 0.6 + 0.36 + 0.216) / 0.216 = 2.176 / 0.216 = 10.0741.
-    const table: [number, number, number][] = [[1, 0.6, 1], [2, 0.6, 1.6 / 0.6], [3, 0.6, 1.96 / 0.36], [4, 0.6, 2.176 / 0.216],
-      [6, 0.6, 2.38336 / 0.07776], [2, 0.8, 2.25], [4, 0.8, 2.952 / 0.512], [6, 0.8, 3.68928 / 0.32768]];
-    for (const [n, p, want] of table) expect(predictedRatio(n, p)).toBeCloseTo(want, 6);
+  it('predicts the rollout ratio with the luck floor, P (1 - P) / (p (1 - p) lambda^(2(N-1))), worked by hand', () => {
+    // By hand: N = 4, p = 0.6 -> lambda = 5/9, lambda^4 = 0.095260, P = 0.1 + 0.9 x 0.095260 = 0.185734,
+    // P (1 - P) = 0.151237; p (1 - p) = 0.24, lambda^6 = 0.029401 -> 0.151237 / (0.24 x 0.029401) = 21.4329.
+    const table: [number, number, number][] = [[1, 0.6, 1], [2, 0.6, 3.173333], [4, 0.6, 21.432917], [6, 0.6, 164.343654],
+      [2, 0.8, 2.367347], [4, 0.8, 6.917186]];
+    for (const [n, p, want] of table) expect(predictedRatio(n, p)).toBeCloseTo(want, 5);
   });
 
   it('reads rollouts to target from a curve; null when the budget ends first', () => {

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../../src/cli/main.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
+import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'mappa-bad-'));
 const out = path.join(dir, 'run');
@@ -21,8 +22,9 @@ const file = (name: string, content: string | Uint8Array) => {
   return p;
 };
 const relay4 = JSON.parse(readFileSync(path.join(repoRoot, 'configs/relay-4.json'), 'utf8'));
-const noTools = structuredClone(relay4);
-delete noTools.workflow.agents[1].tools;
+// The shipped config writes its agents once (a repeated agent); the refusal is of the team as loaded, fully written out.
+const noTools = { ...relay4, workflow: structuredClone(relayWorkflow(4)) };
+delete (noTools.workflow.agents[1] as Partial<(typeof noTools.workflow.agents)[number]>).tools;
 
 /** Runs `mappa ...args` in this process; returns the exit code and what went to stderr. */
 async function mappa(...args: string[]): Promise<{ code: number; stderr: string }> {

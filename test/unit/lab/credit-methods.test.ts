@@ -95,6 +95,21 @@ describe('the comparison\'s table', () => {
     const worse = methodsView([...runs.slice(0, 3), run('groups', 15, 64, 0, 50)], { status: 'done', current: null, elapsed: 0, remaining: 0, coach: judge });
     expect(worse.words).toMatch(/; a loss beyond the noise for groups \(-13\.0 pts \[.*\]\)\.$/);
   });
+
+  it('opens with its conclusion, from its own numbers: the largest gain, and the largest loss with its drift', () => {
+    const v = methodsView(runs, { status: 'done', current: null, elapsed: 0, remaining: 0, coach: null });
+    expect(v.takeaway).toBe('Process reward taught the team most: +18.0 pts [+10.2, +25.8] over outcome reward, paired.');
+    // Groups 13 points below outcome; its agents' KL 2.78 against outcome's 0.23 (hand-set records): drift, not learning.
+    const drifted = (r: MethodRunData, kl: number): MethodRunData => ({
+      ...r, records: r.records.map((x) => (x.perAgent ? { ...x, perAgent: { agent1: { kl } } } as MethodRecord : x)),
+    });
+    const worse = [runs[0], drifted(runs[1], 0.23), runs[2], drifted(run('groups', 15, 64, 0, 50), 2.78)];
+    const d = pairedDifference(ev(50).perTask!.greedy, ev(63).perTask!.greedy); // groups - outcome, paired, the interval's reference
+    expect(methodsView(worse, { status: 'done', current: null, elapsed: 0, remaining: 0, coach: null }).takeaway).toBe(
+      'Process reward taught the team most: +18.0 pts [+10.2, +25.8] over outcome reward, paired; groups drifted from the base model '
+      + `instead of learning: KL 2.78 against outcome's 0.23, and ended -13.0 pts [${(d.low * 100).toFixed(1)}, ${(d.high * 100).toFixed(1)}] below it.`);
+    expect(methodsView([runs[1]], { status: 'running', current: null, elapsed: 0, remaining: null, coach: null }).takeaway).toBe('');
+  });
 });
 
 describe('a stored comparison is read back without a model', () => {

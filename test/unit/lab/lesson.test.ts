@@ -66,8 +66,9 @@ describe('the lesson summary', () => {
     expect(row.gap!.p).toBeCloseTo(0.37);
     expect(row.words).toMatch(/^4 agents: process 97\.0 % vs outcome 60\.0 %, a gap of \+37\.0 pts \[\+\d+\.\d, \+\d+\.\d\] \(paired, the same 100 problems\)\. /);
     expect(row.words).toContain('Step accuracy by agent, in points: process +19.0, +18.0, +17.0, +19.0; outcome +13.0, +12.0, +14.0, 0.0 (beyond the noise: process raised agents 1-4; outcome raised agents 1-3).');
-    // docs/credit.md: outcome gains p^(N-1) of process's gain; untrained step accuracy 0.8, team 40 %, process +57 points.
-    expect(row.predictedGap).toBeCloseTo((1 - 0.8 ** 3) * 0.57);
+    // docs/credit.md: outcome gains lambda^(N-1) of process's gain, lambda = (10 p - 1) / 9 = 7 / 9 at p = 0.8 (a wrong
+    // chain's errors can cancel on the dial); untrained step accuracy 0.8, team 40 %, process +57 points.
+    expect(row.predictedGap).toBeCloseTo((1 - (7 / 9) ** 3) * 0.57);
     expect(row.agents[3]).toMatchObject({ agent: 4, base: wilson(80, 100), outcome: wilson(80, 100) });
     // The size with no runs yet says so.
     expect(v.rows.find((r) => r.n === 2)!.words).toBe('2 agents: not finished yet');
@@ -89,7 +90,7 @@ describe('the lesson summary', () => {
       run(2, 'process', [[0, 70], [5, 80], [10, 80]], {}),
       run(2, 'outcome', [[0, 70], [5, 79], [10, 79]], {}),
     ], PLAN, 16, { status: 'done', current: null, elapsed: 1, remaining: 0 });
-    expect(v.rows[0].words).toContain('No gap shown at this budget: both end within the noise of this many problems, and neither was faster (both reached 79 % after 80 rollouts): with 2 agents outcome reward\'s signal is p^1 = 0.80 of process reward\'s');
+    expect(v.rows[0].words).toContain('No gap shown at this budget: both end within the noise of this many problems, and neither was faster (both reached 79 % after 80 rollouts): with 2 agents outcome reward\'s signal is lambda^1 = 0.78 of process reward\'s');
   });
 
   it('notes a measured gap above the prediction, and unlearning when outcome reward\'s agents fell', () => {

@@ -1,5 +1,5 @@
 // "Scale the team"'s maths (src/core/lab/experiments/scale/scale-maths.ts) on hand-made evaluations, against numbers worked by hand:
-// Wilson's interval and Newcombe's difference from their formulas (z = 1.95996), p^N and docs/credit.md's
+// Wilson's interval and Newcombe's difference from their formulas (z = 1.95996), p^N, the luck floor and docs/credit.md's
 // prediction by arithmetic, and the words the page ends in.
 import { describe, expect, it } from 'vitest';
 import {
@@ -51,7 +51,7 @@ describe('scale: the rows', () => {
     expect(pointOf({ ...evalOf(8, 25, 4, 180), of: 200 })).toBeNull(); // a running estimate is not a result
   });
 
-  it('8 agents: the untrained team from the process run, the step gap by Newcombe, p^N and the prediction by hand', () => {
+  it('8 agents: the untrained team from the process run, the step gap by Newcombe, p^N, the luck floor and the prediction by hand', () => {
     const row = scaleRow(8, p8, o8, PLAN);
     expect(row.untrained!.step.p).toBeCloseTo(0.8, 10);
     // Newcombe: 0.9 - 0.81 = 0.09, low 0.09 - sqrt((0.9 - 0.85059)^2 + (0.85833 - 0.81)^2) = 0.0209, high 0.09 + sqrt(0.03433^2 + 0.06001^2) = 0.1591.
@@ -59,7 +59,9 @@ describe('scale: the rows', () => {
     expect(row.stepGap!.low).toBeCloseTo(0.02089, 4);
     expect(row.stepGap!.high).toBeCloseTo(0.15914, 4);
     expect(row.chance).toBeCloseTo(0.8 ** 8, 12); // 0.16777
-    expect(row.predictedOutcomeStep).toBeCloseTo(0.8 + 0.8 ** 7 * 0.1, 12); // 0.82097
+    // The luck floor (docs/credit.md): lambda = (10 x 0.8 - 1) / 9 = 7/9; rewarded 0.1 + 0.9 x (7/9)^8 = 0.22053.
+    expect(row.rewarded).toBeCloseTo(0.1 + 0.9 * (7 / 9) ** 8, 12);
+    expect(row.predictedOutcomeStep).toBeCloseTo(0.8 + (7 / 9) ** 7 * 0.1, 12); // 0.81722
     // Paired team gap: process right on problems 0-3, outcome on 0-1 (2 / 2 / 0 / 21): +8 points; Newcombe's paired interval by hand,
     // phi = (2 x 21 - 0 - 25/2) / sqrt(4 x 21 x 2 x 23) = 0.47457, Wilson(4, 25) and Wilson(2, 25) by square-and-add: [-7.01, +24.70].
     expect(row.teamGap!.p).toBeCloseTo(0.08, 10);
@@ -68,8 +70,9 @@ describe('scale: the rows', () => {
     expect(row.stepGain.process!.low).toBeGreaterThan(0); // 0.9 against 0.8 on 200 steps each
     expect(row.stepGain.outcome!.low).toBeLessThan(0);
     expect(row.words).toBe('8 agents: team accuracy process 16.0 % vs outcome 8.0 %, +8.0 pts [-7.0, +24.7] (paired, within the noise); '
-      + 'mean step accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so outcome reward sees a '
-      + 'right chain 16.8 % of the time (p^8) and docs/credit.md predicts its step accuracy at 82.1 %.');
+      + 'mean step accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so a chain is right 16.8 % '
+      + 'of the time (p^8) but outcome reward is rewarded on 22.1 % (a chain whose errors cancel ends right too), and docs/credit.md '
+      + 'predicts its step accuracy at 81.7 %.');
   });
 
   it('a size not finished has no gap and says so', () => {
@@ -91,7 +94,9 @@ describe('scale: the words', () => {
       + 'the noise of outcome reward\'s at 16 agents (the interval of the difference holds 0: no difference shown). Its team accuracy was within '
       + 'the noise of outcome reward\'s at 8 and 16 agents (the interval of the difference holds 0: no difference shown). Against the untrained '
       + 'team, process reward\'s step accuracy rose beyond the noise at 8 agents; outcome reward\'s did not move beyond the noise. Outcome '
-      + 'reward\'s chance of a right chain to learn from, p^N, fell from 16.8 % at 8 agents to 2.8 % at 16.');
+      + 'reward\'s share of rewarded rollouts fell from 22.1 % at 8 agents to 11.6 % at 16, toward its floor of 10 % (a chain whose '
+      + 'errors cancel on the dial still ends right), while right chains, p^N, fell from 16.8 % to 2.8 %: at 16 agents 24.2 % of its '
+      + 'rewards come from a right chain, the rest is luck.');
     expect(view.trained).toEqual({ seconds: 95, finishedAt: 1_016 });
   });
 

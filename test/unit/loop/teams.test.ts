@@ -3,19 +3,35 @@
  * (templateSources, src/core/loop/workflow.ts): the page's team menu and diagram take these as they are.
  */
 import { describe, expect, it } from 'vitest';
-import { switchTeam, teamDomains, teamPresets, teamSettings, resolveTrainConfig } from '../../../src/core/domains/index.ts';
+import {
+  namedWorkflow, resolveTrainConfig, sizedTeams, sizedWorkflow, switchTeam, teamDomains, teamPresets, teamSettings, workflowName,
+} from '../../../src/core/domains/index.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
 import { relayConfig, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { templateSources, validateWorkflow } from '../../../src/core/loop/workflow.ts';
 import { MATH_CHAIN } from '../../../src/core/domains/math/index.ts';
 
 describe('teams', () => {
-  it('ships the math chain, the data team and relays of 2, 4 and 6, each a valid copy the caller may edit', () => {
+  it('ships the math chain, the data team and relays of 2 to 128, each a valid copy the caller may edit', () => {
     const presets = teamPresets();
-    expect(presets.map((p) => p.name)).toEqual([MATH_CHAIN.name, DATA_CHAIN.name, 'relay-2', 'relay-4', 'relay-6']);
+    expect(presets.map((p) => p.name)).toEqual([MATH_CHAIN.name, DATA_CHAIN.name, ...[2, 4, 6, 8, 16, 32, 64, 128].map((n) => `relay-${n}`)]);
     for (const p of presets) expect(() => validateWorkflow(p.workflow, teamDomains())).not.toThrow();
     presets[0].workflow.agents[0].maxTokens = 1;
     expect(teamPresets()[0].workflow.agents[0].maxTokens).toBe(MATH_CHAIN.agents[0].maxTokens);
+  });
+
+  it('a sized team takes any size in its range, and a link names a workflow by its team and size or its preset', () => {
+    expect(sizedTeams()).toEqual([{ domain: 'relay', min: 1, max: 128 }]);
+    expect(sizedWorkflow('relay', 37)).toEqual(relayWorkflow(37));
+    expect(sizedWorkflow('relay', 129)).toBe('a relay team has 1 to 128 agents, not 129');
+    expect(sizedWorkflow('math', 3)).toMatch(/^no team "math" takes a number of agents/);
+    expect(workflowName(relayWorkflow(128))).toEqual({ team: 'relay', agents: 128 });
+    expect(workflowName(MATH_CHAIN)).toEqual({ team: MATH_CHAIN.name });
+    const edited = relayWorkflow(4);
+    edited.agents[0].turns = 2;
+    expect(workflowName(edited)).toBeNull();
+    expect(namedWorkflow('relay', 5)).toEqual(relayWorkflow(5));
+    expect(namedWorkflow(DATA_CHAIN.name)).toEqual(DATA_CHAIN);
   });
 
   it('switching keeps the user\'s settings and drops their values of what either team brings; resolveTrainConfig adds the new team\'s', () => {

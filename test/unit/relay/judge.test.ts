@@ -55,6 +55,19 @@ describe('models/relay-judge', () => {
     cases.forEach((c, k) => expect(results[2 * k].score, `${c}: ${results[2 * k].raw} vs ${results[2 * k + 1].raw}`).toBeGreaterThan(results[2 * k + 1].score));
   }, 300_000);
 
+  // coach.batch (actions judged together) is a speed setting: greedy answers, the same in any batch.
+  it('answers the same whatever its batch (coach.batch), and a config sets it', async () => {
+    const cases: [number, number, number][] = [[4, 2, 3], [16, 12, 0], [32, 17, 4], [128, 3, 2], [128, 100, 1], [128, 128, 7], [64, 40, 5]];
+    const contexts = cases.flatMap(([n, p, i]) => [stepContext(n, p, i, relayStep), stepContext(n, p, i, (x) => x), stepContext(n, p, i, (x) => (x + 3) % 10)]);
+    const raws = async (batch: number) => (await new ModelCoach(judge, RELAY_COACH_TEMPLATE, undefined, batch).scoreBatch(contexts)).map((r) => r.raw);
+    const one = await raws(contexts.length);
+    expect(await raws(16)).toEqual(one);
+    expect(await raws(5)).toEqual(one);
+    expect(DEFAULT_TRAIN_CONFIG.coach.batch).toBe(16);
+    expect(resolveTrainConfig({ workflow: relayWorkflow(4), coach: { batch: 64 } }).coach.batch).toBe(64);
+    expect(() => resolveTrainConfig({ workflow: relayWorkflow(4), coach: { batch: 0 } })).toThrow(/coach.batch/);
+  }, 300_000);
+
   it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
     const relay = teamOf(relayWorkflow(4));
     expect(relay.judgeModel).toBe(RELAY_JUDGE_MODEL);

@@ -1,11 +1,13 @@
 /**
  * The relay team (src/core/domains/relay/): tasks worked by hand, the rubric judged in context with
- * one culprit at each position, the domain's outcome, and the shipped configs equal to relayConfig(n).
+ * one culprit at each position, the domain's outcome, and the shipped configs: relayConfigFile(n), one
+ * repeated agent that the loader expands to exactly the fully written workflow they replaced.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RELAY_CONFIG_SIZES, relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
-import { relayConfig, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { relayConfig, relayConfigFile, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { teamOf, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/trajectory.ts';
@@ -117,13 +119,45 @@ describe('relay rubric, judged in context', () => {
   });
 });
 
+/**
+ * The workflow of configs/relay-<n>.json as it was fully written out (1,310 lines at n = 128), before the
+ * repeated agent replaced it: sha256 of its JSON with keys sorted, made at commit 5452f0d by
+ *   git show 5452f0d:configs/relay-$n.json | node -e '<canon(c.workflow), sorted keys, JSON.stringify, sha256>'
+ */
+const WRITTEN_OUT: Record<number, string> = {
+  1: 'e6c500192e9f5eab1946ee86469fda87583a7509b156df37172e19f2cede5a7f',
+  2: 'b4da11534aa35e3a9e439a4814abbe7852e2ca75773a8e595fd3b8e5e3a0ecf1',
+  3: '397da53a60b5360ab614bbd0551a97ced5a7a8b74ac27ee335c3805c7ae7b916',
+  4: 'ddd1086fb1a6b03f7085cbc0ae4231f95edffe693b04ef812b41765b101770d6',
+  5: '21d17d68867678384abf04da4367e992beccd17f8e577e094bbbe1776381e202',
+  6: '86430048ba44cb20cce2f99288893b1a7b72f768eca91b299ebb9d640ae2685f',
+  8: 'f87ac453fd27281d328f26f327f63e970ac23dfaba6fe6e9b68ddd896fd6d6f2',
+  16: 'aed76757f11df331a78b0ae0501064a351ce36568a272faf55e548b66dcdc011',
+  32: '3cc541b6874513a773864a57a0baf03bea7afd571319efb9b38336d39c2fedd8',
+  64: 'cc2f226e3f812a6a88bebdb18b36811783b1187938752ec8fc15e7a024850735',
+  128: '6145aed1856fcd83a4a7a236dca4b7a6c0c89d6d88511c741603c697ae94143f',
+};
+const canon = (x: unknown): unknown => (Array.isArray(x) ? x.map(canon)
+  : x && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, canon((x as Record<string, unknown>)[k])])) : x);
+const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(canon(x))).digest('hex');
+
 describe('relay configs', () => {
-  it.each(RELAY_CONFIG_SIZES)('configs/relay-%i.json is relayConfig(n), valid, on the relay domain', (n) => {
-    const file = JSON.parse(readFileSync(new URL(`../../../configs/relay-${n}.json`, import.meta.url), 'utf8'));
-    expect(file).toEqual(JSON.parse(JSON.stringify(relayConfig(n))));
+  it.each(RELAY_CONFIG_SIZES)('configs/relay-%i.json is relayConfigFile(n), valid, on the relay domain, and expands to the workflow it replaced', (n) => {
+    const text = readFileSync(new URL(`../../../configs/relay-${n}.json`, import.meta.url), 'utf8');
+    const file = JSON.parse(text);
+    expect(file).toEqual(JSON.parse(JSON.stringify(relayConfigFile(n))));
+    expect(text.split('\n').length).toBeLessThan(60);
     const c = resolveTrainConfig(file);
     expect(c.workflow.agents).toHaveLength(n);
+    expect(digest(c.workflow)).toBe(WRITTEN_OUT[n]);
+    expect(c.workflow).toEqual(relayWorkflow(n));
     expect(teamOf(c.workflow).name).toBe('relay');
     expect(teamOf(c.workflow).heldOut(200)).toHaveLength(n === 1 ? 22 : 200); // one agent has 90 tasks in all
+  });
+
+  it('a fully written relay config still loads, to the same config', () => {
+    const compact = resolveTrainConfig(relayConfigFile(6));
+    expect(resolveTrainConfig({ ...relayConfigFile(6), workflow: relayWorkflow(6) })).toEqual(compact);
+    expect(resolveTrainConfig(relayConfig(6))).toEqual(compact);
   });
 });

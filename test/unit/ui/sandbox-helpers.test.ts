@@ -20,7 +20,7 @@ describe('url-config', () => {
     const back = readUrl(href);
     // A parameter the page does not read is kept in the link and named, never dropped in silence; ?seed= says where a setting goes.
     expect(back).toEqual({ backend: 'webgpu', webllm: 'm-q4f32_1-MLC', config: { seed: 3, rewards: { mode: 'outcome' } },
-      error: 'the link\'s ?x=1 is not a parameter of this page (it reads ?config=, ?backend=, ?baseline=, ?limits=, ?coach=, ?run=); it was ignored' });
+      error: 'the link\'s ?x=1 is not a parameter of this page (it reads ?team=, ?agents=, ?config=, ?configz=, ?backend=, ?baseline=, ?limits=, ?coach=, ?run=); it was ignored' });
     expect(new URL(href).searchParams.get('x')).toBe('1');
     expect(readUrl('http://h/?seed=abc').error).toBe('the link\'s ?seed=abc is refused: a setting goes in ?config=, e.g. ?config={"seed":0}, '
       + 'or in Settings → seed; using the default seed');

@@ -11,8 +11,11 @@ import type { Team } from '../../loop/team.ts';
 import { relayHeldOut, relayTasks } from './tasks.ts';
 import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayConfig, relayOutcome, relayRuleCoach, relayStepVerdict, relayWorkflow } from './team.ts';
 
-/** The relay sizes the team menu offers (the teaching demo: process vs outcome with 2, 4 and 6 agents). */
-const MENU_SIZES = [2, 4, 6];
+/**
+ * The relay sizes the team menu offers (the teaching demo: process vs outcome with 2, 4 and 6 agents;
+ * Scale the team's 8 to 64; the largest, 128); any other size from 1 to 128 is typed in the page's size field (`sized`).
+ */
+const MENU_SIZES = [2, 4, 6, 8, 16, 32, 64, 128];
 
 /** The relay team of n agents: a fixed training pool of distinct tasks, the held-out 200, per-step checks. */
 function relayTeam(n: number): Team {
@@ -35,8 +38,9 @@ export const RELAY_TEAM: Team = {
   ...relayTeam(2),
   forWorkflow: (w) => relayTeam(w.agents.length),
   presets: () => MENU_SIZES.map(relayWorkflow).map((w) => ({
-    name: w.name, label: `relay of ${w.agents.length} agents (credit is the bottleneck)`, workflow: w,
+    name: w.name, label: `relay of ${w.agents.length} agents${w.agents.length <= 6 ? ' (credit is the bottleneck)' : ''}`, workflow: w,
   })),
+  sized: { min: 1, max: 128, workflow: relayWorkflow },
   // A relay's settings do not depend on its size.
   settings: (w) => Object.fromEntries(Object.entries(relayConfig(w.agents.length)).filter(([k]) => k !== 'workflow')),
 };

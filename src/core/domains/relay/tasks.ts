@@ -6,8 +6,9 @@
  * addition (arithmetic modulo 10: a 10-position dial). Agent 1 gets "3 + 4", replies "7"; agent 2
  * gets "7 + 5" (whatever agent 1 replied, then its own number), replies "2"; and so on. The team's
  * answer is the last agent's digit. Each step can be checked on its own, given the input the agent
- * received (team.ts's rule coach), which is what process reward needs; the outcome is right only when
- * every step is.
+ * received (team.ts's rule coach), which is what process reward needs. The outcome is right when every
+ * step is, and also when the wrong steps' errors add up to 0 on the dial (a 3 too many, then a 3 too
+ * few): a long chain with wrong steps still ends right about 1 time in 10 (luck.ts, the luck floor).
  *
  * For: `relayTasks(n, seed, count)` (training), `relayHeldOut(n)` (a fixed set of 200 per team size,
  * never drawn for training). Not for: prompts or scoring (team.ts).

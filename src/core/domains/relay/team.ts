@@ -1,11 +1,11 @@
 /**
  * The relay team: N agents (1..128; the shipped models saw 1..6) in a chain, each doing one checkable step of a computation and
  * passing its digit on (tasks.ts). It is the sandbox's experiment where credit assignment is the
- * bottleneck: the outcome is right only when every step is, so under outcome reward an agent's
- * learning signal shrinks with the chance that all the others are right, while a coach that checks
- * each step in its context gives every agent its own signal (../../../../README.md, "The relay team";
- * the prediction is worked out there: about 10x the rollouts at N = 4 with steps right 60 % of
- * the time).
+ * bottleneck: the answer is right when every step is, or when the wrong steps' errors cancel on the
+ * dial (about 1 time in 10 in a long chain: the luck floor, luck.ts), so under outcome reward what an
+ * agent's reward says about its own step shrinks as lambda^(N-1), lambda = (10p - 1) / 9, while a coach
+ * that checks each step in its context gives every agent its own signal (docs/credit.md works the
+ * prediction out: about 21x the rollouts at N = 4 with steps right 60 % of the time).
  *
  * For: `relayWorkflow(n)`, the rule coach's rubric (`relayStepVerdict`, `relayRuleScore`), the
  * domain's outcome, and the loop settings the team trains with (`relayConfig(n)`).
@@ -23,7 +23,8 @@
 import { RuleCoach, type Coach } from '../../coach/coach.ts';
 import { NEUTRAL_SCORE, type ActionContext } from '../../coach/coach-format.ts';
 import type { Trajectory, TrajectoryOutcome } from '../../loop/trajectory.ts';
-import type { AgentSpec, WorkflowSpec } from '../../loop/workflow.ts';
+import type { WorkflowSpec } from '../../loop/workflow.ts';
+import { expandWorkflow } from '../../loop/workflow-repeat.ts';
 import { relayStep } from './tasks.ts';
 
 /** The agent ids of a team of n: agent1 .. agentN. */
@@ -33,20 +34,33 @@ export function relayAgentId(position: number): string {
 
 const RELAY_SYSTEM = 'Relay agent {{position}} of {{count}}: reply with the last digit of the sum.';
 
-/** The relay workflow for n agents: agent 1 reads its part ("3 + 4"), agent i reads agent i-1's reply and its part ("7 + 5"). */
+/**
+ * The relay of n as written in its config: one repeated agent (loop/workflow-repeat.ts), agent i reading
+ * agent i-1's reply and its own part, the first only its part, the last giving the team's answer.
+ */
+function relayWorkflowSpec(n: number): Record<string, unknown> {
+  return {
+    name: `relay-${n}`,
+    domain: 'relay',
+    agents: [{
+      repeat: n,
+      id: 'agent{{position}}', // relayAgentId's form
+      role: 'Relay agent {{position}}',
+      system: RELAY_SYSTEM,
+      user: '{{output:{{previous}}}} {{part}}',
+      maxTokens: 4,
+      turns: 1,
+      tools: [],
+      trainable: true,
+      first: { user: '{{part}}' },
+      last: { final: true },
+    }],
+  };
+}
+
+/** The relay workflow for n agents, expanded: agent 1 reads its part ("3 + 4"), agent i reads agent i-1's reply and its part ("7 + 5"). */
 export function relayWorkflow(n: number): WorkflowSpec {
-  const agents: AgentSpec[] = Array.from({ length: n }, (_, i) => ({
-    id: relayAgentId(i + 1),
-    role: `Relay agent ${i + 1}`,
-    system: RELAY_SYSTEM,
-    user: i === 0 ? '{{part}}' : `{{output:${relayAgentId(i)}}} {{part}}`,
-    maxTokens: 4,
-    turns: 1,
-    tools: [],
-    trainable: true,
-    ...(i === n - 1 ? { final: true } : {}),
-  }));
-  return { name: `relay-${n}`, domain: 'relay', agents };
+  return expandWorkflow(relayWorkflowSpec(n)) as WorkflowSpec;
 }
 
 export interface RelayVerdict {
@@ -135,9 +149,8 @@ export function relayOutcome(t: Trajectory): TrajectoryOutcome {
 }
 
 /**
- * The loop settings of the relay team (a whole config patch: configs/relay-<n>.json is this, written
- * by `npx tsx scripts/relay-configs.ts`; all but the workflow are the team's `settings`, which
- * resolveTrainConfig applies to every relay config). Rollouts and evaluations sample at T = 1, where the shipped
+ * The loop settings of the relay team (a whole config patch, the workflow expanded; all but the workflow
+ * are the team's `settings`, which resolveTrainConfig applies to every relay config). Rollouts and evaluations sample at T = 1, where the shipped
  * relay model keeps its habit (greedy never shows it); held-out accuracy is measured every 5
  * iterations on the 200 held-out tasks; curriculum filters are off, so the reward alone differs
  * between a process and an outcome run. The coach is the team's own AI judge (models/relay-judge, its
@@ -162,4 +175,12 @@ export function relayConfig(n: number): Record<string, unknown> {
     coach: { kind: 'model' },
     curriculum: { skipDecided: false, adaptLevel: false, startLevel: 0 },
   };
+}
+
+/**
+ * configs/relay-<n>.json, as `npx tsx scripts/relay-configs.ts` writes it: relayConfig(n) with the workflow
+ * as its config writes it, one repeated agent (relayWorkflowSpec), which the loader expands to relayWorkflow(n).
+ */
+export function relayConfigFile(n: number): Record<string, unknown> {
+  return { ...relayConfig(n), workflow: relayWorkflowSpec(n) };
 }

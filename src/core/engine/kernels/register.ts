@@ -18,6 +18,7 @@ import { selectedLogProbGrad, selectedLogProbKernels } from './logprob-webgpu.ts
 import { registerWasmIdentity } from './wasm-identity.ts';
 import { registerWasmFastMatMul } from './wasm-matmul.ts';
 import { registerWasmSlice } from './wasm-slice.ts';
+import { registerWasmGather } from './wasm-gather.ts';
 import { wasmUnsortedSegmentSum } from './wasm-segment-sum.ts';
 
 /**
@@ -43,6 +44,8 @@ export function registerCustomKernels(): string[] {
   if (tf.getKernel('BatchMatMul', 'wasm') && registerWasmFastMatMul()) added.push('BatchMatMul@wasm (transpose-first wrapper)');
   // wasm's Slice copies its whole input out of the heap first: replace it by one that copies the slice alone.
   if (tf.getKernel('Slice', 'wasm') && registerWasmSlice()) added.push('Slice@wasm (heap-view copy)');
+  // wasm's GatherV2 computes every element's index: copy whole runs instead (a cache's rows, embeddings).
+  if (tf.getKernel('GatherV2', 'wasm') && registerWasmGather()) added.push('GatherV2@wasm (run copy)');
   // wasm's Identity copies, and the gradient tape clones every tensor it saves: share the buffer instead.
   if (tf.getKernel('Identity', 'wasm') && registerWasmIdentity()) added.push('Identity@wasm (shares the buffer)');
   return added;

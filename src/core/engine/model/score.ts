@@ -13,6 +13,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbs } from '../kernels/logprob.ts';
 import type { AdapterView, CausalLM } from './llama.ts';
+import { planSharedPrefix, sharedHiddenRows } from './shared-prefix.ts';
 
 export interface ScoreOptions {
   /** [B][T] 1 for real tokens, 0 for padding; default all ones. */
@@ -21,6 +22,13 @@ export interface ScoreOptions {
   train?: boolean;
   /** Largest [rows, vocab] float32 logits block computed at once (default 64 MiB). */
   maxLogitBytes?: number;
+  /**
+   * Per row, a group label (e.g. its agent): rows of a group run their common prefix once
+   * (shared-prefix.ts), the same numbers to float rounding; absent, every row runs whole.
+   */
+  prefixGroups?: number[];
+  /** The adapter of the prefix rows, one per group in order of first appearance (default: `adapter`). */
+  prefixAdapter?: AdapterView | null;
 }
 
 /**
@@ -34,12 +42,19 @@ export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], op
   if (steps < 2) throw new Error('rowLogProbs: sequences need at least 2 tokens');
   const vocab = model.config.vocabSize;
   const chunkRows = Math.max(1, Math.floor((opts.maxLogitBytes ?? 64 << 20) / (vocab * 4)));
+  const plan = opts.prefixGroups ? planSharedPrefix(ids, opts.attentionMask, rows, opts.prefixGroups) : null;
   return tf.tidy(() => {
-    const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train });
-    const flat = tf.reshape(hidden, [batch * steps, model.config.hiddenSize]) as tf.Tensor2D; // [B*T, H]
-    const hiddenRows = rows.map((r) => Math.floor(r / (steps - 1)) * steps + (r % (steps - 1)));
     const targets = rows.map((r) => ids[Math.floor(r / (steps - 1))][(r % (steps - 1)) + 1]);
-    const picked = tf.gather(flat, tf.tensor1d(hiddenRows, 'int32')) as tf.Tensor2D; // [N, H]
+    let picked: tf.Tensor2D; // [N, H]
+    if (plan) {
+      picked = sharedHiddenRows(model, ids, opts.attentionMask, rows, plan,
+        { adapter: opts.adapter, prefixAdapter: opts.prefixAdapter === undefined ? opts.adapter : opts.prefixAdapter, train: opts.train });
+    } else {
+      const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train });
+      const flat = tf.reshape(hidden, [batch * steps, model.config.hiddenSize]) as tf.Tensor2D; // [B*T, H]
+      const hiddenRows = rows.map((r) => Math.floor(r / (steps - 1)) * steps + (r % (steps - 1)));
+      picked = tf.gather(flat, tf.tensor1d(hiddenRows, 'int32')) as tf.Tensor2D;
+    }
     const logps: tf.Tensor1D[] = [];
     const entropies: tf.Tensor1D[] = [];
     for (let start = 0; start < rows.length; start += chunkRows) {

@@ -15,6 +15,7 @@ import { RunSession } from '../../loop/session.ts';
 import type { RunParts } from '../../loop/train.ts';
 import { splitRecords, type EvalResult, type IterationMetrics, type StoredRecord } from '../../loop/records.ts';
 import type { CoachQuality } from '../coach-quality.ts';
+import { LAST_TRAJECTORIES, trajectoryViews } from '../transfer.ts';
 
 /** What an experiment needs of the lab: the parts a config trains with, its store, its run id, a writer's lock, and where its view goes. */
 export interface ExperimentHost<View = never> {
@@ -103,6 +104,12 @@ export async function trainStoredRun(host: ExperimentHost<unknown>, patch: Recor
     session.trainer.on((e) => {
       if (e.type === 'eval' && e.result.of === undefined) listen.evaluated(e.iteration, e.result);
       if (e.type === 'iteration') listen.iterated(e.metrics);
+      // Its last batch, as the page's own runs keep it: "Open in the inspector" then shows its rollouts.
+      if (e.type === 'trajectories') {
+        void trajectoryViews(c.workflow, e.trajectories, parts.coach.name)
+          .then((trajectories) => store.writeFile(LAST_TRAJECTORIES, JSON.stringify({ iteration: e.iteration, trajectories })))
+          .catch(() => undefined); // a view not kept only leaves the inspector empty when the run is opened again
+      }
     });
     const began = performance.now();
     let how: 'done' | 'paused' | 'stepped' = 'paused';

@@ -7,25 +7,35 @@
 // URL the host sends (node_modules/pyodide in Node, locally served assets in the browser).
 //
 // Protocol (host <-> worker, structured-clone messages):
-//   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer}
+//   host:   {type:'init', pyodideModuleUrl, indexURL, interruptBuffer?: SharedArrayBuffer, pyodideFiles?: {[name]: Uint8Array}}
+//           (pyodideFiles: pyodide.mjs, pyodide.asm.mjs, pyodide.asm.wasm, python_stdlib.zip, pyodide-lock.json, in the
+//           browser's opaque-origin frame, which cannot fetch them)
 //   worker: {type:'ready', loadMs} | {type:'init-error', message}
-//   host:   {type:'run', id, code, files: [{path, bytes}], memoryLimitBytes}
+//   host:   {type:'run', id, code, files: [{path, bytes}], timeoutMs, memoryLimitBytes, maxWorkspaceBytes, maxWorkspaceFiles}
 //   worker: {type:'output', id, stdout: Clip, stderr: Clip}   (throttled snapshots while running)
 //   worker: {type:'done', id, error?: {kind, message}, stdout: Clip, stderr: Clip, changed: [{path, bytes}], deleted: [path]}
 //   where Clip = {head, tail, total}: first/last ~1000 characters and the total length.
 //
-// Defences, outermost first (none is airtight alone; see python-sandbox.ts for what remains):
+// Defences, outermost first (the boundary is the first one; the rest are walls inside it):
+// 0. Node: this runs in a jailed child process (src/core/tools/jail.ts): permission model, no code
+//    generation from strings, empty env, own network/pid namespaces where the OS gives them. Browser:
+//    the worker's Content-Security-Policy (no eval, no connection or script but the site's own).
 // 1. Network globals (fetch, XMLHttpRequest, WebSocket, EventSource, importScripts) become throwing stubs.
 // 2. WebAssembly memory growth past the run's memory limit fails, so Python raises MemoryError.
 // 3. Pyodide gets an empty, prototype-less object as its `js` module; `js`/`pyodide_js` are
 //    unregistered; NODEFS, mountNodeFS and NodeSockFS are removed so nothing can mount the host FS.
 // 4. Node only: fs, child_process, net, tls, http(s), dgram, dns, worker_threads, inspector exports
 //    and process.binding/dlopen/... become throwing stubs (after Pyodide has read its files).
-// 5. The Function/AsyncFunction/GeneratorFunction constructors are replaced, so a leaked JS object
-//    cannot be turned into `Function('return process')()`.
-// 6. A CPython audit hook (cannot be removed once installed) refuses: importing js, pyodide*,
-//    micropip, ctypes; sockets and network clients; os.system/exec/spawn/fork/kill; gc object
-//    walking; files outside /workspace (reads of the stdlib under /lib are allowed).
+// 5. The Function/AsyncFunction/GeneratorFunction constructors are replaced, and once Pyodide is up no
+//    WebAssembly can be compiled (a dynamic library would have nothing to link).
+// 6. Native code: every permitted built-in module is created at start-up, then _imp.create_builtin,
+//    create_dynamic and exec_dynamic are replaced by refusals (no hand-made .so reaches emscripten's
+//    dynamic linker, no second copy of _pyodide_core), and no extension suffix is searched.
+// 7. A CPython audit hook (cannot be removed once installed) refuses: importing js, pyodide*,
+//    micropip, ctypes, test modules (exact strings only: a str subclass is refused); sockets and
+//    network clients; os.system/exec/spawn/fork/kill; gc object walking; files outside /workspace
+//    (reads of the stdlib under /lib are allowed), paths normalised with str methods alone.
+// 8. A run that leaves more than the workspace's caps in /workspace sends nothing back.
 
 const IS_NODE = typeof process !== 'undefined' && !!process.versions?.node && typeof WorkerGlobalScope === 'undefined';
 const WORKSPACE_DIR = '/workspace';
@@ -98,6 +108,41 @@ function lockCodeGeneration() {
   // Python to JS globals) is an empty object, so the global binding stays.
 }
 
+// No WebAssembly is compiled once Pyodide is up: a guest that reached emscripten's dynamic linker
+// (loadDynamicLibrary, dlopen of a hand-made .so) gets no module to link. Under the jail's
+// --disallow-code-generation-from-strings and the page's CSP the EM_JS eval it would run fails anyway.
+function closeWasmCompilation() {
+  for (const name of ['Module', 'Instance', 'compile', 'instantiate', 'compileStreaming', 'instantiateStreaming', 'validate']) {
+    if (!(name in WebAssembly)) continue;
+    Object.defineProperty(WebAssembly, name, { value: blocked(`WebAssembly.${name}`), writable: false, configurable: false });
+  }
+}
+
+// --- time limit: Pyodide polls its "interrupt buffer" (reads [0], a 2 raises KeyboardInterrupt, then
+// writes [0] = 0) every few bytecodes. This one says 2 once per run when the run's deadline has passed,
+// so the interpreter stops itself without a second thread (Node's jailed process shares no memory with
+// the host); where the host shares a buffer (cross-origin-isolated pages) it also says 2 when the host does.
+let runDeadline = Infinity;
+let interruptFired = false;
+function interruptSignal(shared) {
+  return {
+    get 0() {
+      if (shared && Atomics.load(shared, 0) === 2) {
+        interruptFired = true;
+        return 2;
+      }
+      if (!interruptFired && Date.now() > runDeadline) {
+        interruptFired = true;
+        return 2;
+      }
+      return 0;
+    },
+    set 0(value) {
+      if (shared) Atomics.store(shared, 0, value);
+    },
+  };
+}
+
 function removeHostMounts(py) {
   const FS = py.FS;
   delete FS.filesystems.NODEFS;
@@ -123,9 +168,33 @@ import sys, posix, posixpath, builtins, traceback
 class SandboxViolation(PermissionError):
     pass
 
+DENIED_IMPORT_ROOTS = frozenset({'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip',
+    'pyodide_http', 'ctypes', '_ctypes', '_posixsubprocess', 'webbrowser', '_testcapi', '_testinternalcapi',
+    '_testlimitedcapi', '_testbuffer', '_testclinic', '_testclinic_limited', '_xxtestfuzz', '_remote_debugging'})
+
+def _close_native_loading():
+    # No native code but what is linked in: every permitted built-in module is created now, then
+    # _imp.create_builtin and the shared-library loader (_imp.create_dynamic / exec_dynamic, which
+    # reach emscripten's dynamic linker) are replaced by refusals that keep no reference to them.
+    import _imp, importlib.machinery
+    for name in sys.builtin_module_names:
+        if name not in sys.modules and name not in DENIED_IMPORT_ROOTS:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+    def refuse(*args, **kwargs):
+        raise SandboxViolation('loading native modules is not allowed in the sandbox')
+    for attr in ('create_builtin', 'create_dynamic', 'exec_dynamic'):
+        setattr(_imp, attr, refuse)
+    importlib.machinery.EXTENSION_SUFFIXES.clear()
+    sys.path_importer_cache.clear()
+
+_close_native_loading()
+del _close_native_loading
+
 def _make_hook():
-    denied_import_roots = frozenset({'js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip',
-        'pyodide_http', 'ctypes', '_ctypes', '_posixsubprocess', 'webbrowser'})
+    denied_import_roots = DENIED_IMPORT_ROOTS
     network_events = frozenset({'urllib.Request', 'http.client.connect', 'ftplib.connect', 'smtplib.connect',
         'poplib.connect', 'imaplib.open', 'nntplib.connect', 'telnetlib.Telnet.open'})
     process_events = frozenset({'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn', 'os.fork', 'os.forkpty',
@@ -136,29 +205,41 @@ def _make_hook():
         'os.removexattr'})
     read_path_events = frozenset({'os.listdir', 'os.scandir', 'os.chdir'})
 
-    def hook(event, args, _V=SandboxViolation, _norm=posixpath.normpath, _join=posixpath.join,
-             _cwd=posix.getcwd, _fspath=posix.fspath, _isinstance=isinstance, _str=str, _bytes=bytes,
+    def hook(event, args, _V=SandboxViolation, _cwd=posix.getcwd, _fspath=posix.fspath, _isinstance=isinstance, _type=type, _partition=str.partition, _str=str, _bytes=bytes, _int=int, _any=any, _hasattr=hasattr,
              _root='/workspace', _lib='/lib/', _dev=frozenset({'/dev/null', '/dev/urandom', '/dev/random', '/dev/zero'}),
              denied_import_roots=denied_import_roots, network_events=network_events, process_events=process_events,
              walk_events=walk_events, write_path_events=write_path_events, read_path_events=read_path_events):
         def resolve(p):
+            # Plain str/bytes copies first: a subclass could answer startswith/join/== as it likes.
             p = _fspath(p)
-            if _isinstance(p, _bytes):
-                p = p.decode('utf-8', 'replace')
-            return _norm(_join(_cwd(), p))
+            # Normalised here with str methods alone: posixpath and os can be monkeypatched by the guest.
+            p = _bytes.decode(p, 'utf-8', 'replace') if _isinstance(p, _bytes) else _str.__str__(p)
+            if not p.startswith('/'):
+                p = _cwd() + '/' + p
+            parts = []
+            for part in p.split('/'):
+                if part == '..':
+                    if parts:
+                        parts.pop()
+                elif part and part != '.':
+                    parts.append(part)
+            return '/' + '/'.join(parts)
         def inside(p):
             return p == _root or p.startswith(_root + '/')
         if event == 'import':
+            # Exact strings only: a str subclass could answer split/partition/== as it likes.
             name = args[0]
-            if _isinstance(name, _str) and name.split('.')[0] in denied_import_roots:
+            if _type(name) is not _str:
+                raise _V('import by a name that is not a plain string is not allowed in the sandbox')
+            if _partition(name, '.')[0] in denied_import_roots:
                 raise _V("import of '%s' is not allowed in the sandbox" % name)
         elif event == 'open':
             path, mode, flags = args
-            if path is None or _isinstance(path, int):
+            if path is None or _isinstance(path, _int):
                 return
             p = resolve(path)
-            writing = (_isinstance(mode, _str) and any(c in mode for c in 'wax+')) or (
-                _isinstance(flags, int) and flags & 0o1103)  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND (linux values)
+            writing = (_isinstance(mode, _str) and _any(c in _str.__str__(mode) for c in 'wax+')) or (
+                _isinstance(flags, _int) and _int.__and__(flags, 0o1103))  # O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND (linux values)
             if inside(p) or p in _dev:
                 return
             if not writing and p.startswith(_lib):
@@ -174,13 +255,19 @@ def _make_hook():
             if event == 'os.symlink':
                 raise _V('symbolic links are not allowed in the sandbox')
             for a in args[:2]:
-                if _isinstance(a, (_str, _bytes)) or hasattr(a, '__fspath__'):
+                if _isinstance(a, (_str, _bytes)) or _hasattr(a, '__fspath__'):
                     if not inside(resolve(a)):
                         raise _V("'%s' on '%s' is outside the workspace" % (event, resolve(a)))
     return hook
 
 for _name in [n for n in list(sys.modules) if n.split('.')[0] in ('js', 'pyodide_js', 'pyodide', '_pyodide', '_pyodide_core', 'micropip')]:
     del sys.modules[_name]
+# Pyodide's own __main__ namespace (this one, which the guest reaches through frames and 'import __main__')
+# held _pyodide_core: only the sandbox's names stay.
+for _name in [n for n in list(globals()) if not n.startswith('__') and n not in ('sys', 'posix', 'posixpath', 'builtins', 'traceback')]:
+    if _name in ('_pyodide_core', 'js', 'pyodide', 'pyodide_js', '_pyodide'):
+        del globals()[_name]
+del _name
 sys.addaudithook(_make_hook())
 del _make_hook
 
@@ -241,7 +328,13 @@ function capture(stream) {
   return {
     write(bytes) {
       if (current) {
-        clipWrite(current[stream], decoder.decode(bytes, { stream: true }));
+        if (bytes.length > 4 * CLIP_HALF) {
+          // A huge write: decode only its ends (a whole 120 MB print would be a 240 MB JS string here).
+          const clip = current[stream];
+          clipWrite(clip, decoder.decode(bytes.subarray(0, 2 * CLIP_HALF), { stream: true }));
+          clip.total += bytes.length - 4 * CLIP_HALF;
+          clipWrite(clip, new TextDecoder().decode(bytes.subarray(bytes.length - 2 * CLIP_HALF)));
+        } else clipWrite(current[stream], decoder.decode(bytes, { stream: true }));
         const now = Date.now();
         if (now - current.lastPost > SNAPSHOT_INTERVAL_MS) {
           current.lastPost = now;
@@ -253,12 +346,44 @@ function capture(stream) {
   };
 }
 
+// In the browser's opaque-origin frame (src/platform/browser/tool-frame.ts) this worker can fetch none of
+// the site's files: the host hands Pyodide's files in as bytes. Its two modules are imported from blob:
+// URLs of this worker's own origin, and until Pyodide is up `fetch` answers for its wasm and standard
+// library alone (then stubNetworkGlobals replaces it).
+function scriptUrl(bytes) {
+  return URL.createObjectURL(new Blob([bytes], { type: 'text/javascript' }));
+}
+async function fromBytes(indexURL, bytes) {
+  const answers = new Map([
+    [`${indexURL}pyodide.asm.wasm`, [bytes['pyodide.asm.wasm'], 'application/wasm']],
+    [`${indexURL}python_stdlib.zip`, [bytes['python_stdlib.zip'], 'application/zip']],
+  ]);
+  globalThis.fetch = async (url) => {
+    const answer = answers.get(String(url));
+    if (!answer) throw new TypeError(`${url}: not one of Pyodide's files handed to the sandbox`);
+    return new Response(answer[0], { headers: { 'content-type': answer[1] } });
+  };
+  const createPyodideModule = (await import(scriptUrl(bytes['pyodide.asm.mjs']))).default;
+  return { createPyodideModule, lockFileContents: new TextDecoder().decode(bytes['pyodide-lock.json']) };
+}
+
 async function init(message) {
   const started = Date.now();
-  if (IS_NODE) stubNetworkGlobals(); // Node reads Pyodide's files with fs; the browser needs fetch until loaded
-  const { loadPyodide } = await import(message.pyodideModuleUrl);
+  if (IS_NODE) {
+    stubNetworkGlobals(); // Node reads Pyodide's files with fs; the browser needs fetch until loaded
+    // The permission model refuses process.binding; emscripten's NODEFS (removed below) reads its flag
+    // constants through it at start-up, and gets them from the public API instead.
+    const { constants } = await import('node:fs');
+    process.binding = (name) => {
+      if (name === 'constants') return { fs: constants };
+      throw new Error(`process.binding('${name}') is disabled in the sandbox`);
+    };
+  }
+  const bytes = message.pyodideFiles;
+  const { loadPyodide } = await import(bytes ? scriptUrl(bytes['pyodide.mjs']) : message.pyodideModuleUrl);
   const py = await loadPyodide({
     indexURL: message.indexURL,
+    ...(bytes && await fromBytes(message.indexURL, bytes)),
     jsglobals: Object.create(null),
     env: { HOME: WORKSPACE_DIR },
     stdout: () => {},
@@ -267,13 +392,14 @@ async function init(message) {
   if (!IS_NODE) stubNetworkGlobals();
   py.setStdout(capture('stdout'));
   py.setStderr(capture('stderr'));
-  if (message.interruptBuffer) py.setInterruptBuffer(new Int32Array(message.interruptBuffer));
+  py.setInterruptBuffer(interruptSignal(message.interruptBuffer && new Int32Array(message.interruptBuffer)));
   py.FS.mkdirTree(WORKSPACE_DIR);
   py.FS.chdir(WORKSPACE_DIR);
   runner = py.runPython(PYTHON_SETUP);
   removeHostMounts(py);
   if (IS_NODE) await hardenNode();
   lockCodeGeneration();
+  closeWasmCompilation();
   pyodide = py;
   post({ type: 'ready', loadMs: Date.now() - started });
 }
@@ -323,10 +449,14 @@ function run(message) {
       before.set(path, bytes);
     }
     FS.chdir(WORKSPACE_DIR);
+    interruptFired = false;
+    runDeadline = Date.now() + message.timeoutMs;
     const outcome = runner(message.code);
     if (typeof outcome === 'string') {
       const cut = outcome.indexOf('\n');
       error = { kind: outcome.slice(0, cut), message: outcome.slice(cut + 1) };
+      // A KeyboardInterrupt that the deadline did not raise is the code's own.
+      if (error.kind === 'timeout' && !interruptFired) error = { kind: 'exception', message: 'KeyboardInterrupt' };
     }
   } catch (e) {
     // A JS-level failure means the interpreter itself is broken (fatal error, abort): the host restarts us.
@@ -338,6 +468,15 @@ function run(message) {
   if (!error?.fatal) {
     try {
       const after = collectFiles(FS, WORKSPACE_DIR, '', new Map());
+      let total = 0;
+      for (const bytes of after.values()) total += bytes.length;
+      if (after.size > message.maxWorkspaceFiles || total > message.maxWorkspaceBytes) {
+        // Nothing goes back: the host never receives (or buffers) more than the workspace may hold.
+        error ??= { kind: 'forbidden', message: `the workspace holds at most ${message.maxWorkspaceFiles} files and `
+          + `${message.maxWorkspaceBytes / 2 ** 20} MB (the run left ${after.size} files, ${(total / 2 ** 20).toFixed(1)} MB); nothing was saved` };
+        after.clear();
+        for (const [path, bytes] of before) after.set(path, bytes);
+      }
       for (const [path, bytes] of after) if (!before.has(path) || !sameBytes(before.get(path), bytes)) changed.push({ path, bytes });
       for (const path of before.keys()) if (!after.has(path)) deleted.push(path);
       FS.chdir('/');
@@ -347,6 +486,7 @@ function run(message) {
       error ??= { kind: 'crash', message: `could not read the workspace back: ${e}`, fatal: true };
     }
   }
+  runDeadline = Infinity;
   const done = { type: 'done', id: message.id, error, stdout: current.stdout, stderr: current.stderr, changed, deleted };
   current = null;
   post(done);
@@ -365,9 +505,10 @@ async function handle(message) {
 }
 
 if (IS_NODE) {
-  const { parentPort } = await import('node:worker_threads');
-  post = (m) => parentPort.postMessage(m);
-  parentPort.on('message', handle);
+  // A jailed child process (src/core/tools/jail.ts): frames on stdin/stdout.
+  const port = (await import('./jail-port.mjs')).openJailPort();
+  post = (m) => port.post(m);
+  port.onMessage(handle);
 } else {
   post = (m) => self.postMessage(m);
   self.onmessage = (event) => handle(event.data);

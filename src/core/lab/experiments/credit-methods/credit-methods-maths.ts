@@ -271,6 +271,8 @@ export interface CreditMethodsView {
   untrained: (Interval & { tasks: number }) | null;
   /** The comparison in one sentence (methodsWords). */
   words: string;
+  /** Its conclusion in one sentence, from its own numbers, shown first (methodsTakeaway); '' until two methods have finished. */
+  takeaway: string;
   message?: string;
 }
 
@@ -340,6 +342,36 @@ function methodsWords(rows: readonly MethodRow[], n: number, budget: number, eva
   return `${s} Against outcome, paired: ${parts.join('; ')}.`;
 }
 
+/**
+ * The comparison's conclusion in one sentence, from its own numbers: the method that beat outcome reward
+ * most beyond the noise (or that none did), and the one that fell furthest below it with its cause where
+ * its records show one (a KL to the base model over twice outcome's: it drifted instead of learning).
+ * '' until outcome and one other method have finished.
+ * Example: 'Process reward taught the team most: +18.0 pts [+10.2, +25.8] over outcome reward, paired; counterfactual
+ *   drifted from the base model instead of learning: KL 2.78 against outcome's 0.23, and ended -20.0 pts [-30.1, -9.9] below it.'
+ */
+function methodsTakeaway(rows: readonly MethodRow[], runs: readonly MethodRunData[]): string {
+  const paired = rows.filter((r) => r.vsOutcome && r.final);
+  if (!paired.length) return '';
+  const gains = paired.filter((r) => r.vsOutcome!.low > 0).sort((a, b) => b.vsOutcome!.p - a.vsOutcome!.p);
+  const losses = paired.filter((r) => r.vsOutcome!.high < 0).sort((a, b) => a.vsOutcome!.p - b.vsOutcome!.p);
+  const parts = [gains.length
+    ? `${gains[0].method} reward taught the team most: ${pointsWords(gains[0].vsOutcome!)} over outcome reward, paired`
+    : `no method beat outcome reward beyond the noise at this budget (paired: ${paired.map((r) => `${r.method} ${pointsWords(r.vsOutcome!)}`).join(', ')})`];
+  const worst = losses[0];
+  if (worst) {
+    const run = runs.find((r) => r.method === worst.method);
+    const base = runs.find((r) => r.method === 'outcome');
+    const [drift, baseDrift] = run && base ? [recordSigns(run).drift, recordSigns(base).drift] : [0, 0];
+    parts.push(baseDrift > 0 && drift > 2 * baseDrift
+      ? `${worst.method} drifted from the base model instead of learning: KL ${drift.toFixed(2)} against outcome's ${baseDrift.toFixed(2)}, `
+        + `and ended ${pointsWords(worst.vsOutcome!)} below it`
+      : `${worst.method} ended below outcome reward: ${pointsWords(worst.vsOutcome!)}`);
+  }
+  const s = `${parts.join('; ')}.`;
+  return s[0].toUpperCase() + s.slice(1);
+}
+
 /** The untrained team's held-out accuracy, from the lesson's runs (their evaluation at iteration 0), or null. */
 function untrainedOf(runs: readonly MethodRunData[]): (Interval & { tasks: number }) | null {
   for (const r of runs) {
@@ -350,8 +382,8 @@ function untrainedOf(runs: readonly MethodRunData[]): (Interval & { tasks: numbe
 }
 
 /** Everything the page draws of the comparison, from its runs so far. */
-export function methodsView(runs: readonly MethodRunData[], now: Omit<CreditMethodsView, 'rows' | 'words' | 'n' | 'budget' | 'evalTasks' | 'untrained'>,
-  n = COMPARE_AGENTS, plan: LessonPlan = LESSON_PLAN): CreditMethodsView {
+export function methodsView(runs: readonly MethodRunData[],
+  now: Omit<CreditMethodsView, 'rows' | 'words' | 'takeaway' | 'n' | 'budget' | 'evalTasks' | 'untrained'>, n = COMPARE_AGENTS, plan: LessonPlan = LESSON_PLAN): CreditMethodsView {
   const find = (m: CreditMethod) => runs.find((r) => r.method === m);
   const untrained = untrainedOf(runs);
   const untrainedEval = runs.flatMap((r) => r.records).find((x) => x.iteration === 0 && x.eval && x.eval.of === undefined && x.eval.tasks > 0)?.eval ?? null;
@@ -360,5 +392,8 @@ export function methodsView(runs: readonly MethodRunData[], now: Omit<CreditMeth
     return { ...row, why: whyWords(row, find(m), find('outcome'), untrained, untrainedEval) };
   });
   const budget = generationBudget(n, plan).total;
-  return { ...now, n, budget, evalTasks: plan.evalTasks, rows, untrained, words: methodsWords(rows, n, budget, plan.evalTasks, untrained) };
+  return {
+    ...now, n, budget, evalTasks: plan.evalTasks, rows, untrained, words: methodsWords(rows, n, budget, plan.evalTasks, untrained),
+    takeaway: methodsTakeaway(rows, runs),
+  };
 }

@@ -11,6 +11,7 @@
  */
 import { coachPrompt } from '../../../coach/coach-format.ts';
 import { RELAY_COACH_TEMPLATE, relayConfig, relayWorkflow } from '../../../domains/relay/team.ts';
+import { outcomePush } from '../../../domains/relay/luck.ts';
 import { resolveTrainConfig } from '../../../domains/index.ts';
 import { placeVars, renderTemplate } from '../../../loop/workflow.ts';
 import type { EvalResult } from '../../../loop/records.ts';
@@ -112,7 +113,10 @@ export interface LessonRow {
   /** The untrained team's greedy step accuracy p (mean over agents) and team accuracy. */
   untrainedStep: number | null;
   untrained: Interval | null;
-  /** docs/credit.md: outcome reward's expected gain is p^(N-1) of process reward's, so the gap is (1 - p^(N-1)) x process's gain. */
+  /**
+   * docs/credit.md: outcome reward's expected gain is lambda^(N-1) of process reward's (lambda = (10p - 1) / 9: a wrong chain's
+   * errors can cancel on the dial), so the gap is (1 - lambda^(N-1)) x process's gain.
+   */
   predictedGap: number | null;
   /** Rollouts until the held-out greedy accuracy first reached the plan's target (null: not within the run). */
   reached: Record<PairMode, number | null>;
@@ -245,7 +249,7 @@ function levelWords(row: Omit<LessonRow, 'words'>, rolloutsPerIteration: number,
   const head = ceiling ? 'No gap: both reach the ceiling' : 'No gap shown at this budget: both end within the noise of this many problems';
   if (at('process') !== at('outcome')) return `${head}; the difference is how fast: process ${reach('process')}, outcome ${reach('outcome')}`;
   const step = row.untrainedStep;
-  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is p^${row.n - 1} = ${(step ** (row.n - 1)).toFixed(2)} `
+  const signal = step === null ? '' : `: with ${row.n} agents outcome reward's signal is lambda^${row.n - 1} = ${outcomePush(step, row.n).toFixed(2)} `
     + 'of process reward\'s (docs/credit.md), too close to tell apart at this budget';
   return `${head}, and neither was faster (both ${reach('process')})${signal}`;
 }
@@ -286,7 +290,7 @@ function lessonRow(n: number, process: LessonRunData | undefined, outcome: Lesso
   const base = [...(process?.evals ?? []), ...(outcome?.evals ?? [])].find((e) => e.iteration === 0 && e.result.of === undefined)?.result ?? null;
   const untrained = base ? accuracyInterval(base.greedy, base.tasks, base.perTask?.greedy) : null;
   const p = stepAccuracyOf(base);
-  const predictedGap = p !== null && untrained && final.process ? (1 - p ** (n - 1)) * (final.process.p - untrained.p) : null;
+  const predictedGap = p !== null && untrained && final.process ? (1 - outcomePush(p, n)) * (final.process.p - untrained.p) : null;
   const reached = {
     process: rolloutsTo(curves.process, plan.target, rolloutsPerIteration), outcome: rolloutsTo(curves.outcome, plan.target, rolloutsPerIteration),
   };

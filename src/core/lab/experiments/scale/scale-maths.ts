@@ -7,17 +7,23 @@
  * team gap, the unpaired step gap, the theory's two lines, each agent's step accuracy, and the words the
  * run ends in. The runner that trains the runs is scale-run.ts; the page only draws (Scale.svelte).
  *
- * The theory (docs/credit.md), with p the untrained team's mean step accuracy at that size:
- *   - outcome reward sees a right chain, the only rollouts it learns from, p^N of the time (`chance`);
- *   - its expected push on a step is p^(N-1) of process reward's, so its predicted step accuracy is
- *     untrained + p^(N-1) x (process's step accuracy - untrained) (`predictedOutcomeStep`).
+ * The theory (docs/credit.md, domains/relay/luck.ts), with p the untrained team's mean step accuracy at
+ * that size and lambda = (10 p - 1) / 9:
+ *   - a chain has every step right p^N of the time (`chance`), but the team's answer is a digit, so a chain
+ *     whose errors cancel on the dial ends right too: outcome reward rewards 1/10 + 9/10 lambda^N of the
+ *     rollouts (`rewarded`, the luck floor: never below 10 %), and that is the team accuracy the untrained
+ *     team's steps predict;
+ *   - its expected push on a step is lambda^(N-1) of process reward's, so its predicted step accuracy is
+ *     untrained + lambda^(N-1) x (process's step accuracy - untrained) (`predictedOutcomeStep`).
  *
  * Example (hand-worked, test/unit/lab/scale.test.ts): at 8 agents, untrained 160 of 200 steps right
- *   (p = 0.8), process 180 of 200, outcome 162 of 200: chance = 0.8^8 = 16.8 %, predicted outcome step
- *   = 0.8 + 0.8^7 x 0.1 = 82.1 %; step gap +9.0 pts [+2.1, +15.9] (Newcombe), beyond the noise, so the
- *   words say "process reward's mean step accuracy ended above outcome reward's beyond the noise at 8 agents".
+ *   (p = 0.8, lambda = 7/9), process 180 of 200, outcome 162 of 200: chance = 0.8^8 = 16.8 %, rewarded =
+ *   0.1 + 0.9 x (7/9)^8 = 22.1 %, predicted outcome step = 0.8 + (7/9)^7 x 0.1 = 81.7 %; step gap +9.0 pts
+ *   [+2.1, +15.9] (Newcombe), beyond the noise, so the words say "process reward's mean step accuracy ended
+ *   above outcome reward's beyond the noise at 8 agents".
  */
 import { relayConfig } from '../../../domains/relay/team.ts';
+import { outcomePush, rewardedShare } from '../../../domains/relay/luck.ts';
 import type { EvalResult } from '../../../loop/records.ts';
 import { stepTotals } from '../../../measure/held-out-change.ts';
 import { usesCoach } from '../../../loop/rewards.ts';
@@ -73,11 +79,13 @@ export interface ScaleRow {
   teamGap: (Interval & { n: number }) | null;
   /** Process - outcome mean step accuracy (Newcombe, unpaired over the pooled steps). */
   stepGap: Interval | null;
-  /** Outcome reward's chance of a right chain to learn from: p^N, p the untrained mean step accuracy. */
+  /** The chance of a right chain (every step right): p^N, p the untrained mean step accuracy. */
   chance: number | null;
+  /** Outcome reward's chance of a rewarded rollout, with the luck floor: 1/10 + 9/10 lambda^N (luck.ts); the untrained team's predicted team accuracy. */
+  rewarded: number | null;
   /** Each mode's mean step accuracy less the untrained team's (Newcombe, unpaired over the pooled steps). */
   stepGain: Record<ScaleMode, Interval | null>;
-  /** docs/credit.md: untrained + p^(N-1) x process's step gain. */
+  /** docs/credit.md: untrained + lambda^(N-1) x process's step gain. */
   predictedOutcomeStep: number | null;
   /** Seconds each run took here (stored with it). */
   seconds: Record<ScaleMode, number | null>;
@@ -134,7 +142,8 @@ export function scaleRow(n: number, process: ScaleRunData | undefined, outcome: 
   const row: Omit<ScaleRow, 'words'> = {
     n, untrained, final, teamGap: pairedGap(lastP, lastO), stepGap, stepGain: { process: gain(final.process), outcome: gain(final.outcome) },
     chance: p === null ? null : p ** n,
-    predictedOutcomeStep: p === null || !final.process ? null : p + p ** (n - 1) * (final.process.step.p - p),
+    rewarded: p === null ? null : rewardedShare(p, n),
+    predictedOutcomeStep: p === null || !final.process ? null : p + outcomePush(p, n) * (final.process.step.p - p),
     seconds: { process: process?.done ? process.seconds ?? null : null, outcome: outcome?.done ? outcome.seconds ?? null : null },
   };
   return { ...row, words: rowWords(row) };
@@ -157,8 +166,9 @@ export function side(i: Interval | null): 'above' | 'below' | 'level' | null {
 /**
  * One size in words: both modes' team and mean step accuracy, the gaps with their intervals, and the theory.
  * Example: "8 agents: team accuracy process 20.0 % vs outcome 10.0 %, +10.0 pts [-3.1, +22.6] (paired, within the noise); mean step
- *   accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so outcome reward sees a right chain 16.8 %
- *   of the time (p^8) and docs/credit.md predicts its step accuracy at 82.1 %."
+ *   accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so a chain is right 16.8 % of the time (p^8)
+ *   but outcome reward is rewarded on 22.1 % (a chain whose errors cancel ends right too), and docs/credit.md predicts its step
+ *   accuracy at 81.7 %."
  */
 export function rowWords(row: Omit<ScaleRow, 'words'>): string {
   const { final, untrained } = row;
@@ -169,8 +179,9 @@ export function rowWords(row: Omit<ScaleRow, 'words'>): string {
   s += `; mean step accuracy ${pct1(final.process.step.p)} vs ${pct1(final.outcome.step.p)}`;
   if (row.stepGap) s += `, ${gapText(row.stepGap)} (${noise(row.stepGap)})`;
   if (untrained && row.chance !== null) {
-    s += `; untrained ${pct1(untrained.step.p)}, so outcome reward sees a right chain ${chanceText(row.chance)} of the time (p^${row.n})`;
-    if (row.predictedOutcomeStep !== null) s += ` and docs/credit.md predicts its step accuracy at ${pct1(row.predictedOutcomeStep)}`;
+    s += `; untrained ${pct1(untrained.step.p)}, so a chain is right ${chanceText(row.chance)} of the time (p^${row.n})`;
+    if (row.rewarded !== null) s += ` but outcome reward is rewarded on ${chanceText(row.rewarded)} (a chain whose errors cancel ends right too)`;
+    if (row.predictedOutcomeStep !== null) s += `, and docs/credit.md predicts its step accuracy at ${pct1(row.predictedOutcomeStep)}`;
   }
   return `${s}.`;
 }
@@ -183,7 +194,8 @@ export function sizesText(ns: readonly number[]): string {
 /**
  * What the run showed, in words, from the finished sizes: where process reward's mean step accuracy ended
  * above outcome reward's beyond the noise, where the two intervals overlap (no difference shown), where it
- * ended below; the same for team accuracy; and how outcome reward's chance of a right chain fell. Empty
+ * ended below; the same for team accuracy; and how outcome reward's rewarded rollouts fell toward the luck floor while right
+ * chains all but vanished. Empty
  * until a size is finished. Example: see the file's head.
  */
 export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
@@ -207,12 +219,13 @@ export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
   if (done.some((r) => r.untrained)) {
     s += ` Against the untrained team, process reward's step accuracy ${rose('process')}; outcome reward's ${rose('outcome')}.`;
   }
-  const withChance = done.filter((r) => r.chance !== null);
+  const withChance = done.filter((r) => r.chance !== null && r.rewarded !== null);
   if (withChance.length >= 2) {
     const a = withChance[0];
     const b = withChance.at(-1)!;
-    s += ` Outcome reward's chance of a right chain to learn from, p^N, fell from ${chanceText(a.chance!)} at ${a.n} agents to `
-      + `${chanceText(b.chance!)} at ${b.n}.`;
+    s += ` Outcome reward's share of rewarded rollouts fell from ${chanceText(a.rewarded!)} at ${a.n} agents to ${chanceText(b.rewarded!)} at `
+      + `${b.n}, toward its floor of 10 % (a chain whose errors cancel on the dial still ends right), while right chains, p^N, fell from `
+      + `${chanceText(a.chance!)} to ${chanceText(b.chance!)}: at ${b.n} agents ${chanceText(b.chance! / b.rewarded!)} of its rewards come from a right chain, the rest is luck.`;
   }
   const level = by('stepGap', 'level');
   if (level.length === done.length) s += ' At this budget the run shows no difference between the two rewards.';
