@@ -100,7 +100,7 @@ function parse(argv: string[]): Options {
 }
 
 /** How a judge folder was built (its report.json flags): the template, scratchpad and twins its training data had. */
-async function buildRecipe(dir: string): Promise<{ template: string; scratchpad: 0 | 1 | 2; pairs: boolean; seed: number; samples: number }> {
+export async function buildRecipe(dir: string): Promise<{ template: string; scratchpad: 0 | 1 | 2; pairs: boolean; seed: number; samples: number }> {
   const r = JSON.parse(await readFile(`${dir}/report.json`, 'utf8')) as { flags: Record<string, unknown> };
   const f = r.flags;
   return { template: judgeTemplate(String(f.template ?? 'generic')), scratchpad: Number(f.scratchpad ?? 1) as 0 | 1 | 2,

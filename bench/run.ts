@@ -25,6 +25,7 @@ const BENCHMARKS: Record<string, string> = {
   slice: 'the wasm Slice kernel, stock vs the project\'s, on one math-team rollout and update (alternated)',
   relay: 'process vs outcome reward on the relay team of 2, 4, 6 agents against the theory; --coach-sweep: against the coach\'s quality',
   credit: 'credit methods side by side on the relay of 2, 4, 6: outcome, process (rubric), counterfactual replays, state groups, at one budget of generations',
+  tiers: 'the relay of 4 coached by the weak judge with the rubric on a budget of its actions (0-50 %), with and without teaching the judge during the run, beside the rubric and outcome reward',
   'judge-axis': 'the relay of 4 coached by judges of measured ranking accuracy: step accuracy gained against the judge\'s quality, beside the rubric and outcome reward',
   'judge-loss': 'a judge build\'s loss against its steps (the plateau and the drop), beside its checkpoints\' ranking',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',

@@ -76,7 +76,7 @@ export async function setUpTeam(config: Pick<TrainConfig, 'agentModel' | 'workfl
 
 /** The run's models, coach and tools, loaded, on this thread alone: what a RunSession opens with (RunParts; the caller may share its compute out). */
 export async function setUpRun(config: TrainConfig): Promise<RunParts> {
-  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow));
+  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow), { seed: config.seed });
   const team = await setUpTeam(config);
   return { ...team, coach, compute: LocalCompute.forTeam(team) };
 }

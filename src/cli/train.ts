@@ -23,12 +23,13 @@ import { checkResumable, modelsUsed, readConfig, readDataset, setUpRun } from '.
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 import { templateName } from '../core/coach/coaches.ts';
+import { TIER_OPTIONS, TIERS_USAGE, tiersFlags, writeCorrections } from './tier-flags.ts';
 import type { RunUsed } from '../core/loop/models-used.ts';
 import { teamOf } from '../core/domains/index.ts';
 
 const USAGE = `usage: mappa train [--config FILE] [--reward process|outcome|mixed|counterfactual|groups] [--seed S] [--iterations N]
        [--coach model|rule] [--dataset FILE] [--eval-dataset FILE] [--out DIR] [--resume] [--backend cpu|wasm|webgpu]
-       [--threads N] [--yes] [--json] [--accept-changed-models]
+       [--threads N] [--yes] [--json] [--accept-changed-models] [--tiers SHARE ...]
 With no --config it trains the embedded default (models/agent + models/judge, math chain) on generated
 problems; --dataset trains on a JSONL file of {"problem", "answer"} lines (GSM8K/MATH/AIME style).
 --threads: threads on the wasm backend (default: every core; 1 = this thread only): the update's
@@ -36,10 +37,9 @@ micro-batches are shared, and each evaluation's sampled pass runs on a worker; t
 same with any number.
 --yes: start a run that is estimated to take very long (it is refused without it).
 --accept-changed-models: --resume although a model or the coach template changed since the checkpoint.
---json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
+${TIERS_USAGE}--json: print the whole summary (every held-out problem's result) as one JSON line on stdout; it is
 always written to <out>/summary.json.
 One process writes a run folder at a time (<out>/run.lock); Ctrl-C stops after a checkpoint.\n`;
-
 
 /** Everything the flags and files say, checked before anything is started or written. */
 async function readRequest(argv: string[]) {
@@ -47,7 +47,7 @@ async function readRequest(argv: string[]) {
     config: { type: 'string' }, reward: { type: 'string' }, seed: { type: 'string' }, iterations: { type: 'string' },
     coach: { type: 'string' }, out: { type: 'string' }, resume: { type: 'boolean' }, threads: { type: 'string' },
     dataset: { type: 'string' }, 'eval-dataset': { type: 'string' }, yes: { type: 'boolean' }, json: { type: 'boolean' },
-    'accept-changed-models': { type: 'boolean' }, ...BACKEND_OPTION,
+    'accept-changed-models': { type: 'boolean' }, ...TIER_OPTIONS, ...BACKEND_OPTION,
   }, USAGE);
   threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const train = await readDataset(o.dataset, '--dataset');
@@ -56,7 +56,7 @@ async function readRequest(argv: string[]) {
     seed: o.seed === undefined ? undefined : parseIntFlag(o.seed, '--seed', 0),
     iterations: o.iterations === undefined ? undefined : parseIntFlag(o.iterations, '--iterations', 1),
     rewards: o.reward ? { mode: o.reward } : undefined,
-    coach: o.coach ? { kind: o.coach } : undefined,
+    coach: o.coach || tiersFlags(o) ? { ...(o.coach ? { kind: o.coach } : {}), ...(tiersFlags(o) ? { tiers: tiersFlags(o) } : {}) } : undefined,
   });
   const size = runSize(config);
   if (size.large && !o.yes) throw new CliError(`${size.message}: pass --yes to start it`);
@@ -125,9 +125,9 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
   baseline ??= session.history.evals.find((e) => e.iteration === 0)?.result;
   if (session.queue.pending.includes(0)) process.stderr.write('evaluating the untrained team on the held-out set...\n');
   session.trainer.on(printer(config, session.trainer.iteration));
-
   const ended = await session.run({ signal });
   await session.saveIfBehind();
+  await writeCorrections(parts.coach, store);
   for (const [id, files] of Object.entries(await session.adapterFiles())) {
     for (const [name, bytes] of Object.entries(files)) await store.writeFile(`adapters/${id}/${name}`, bytes);
   }

@@ -25,11 +25,36 @@ export interface CoachResult {
   ok: boolean;
   attempts: number;
   cached?: boolean;
+  /** Which tier of a tiered coach scored it (1: the small judge, 2: the stronger coach); absent with one coach. */
+  tier?: number;
+}
+
+/** Where an action sits: its chain (trajectory) in the batch, its step in the chain, whether the chain's answer was wrong. */
+export interface ChainPlace {
+  chain: number;
+  step: number;
+  failed: boolean;
+}
+
+/** What a tiered coach did in its last batch (one iteration): the run's record keeps it (coach/tiered-coach.ts). */
+export interface TierRecord {
+  /** Actions each tier scored: [tier 1, tier 2]. */
+  scored: number[];
+  /** The tier-1 judge that scored this iteration: its folder, or `taught:<name>-<12 hex of its weights' sha-256>`. */
+  judge: string;
+  /** Tier-2 answers kept as corrections so far, and those not yet taught. */
+  corrections: number;
+  pending: number;
+  /** A teaching this iteration's answers set off: the version it made (it scores from the next iteration) and its seconds. */
+  taught?: { judge: string; corrections: number; seconds: number; loss: [number, number] };
 }
 
 export interface Coach {
   readonly name: string;
-  scoreBatch(actions: ActionContext[]): Promise<CoachResult[]>;
+  /** `places`: each action's chain and step (a tiered coach escalating by the first wrong step reads them; others ignore them). */
+  scoreBatch(actions: ActionContext[], places?: readonly ChainPlace[]): Promise<CoachResult[]>;
+  /** A tiered coach's record of its last batch. */
+  tierRecord?(): TierRecord;
 }
 
 /**

@@ -17,6 +17,8 @@
 import type { LoadedModel } from '../engine/model/load.ts';
 import { cachedCoach, MiscalibratedCoach, ModelCoach, type Coach, type Miscalibration } from './coach.ts';
 import { DEFAULT_COACH_TEMPLATE } from './coach-format.ts';
+import type { TierSettings } from './escalation.ts';
+import { TieredCoach, type TieredOptions } from './tiered-coach.ts';
 
 export interface CoachSettings {
   /** 'model': a judge model in the engine; 'rule': the team's rubric. */
@@ -30,6 +32,8 @@ export interface CoachSettings {
   miscalibration: Miscalibration | null;
   /** Actions a judge model scores in one batch (default 16); greedy, so the scores do not depend on it beyond float rounding. */
   batch?: number;
+  /** null: this coach scores every action. Else a coach in tiers (escalation.ts, tiered-coach.ts): this coach is tier 1, the team's rubric tier 2. */
+  tiers: TierSettings | null;
 }
 
 /** The name a config gives the team's own judge or template. */
@@ -67,11 +71,27 @@ export function templateName(s: Pick<CoachSettings, 'template'>, team: CoachingT
  * truth "every". A model coach is named "model:<judge folder>" (e.g. "model:models/relay-judge"), so a
  * run's summary says which judge coached.
  */
-export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam): Promise<Coach> {
+export async function buildCoach(s: CoachSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam,
+  tiered: Omit<TieredOptions, 'miscalibration'> = { seed: 0 }): Promise<Coach> {
+  if (s.tiers) return buildTiers(s, s.tiers, loadJudge, team, tiered);
   if (s.kind === 'rule') return wrapCoach(team.ruleCoach(), s);
   const loaded = await loadJudge(judgeSpec(s, team));
   const judge = new ModelCoach(loaded, coachTemplateOf(s, team), undefined, s.batch ?? 16);
   return wrapCoach(s.truth === 'every' ? truthForEvery(judge) : judge, s);
+}
+
+/**
+ * A coach in tiers (tiered-coach.ts): tier 1 the coach these settings name (the judge model read
+ * directly, so that its spread can be read and it can be taught; the rubric, biased by the
+ * miscalibration, for kind "rule"), tier 2 the team's rubric (standing in for a large hosted judge).
+ * Example: buildCoach({...s, kind: 'model', tiers: {budget: 0.2, pick: 'spread', threshold: 0, teachEvery: 32}}, load, team, {seed: 0})
+ *            -> a TieredCoach named "tiers:model:models/relay-judge-weak>rule:relay"
+ */
+async function buildTiers(s: CoachSettings, t: TierSettings, loadJudge: (spec: string) => Promise<LoadedModel>, team: CoachingTeam,
+  o: Omit<TieredOptions, 'miscalibration'>): Promise<TieredCoach> {
+  if (s.truth === 'every') throw new Error('coach.truth "every" with coach.tiers: not supported; set coach.truth to "final"');
+  const tier1 = s.kind === 'rule' ? { coach: team.ruleCoach() } : { judge: await loadJudge(judgeSpec(s, team)), template: coachTemplateOf(s, team) };
+  return new TieredCoach(tier1, team.ruleCoach(), t, { ...o, miscalibration: s.miscalibration, batch: s.batch ?? 16 });
 }
 
 /**

@@ -12,6 +12,7 @@
  *      with .path 'promptsPerIteration' and .label 'prompts per iteration'
  */
 import { REWARD_MODES } from './rewards.ts';
+import { ESCALATION_RULES, TIER_KEYS } from '../coach/escalation.ts';
 
 export type FieldSpec =
   | { path: string; label: string; kind: 'int' | 'number'; min: number; max: number; openMin?: boolean; hint?: string }
@@ -77,6 +78,12 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   num('coach.miscalibration.noise', 'coach noise (σ of score)', 0, 10),
   num('coach.miscalibration.lengthBias', 'coach length bias (/100 chars)', -10, 10),
   num('coach.miscalibration.seed', 'coach noise seed', 0, 2 ** 31 - 1),
+  // coach.tiers (coach/escalation.ts): present only when a run's coach is made of tiers.
+  num('coach.tiers.budget', 'share escalated to tier 2', 0, 1, false, 'tier 2 (the rubric, standing in for a large hosted judge) scores this share of each iteration\'s actions'),
+  { path: 'coach.tiers.pick', label: 'which actions tier 2 scores', kind: 'enum', values: [...ESCALATION_RULES],
+    hint: 'spread: those tier 1 is least sure of; random; first-wrong: the first wrong step of each failed chain' },
+  num('coach.tiers.threshold', 'spread to escalate at', 0, 10, false, 'pick spread only: escalate only above this spread (points); 0: always the whole budget'),
+  int('coach.tiers.teachEvery', 'teach tier 1 every N answers', 0, 100_000, '0: never; else tier 1 is taught on tier 2\'s answers during the run'),
   int('toolTimeoutMs', 'tool time limit (ms)', 1, 600_000),
 ];
 
@@ -132,7 +139,7 @@ function fieldProblem(f: FieldSpec, value: unknown): string | null {
 
 /** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
 export function checkFields(c: {
-  coach: { miscalibration: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] };
+  coach: { miscalibration: unknown; tiers?: unknown; kind?: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] };
 }): void {
   const m = c.coach.miscalibration;
   if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
@@ -151,11 +158,30 @@ export function checkFields(c: {
     throw new ConfigFileError(`coach.miscalibration.favourAgent: must be {"agentId": "<agent>", "points": <number>}, got ${JSON.stringify(fav)}`,
       'coach.miscalibration.favourAgent', 'favoured agent');
   }
+  const tiers = c.coach.tiers;
+  if (tiers !== null && tiers !== undefined) {
+    if (typeof tiers !== 'object' || Array.isArray(tiers)) {
+      throw new ConfigFileError(`coach.tiers: must be null (one coach) or an object with ${TIER_KEYS.join(', ')}, got ${JSON.stringify(tiers)}`, 'coach.tiers', 'coach tiers');
+    }
+    for (const k of Object.keys(tiers)) {
+      if (!TIER_KEYS.includes(k)) throw new ConfigFileError(`coach.tiers.${k}: unknown key (known: ${TIER_KEYS.join(', ')})`, `coach.tiers.${k}`, 'coach tiers');
+    }
+  }
   for (const f of CONFIG_FIELDS) {
     const value = valueAt(c, f.path);
-    if (value === undefined && f.path.startsWith('coach.miscalibration.')) continue;
+    if (value === undefined && (f.path.startsWith('coach.miscalibration.') || (f.path.startsWith('coach.tiers.') && !tiers))) continue;
     const problem = fieldProblem(f, value);
     if (problem) throw new ConfigFileError(`${f.path} (${f.label}): ${problem}`, f.path, f.label);
+  }
+  if (tiers) {
+    const t = tiers as { pick: string; threshold: number; teachEvery: number };
+    if (t.threshold > 0 && t.pick !== 'spread') {
+      throw new ConfigFileError(`coach.tiers.threshold (spread to escalate at): needs pick "spread", got pick "${t.pick}"; set it to 0`, 'coach.tiers.threshold', fieldLabel('coach.tiers.threshold'));
+    }
+    if (c.coach.kind !== 'model' && (t.pick === 'spread' || t.teachEvery > 0)) {
+      throw new ConfigFileError(`coach.tiers.pick / coach.tiers.teachEvery: pick "spread" and teaching need a judge model as tier 1 (coach.kind "model"); ` +
+        `with the rubric as tier 1 set pick to random or first-wrong and teachEvery to 0`, 'coach.tiers.pick', fieldLabel('coach.tiers.pick'));
+    }
   }
   const fan = c.rewards.fanOut;
   if (!Array.isArray(fan) || fan.length > c.workflow.agents.length || fan.some((k) => !Number.isInteger(k) || k < 1 || k > 16)) {

@@ -16,6 +16,7 @@
 import { DEFAULT_LORA, type LoraSettings } from '../engine/lora/adapter.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from '../rl/update-settings.ts';
 import type { CoachSettings } from '../coach/coaches.ts';
+import { DEFAULT_TIERS } from '../coach/escalation.ts';
 import { DEFAULT_CURRICULUM, type CurriculumSettings } from './curriculum.ts';
 import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
@@ -89,7 +90,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   // Every level mixed, as the held-out set is (why: README, "Training the embedded default").
   curriculum: { ...DEFAULT_CURRICULUM, startLevel: 0 },
   // The team's rubric; with kind "model", the team's own judge reading the team's own template (coach/coaches.ts).
-  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, batch: 16 },
+  coach: { kind: 'rule', model: 'team', template: 'team', truth: 'final', miscalibration: null, batch: 16, tiers: null },
   toolTimeoutMs: DEFAULT_TIMEOUT_MS,
 };
 
@@ -149,6 +150,10 @@ export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig
   const teamDefaults = merge(DEFAULT_TRAIN_CONFIG, teams.settings(workflow as WorkflowSpec), '');
   const c = merge(teamDefaults, rest, '') as TrainConfig;
   c.workflow = workflow as WorkflowSpec;
+  // coach.tiers is null or an object; an object's missing keys take the defaults (coach/escalation.ts), its unknown ones are refused.
+  if (c.coach.tiers && typeof c.coach.tiers === 'object' && !Array.isArray(c.coach.tiers)) {
+    c.coach = { ...c.coach, tiers: merge(DEFAULT_TIERS, c.coach.tiers, 'coach.tiers') };
+  }
   checkFields(c);
   return c;
 }

@@ -27,7 +27,7 @@ import type { TrainSample } from '../rl/batches.ts';
 import { counterfactualCredit } from '../rl/counterfactual.ts';
 import { groupStats, stateGroupCredit, type GroupStats } from '../rl/state-groups.ts';
 import { actionInputText, NEUTRAL_SCORE, type ActionContext } from '../coach/coach-format.ts';
-import type { Coach, CoachResult } from '../coach/coach.ts';
+import type { ChainPlace, Coach, CoachResult, TierRecord } from '../coach/coach.ts';
 import type { Action, Trajectory } from './trajectory.ts';
 import type { WorkflowSpec } from './workflow.ts';
 
@@ -103,6 +103,8 @@ export interface CoachStats {
   calls: number;
   failures: number;
   cached: number;
+  /** A coach in tiers: how many actions each tier scored, the tier-1 judge's version, a teaching (coach/tiered-coach.ts). */
+  tiers?: TierRecord;
 }
 
 /** Whether a run's rewards read any coach score: a coach mode (process, mixed), or shaping's per-turn scores. */
@@ -121,24 +123,28 @@ export async function coachTrajectories(w: WorkflowSpec, trajs: Trajectory[], co
   if (!readsCoach(settings)) {
     return { coached: trajs.map(() => ({ agentScores: new Map(), turnScores: new Map() })), stats: { calls: 0, failures: 0, cached: 0 } };
   }
-  const jobs: { ctx: ActionContext; put: (r: CoachResult) => void }[] = [];
-  const coached = trajs.map((t) => {
+  const jobs: { ctx: ActionContext; place: ChainPlace; put: (r: CoachResult) => void }[] = [];
+  const coached = trajs.map((t, chain) => {
     const c: CoachedTrajectory = { agentScores: new Map(), turnScores: new Map() };
-    for (const spec of w.agents) {
+    w.agents.forEach((spec, step) => {
+      const place = { chain, step, failed: !t.correct };
       const ctx = agentContext(w, t, spec.id, factsFor?.(t, spec.id));
-      if (ctx) jobs.push({ ctx, put: (r) => c.agentScores.set(spec.id, r) });
+      if (ctx) jobs.push({ ctx, place, put: (r) => c.agentScores.set(spec.id, r) });
       const turns = t.actions.filter((a) => a.agentId === spec.id);
       if (settings.shaping && turns.length > 1) {
-        for (const a of turns) jobs.push({ ctx: turnContext(w, t, a), put: (r) => c.turnScores.set(a, r) });
+        for (const a of turns) jobs.push({ ctx: turnContext(w, t, a), place, put: (r) => c.turnScores.set(a, r) });
       }
-    }
+    });
     return c;
   });
-  const results = await coach.scoreBatch(jobs.map((j) => j.ctx));
+  const results = await coach.scoreBatch(jobs.map((j) => j.ctx), jobs.map((j) => j.place));
   results.forEach((r, i) => jobs[i].put(r));
   return {
     coached,
-    stats: { calls: results.filter((r) => !r.cached).length, failures: results.filter((r) => !r.ok).length, cached: results.filter((r) => r.cached).length },
+    stats: {
+      calls: results.filter((r) => !r.cached).length, failures: results.filter((r) => !r.ok).length, cached: results.filter((r) => r.cached).length,
+      ...(coach.tierRecord ? { tiers: coach.tierRecord() } : {}),
+    },
   };
 }
 
@@ -158,7 +164,7 @@ export function actionVerdicts(trajs: Trajectory[], coached: CoachedTrajectory[]
       const turn = coached[i].turnScores.get(a);
       if (!r) continue;
       const raw = turn ? `${r.raw}\n--- turn ${a.turn} alone (shaping) ---\n${turn.raw}` : r.raw;
-      out.set(a, { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct });
+      out.set(a, { raw, score: r.score, ok: r.ok, attempts: r.attempts, correct: r.correct, ...(r.tier ? { tier: r.tier } : {}) });
     }
   });
   return out;

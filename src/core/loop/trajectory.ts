@@ -31,7 +31,8 @@ export interface Action extends GenerationResult {
   observation?: string;
   codeBlocks: number;
   /** Filled by the coach and the reward stage. */
-  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean };
+  /** `tier`: which tier of a coach in tiers scored it (coach/tiered-coach.ts); absent with one coach. */
+  coach?: { raw: string; score: number; ok: boolean; attempts: number; correct?: boolean; tier?: number };
   reward?: number;
   tokenRewards?: number[];
   advantage?: number;

@@ -1,0 +1,44 @@
+/**
+ * `mappa train`'s flags for a coach in tiers (coach.tiers, src/core/coach/escalation.ts) and what the run
+ * leaves of it: the flags become the config's coach.tiers (validated with every other setting), and
+ * the tier-2 answers are written as <out>/corrections.jsonl (the JSONL `mappa judge teach --ratings` reads).
+ *
+ * For: src/cli/train.ts. Not for: the tiered coach itself (src/core/coach/tiered-coach.ts).
+ * Example: tiersFlags({tiers: '0.2', 'tier-pick': 'random'}) -> {budget: 0.2, pick: 'random'}
+ *          tiersFlags({'teach-every': '8'}) -> CliError '--teach-every: needs --tiers SHARE ...'
+ */
+import type { Coach } from '../core/coach/coach.ts';
+import { formatRatings } from '../core/coach/corrections.ts';
+import { TieredCoach } from '../core/coach/tiered-coach.ts';
+import { CliError, parseIntFlag } from './common.ts';
+
+export const TIER_OPTIONS = {
+  tiers: { type: 'string' }, 'tier-pick': { type: 'string' }, 'tier-threshold': { type: 'string' }, 'teach-every': { type: 'string' },
+} as const;
+
+export const TIERS_USAGE = `--tiers SHARE [--tier-pick P] [--tier-threshold S] [--teach-every K]: a coach in tiers (coach.tiers): the coach (--coach model: a judge) scores every action, the
+team's rubric (standing in for a large hosted judge) this share of them, picked by --tier-pick (default
+spread: those the judge is least sure of), only above --tier-threshold when given; the judge is taught on
+the rubric's answers every --teach-every K of them (default 32, 0: never; no replay data is mixed in
+from the command line). Each iteration's line says how many actions each tier scored; the answers are
+written to <out>/corrections.jsonl (the format mappa judge teach --ratings reads). --tier-pick: spread,
+random or first-wrong (the first wrong step of each failed chain).\n`;
+
+/** coach.tiers from the flags (--tiers and the ones that shape it), or undefined when none is given. */
+export function tiersFlags(o: { tiers?: string; 'tier-pick'?: string; 'tier-threshold'?: string; 'teach-every'?: string }): Record<string, unknown> | undefined {
+  if (o.tiers === undefined) {
+    const stray = (['tier-pick', 'tier-threshold', 'teach-every'] as const).find((k) => o[k] !== undefined);
+    if (stray) throw new CliError(`--${stray}: needs --tiers SHARE (the share of actions the rubric scores), e.g. --tiers 0.2`);
+    return undefined;
+  }
+  return {
+    budget: Number(o.tiers),
+    ...(o['tier-pick'] !== undefined ? { pick: o['tier-pick'] } : {}),
+    ...(o['tier-threshold'] !== undefined ? { threshold: Number(o['tier-threshold']) } : {}),
+    ...(o['teach-every'] !== undefined ? { teachEvery: parseIntFlag(o['teach-every'], '--teach-every', 0) } : {}),
+  };
+}
+/** A tiered coach's tier-2 answers as <out>/corrections.jsonl; nothing for a run with one coach. */
+export async function writeCorrections(coach: Coach, store: { writeFile(name: string, data: string): Promise<void> }): Promise<void> {
+  if (coach instanceof TieredCoach) await store.writeFile('corrections.jsonl', formatRatings(coach.corrections));
+}
