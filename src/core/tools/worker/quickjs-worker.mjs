@@ -1,7 +1,7 @@
 // QuickJS worker: runs agent JavaScript in QuickJS (WebAssembly) off the caller's thread: in Node a
-// jailed child process (src/core/tools/jail.ts), in the browser a module Web Worker. Its time and
-// memory limits hold there: the host kills it when a run outlives its deadline (or, in Node, its
-// memory ceiling), and the next run starts a fresh one.
+// jailed child process (src/core/tools/jail.ts), in the browser a Web Worker of the page's opaque-origin
+// frame (else of the page's origin). Its time and memory limits hold there: the host kills it when a
+// run outlives its deadline (or, in Node, its memory ceiling), and the next run starts a fresh one.
 //
 // For: plain ES2023 snippets that compute and print. The guest sees only the QuickJS built-ins plus
 //   console.log/info/debug/warn/error   captured, each call clipped inside the guest first
