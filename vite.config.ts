@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { LongestFirst } from './test/helpers/longest-first.ts';
+import { docPageOf } from './scripts/doc-page.ts';
 
 // One config for the app (vite) and the tests (vitest).
 // Test suites: test/unit (Node, cpu/wasm), test/webgpu (Node + Dawn on SwiftShader),
@@ -21,6 +22,9 @@ const root = path.dirname(fileURLToPath(import.meta.url));
  *   /docs/     the notes the page cites (docs/credit.md: the lesson's prediction; docs/judges.md: the coaches)
  * Copied into the build (so the service worker keeps them for offline use), and served from the source
  * folders by `vite` (dev) and `vite preview`. test/e2e/truth.test.ts fetches every file the page cites.
+ * Each cited note is also served as a readable page, /docs/<name>.html (scripts/doc-page.ts: rendered on
+ * request by the servers, and written into the build so that the service worker keeps it offline); the
+ * page's links go there.
  */
 export const CITED_DOCS = ['credit.md', 'judges.md'];
 const STATIC_DIRS: { url: string; dir: string; files?: string[] }[] = [
@@ -57,6 +61,12 @@ function staticAssets(): Plugin {
   let building = false;
   const serve = (req: { url?: string }, res: import('node:http').ServerResponse, next: () => void) => {
     const url = decodeURIComponent((req.url ?? '').split('?')[0]);
+    const note = /^\/docs\/([\w-]+)\.html$/.exec(url)?.[1];
+    if (note && CITED_DOCS.includes(`${note}.md`)) {
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.end(docPageOf(path.join(root, 'docs'), `${note}.md`, CITED_DOCS));
+      return;
+    }
     for (const s of [...STATIC_DIRS, ...TEST_DIRS]) {
       if (!url.startsWith(s.url)) continue;
       const rel = url.slice(s.url.length);
@@ -90,6 +100,9 @@ function staticAssets(): Plugin {
           fs.mkdirSync(path.dirname(to), { recursive: true });
           fs.copyFileSync(from, to);
         }
+      }
+      for (const name of CITED_DOCS) {
+        fs.writeFileSync(path.join(outDir, 'docs', name.replace(/\.md$/, '.html')), docPageOf(path.join(root, 'docs'), name, CITED_DOCS));
       }
     },
   };

@@ -2,7 +2,8 @@
  * The files a page cites, and whether the site serves them: every same-origin link (a[href], not an
  * anchor on the page itself) and every path written in the page's text that names a file
  * ("docs/credit.md", "models/relay-judge/report.json", "CREDIT.md"). Each is fetched from the site;
- * a file the site does not serve is a 404 there (`npm start` answers real 404s), never index.html.
+ * a file the site does not serve is a 404 there (`npm start` answers real 404s), never index.html; a cited
+ * .html file (a note's page) must be that page, not the app's.
  * For: test/e2e/truth.test.ts and lesson.test.ts. Example: expect(await unserved(page, site.url)).toEqual([]);
  */
 import type { Page } from 'playwright-core';
@@ -43,8 +44,10 @@ export async function unserved(page: Page, base: string): Promise<string[]> {
   for (const file of await citedFiles(page)) {
     const res = await fetch(new URL(file, base));
     const type = res.headers.get('content-type') ?? '';
-    await res.arrayBuffer();
-    if (!res.ok || type.includes('text/html')) bad.push(`${file}: HTTP ${res.status} ${type}`);
+    const body = await res.text();
+    // HTML only for a page (a cited note's, docs/credit.html), and never the app's own page answered for it.
+    const html = type.includes('text/html');
+    if (!res.ok || (html && (!/\.html$/.test(file) || body.includes('<title>mappa-sandbox</title>')))) bad.push(`${file}: HTTP ${res.status} ${type}`);
   }
   return bad;
 }

@@ -66,6 +66,8 @@ describe.skipIf(!have.ok)('service worker: isolation without headers, offline af
     expect(files).toContain('pyodide/pyodide.asm.wasm');
     expect(files).toContain('docs/credit.md'); // the notes the page cites, readable offline too
     expect(files).toContain('docs/judges.md');
+    expect(files).toContain('docs/credit.html'); // and as the pages the page links (scripts/doc-page.ts)
+    expect(files).toContain('docs/judges.html');
     expect(files.some((f) => f.startsWith('assets/') && f.endsWith('.js'))).toBe(true);
     expect(files).not.toContain('sw.js');
     expect([...listed(dist)].filter((f) => f !== 'sw.js' && f !== 'precache.json').sort()).toEqual(files);
@@ -139,7 +141,7 @@ describe.skipIf(!have.ok)('service worker: isolation without headers, offline af
       const head = await fetch('models/agent/model.safetensors', { method: 'HEAD' });
       const absent = await fetch('models/agent/special_tokens_map.json'); // logs a 404: expected
       const ranged = await fetch('models/agent/model.safetensors', { headers: { Range: 'bytes=0-7' } });
-      const note = await fetch((document.querySelector('a[href="docs/credit.md"]') as HTMLAnchorElement | null)?.href ?? 'docs/credit.md'); // a citation's link
+      const note = await fetch((document.querySelector('a[href="docs/credit.html"]') as HTMLAnchorElement | null)?.href ?? 'docs/credit.html'); // a citation's link
       return {
         note: { status: note.status, prediction: (await note.text()).includes('p^(N-1)') },
         isolated: window.crossOriginIsolated,

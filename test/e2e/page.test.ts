@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { BackendInfo } from '../../src/core/engine/backend.ts';
 import {
-  chromiumAvailable, ensureBuilt, launchChromium, openPage, screenshot, serveStatic, type StaticServer,
+  chromiumAvailable, ensureBuilt, launchChromium, openPage, resultsDir, screenshot, serveStatic, type StaticServer,
 } from '../helpers/browser.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 
@@ -55,5 +55,30 @@ describe.skipIf(!have.ok)('built page in headless Chromium', () => {
     await expect(page.getByTestId('adapter').textContent()).resolves.toMatch(/google swiftshader/);
     const shot = await screenshot(page, 'page');
     console.log(`[e2e] ${JSON.stringify(info.adapter)}; screenshot: ${shot}`);
+  });
+
+  it('the theory the page cites opens as a readable page, its derivation and its plot (offline: test/e2e/offline.test.ts)', async () => {
+    const intro = page.getByTestId('intro');
+    if (!(await intro.evaluate((d) => (d as HTMLDetailsElement).open))) await intro.locator('summary').click();
+    const link = intro.locator('a[data-testid="doc-link"]', { hasText: 'docs/credit.md' }).first();
+    expect(await link.getAttribute('href')).toBe('docs/credit.html');
+    const [note] = await Promise.all([page.context().waitForEvent('page'), link.click()]);
+    await note.setViewportSize({ width: 1366, height: 800 });
+    await note.waitForLoadState('load');
+    expect(new URL(note.url()).pathname).toBe('/docs/credit.html');
+    await expect(note.locator('h1').textContent()).resolves.toMatch(/^Credit in a chain of agents/);
+    await expect(note.locator('h2#the-prediction').textContent()).resolves.toBe('The prediction');
+    expect(await note.locator('pre').filter({ hasText: 'E[R | step i right] - E[R | step i wrong] = lambda^(N-1)' }).count()).toBe(1);
+    const plot = await note.locator('figure img').first().evaluate((img) => {
+      const i = img as HTMLImageElement;
+      return { alt: i.alt, width: i.naturalWidth, shown: i.getBoundingClientRect().width };
+    });
+    expect(plot.alt).toMatch(/^The luck floor/);
+    expect(plot.width).toBe(420); // bench/results/luck-floor.svg decoded, at its own size
+    expect(plot.shown).toBeGreaterThan(300);
+    expect(await note.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1366); // no sideways scrolling
+    await note.screenshot({ path: `${resultsDir}/theory-page-first-screen.png` }); // what a reader meets at 1366x800
+    await screenshot(note, 'theory-page'); // the whole note
+    await note.close();
   });
 });

@@ -218,7 +218,8 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     await page.getByTestId('model-message').filter({ hasText: 'loaded' }).waitFor({ timeout: 120_000 });
     const r = await view(page);
     expect(r.model?.name).toBe(`${server.url}hub/org/tiny`);
-    expect(new URL(page.url()).searchParams.get('config')).toContain('hub/org/tiny');
+    // The link carries what differs from the named team (here the agents' model); it follows the run's 'run' event.
+    await expect.poll(() => new URL(page.url()).searchParams.get('config') ?? '', { timeout: 60_000 }).toContain('hub/org/tiny');
     // A missing model is refused with a clear message, not a crash.
     await page.getByTestId('model-url').fill(`${server.url}hub/org/missing`);
     await page.getByTestId('btn-load-model').click();
@@ -269,9 +270,9 @@ describe.skipIf(!have.ok)('the sandbox page in headless Chromium (webgpu)', () =
     const { temperature, evalTasks, promptsPerIteration } = DATA_TEAM_SETTINGS;
     expect(await config()).toMatchObject({ temperature, evalTasks, promptsPerIteration });
     // The link follows the run's 'run' event, which may reach the page after its state does (a busy machine): poll it.
-    // It names the team; the team's own settings come from resolveTrainConfig when the link is opened (one origin per
+    // It names the team (?team=data-team); the team's own settings come from resolveTrainConfig when the link is opened (one origin per
     // setting: test/unit/loop/team-defaults.test.ts resolves a link alike in the CLI and the page).
-    await expect.poll(() => new URL(page.url()).searchParams.get('config'), { timeout: 60_000 }).toContain('"domain":"data"');
+    await expect.poll(() => new URL(page.url()).searchParams.get('team'), { timeout: 60_000 }).toBe('data-team');
     await page.getByTestId('team-preset').selectOption('math-chain');
     await waitRun(page, "r.config && r.config.workflow.domain === 'math' && r.state === 'ready'", 60_000);
     expect(await config()).toMatchObject({ temperature: 1, evalTasks: 200, promptsPerIteration: 12 });

@@ -55,7 +55,7 @@ const BUILDS: Record<BuildKind, { outDir: string; entry: string; args: string[];
     args: ['build'],
     // The same inputs as scripts/start.js (npm start): with fewer, a cited note edited after the build made every
     // `npm start` of the e2e files rebuild dist/ on its own, each while the other files served it.
-    sources: ['src', 'index.html', 'public', 'models', 'docs/credit.md', 'docs/judges.md', 'vite.config.ts', 'package-lock.json'],
+    sources: ['src', 'index.html', 'public', 'models', 'docs/credit.md', 'docs/judges.md', 'scripts/doc-page.ts', 'bench/results/luck-floor.svg', 'vite.config.ts', 'package-lock.json'],
   },
   harness: {
     outDir: path.join(resultsDir, 'harness-dist'),
