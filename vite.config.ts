@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
@@ -144,6 +145,41 @@ function precacheManifest(): Plugin {
 }
 
 /**
+ * The JavaScript tool's worker for the page's opaque-origin frame (src/platform/browser/tool-frame.ts),
+ * as the module `virtual:quickjs-frame-worker`:
+ *   source   src/core/tools/worker/quickjs-worker.mjs and quickjs-emscripten bundled by esbuild into one
+ *            script (their dynamic imports inlined): the frame starts it from a blob: URL, against which
+ *            no relative import resolves, and its policy allows no script from any host anyway;
+ *   wasmUrl  QuickJS's release-sync wasm, a file of the site: the host fetches it and hands the worker
+ *            its bytes (quickjs-worker.mjs's 'init').
+ * The same-origin worker (no frame: the harness pages) is vite's own build of the same file, as before.
+ * esbuild is the one tsx (a dependency) brings, and vite's optional peer.
+ */
+function quickjsFrameWorker(): Plugin {
+  const id = 'virtual:quickjs-frame-worker';
+  const entry = path.join(root, 'src/core/tools/worker/quickjs-worker.mjs');
+  const fromQuickjs = createRequire(createRequire(import.meta.url).resolve('quickjs-emscripten'));
+  const wasm = fromQuickjs.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  return {
+    name: 'mappa-quickjs-frame-worker',
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    async load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      this.addWatchFile(entry);
+      const { build } = await import('esbuild');
+      const out = await build({
+        entryPoints: [entry], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', minify: true, write: false,
+        external: ['./jail-port.mjs'], // Node's stdio port, imported only under Node
+        logLevel: 'silent',
+      });
+      const source = out.outputFiles[0].text;
+      if (/\bimport\(\s*["'`](?!\.\/jail-port\.mjs)/.test(source)) throw new Error('quickjsFrameWorker: the bundled QuickJS worker still imports a file by URL');
+      return `import wasmUrl from ${JSON.stringify(`${wasm}?url`)};\nexport { wasmUrl };\nexport const source = ${JSON.stringify(source)};\n`;
+    },
+  };
+}
+
+/**
  * Cross-origin isolation for `npm start` (vite preview) and `vite` (dev): the page works with or
  * without it (the wasm backend runs single-threaded per worker either way), and a host that sets
  * these headers must not break it, so the project's own server sets them and the tests cover both.
@@ -220,13 +256,14 @@ const SLOW_ONLY = [
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 
 export default defineConfig({
-  plugins: [svelte(), staticAssets(), precacheManifest(), toolWorkerPolicy()],
+  plugins: [svelte(), staticAssets(), precacheManifest(), toolWorkerPolicy(), quickjsFrameWorker()],
   // 'mpa': a missing file is a real 404, never index.html with status 200 (the 'spa' fallback made the
   // model loader read the page as special_tokens_map.json).
   appType: 'mpa',
   server: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
   preview: { host: '127.0.0.1', headers: ISOLATION_HEADERS },
-  worker: { format: 'es' },
+  // Worker bundles get only these plugins (and vite's own): the lab worker imports the frame's QuickJS worker.
+  worker: { format: 'es', plugins: () => [quickjsFrameWorker()] },
   build: { target: 'es2022', chunkSizeWarningLimit: 8000 },
   test: {
     // `npm test` runs everything but SLOW_ONLY; `npm run test:slow` (MAPPA_SLOW=1) runs SLOW_TESTS alone

@@ -4,7 +4,8 @@
 // JavaScript running in a tool worker (test/fixtures/red-team-probe/python-worker-probe.mjs), bound by
 // the tool workers' Content-Security-Policy, which the site's service worker adds on this plain host,
 // and the same probe in a worker of the page's opaque-origin frame (src/platform/browser/tool-frame.ts),
-// where the Python tool runs: none of this origin's storage, channels or files there.
+// where both tools run (Python and, from one bundled script with its wasm as bytes, QuickJS): none of
+// this origin's storage, channels or files there.
 // A listener on 127.0.0.1 shows any network reach. docs/threat-model.md lists the attempts and results.
 // Cost: the site build (shared with the other e2e files) and one page load, about 20-40 s.
 
@@ -90,6 +91,17 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
     expect(r.error).toMatch(/forbidden: loading native modules is not allowed/);
   });
 
+  it('javascript runs in the opaque-origin frame too, and still computes', async () => {
+    const spawned = () => page.evaluate(async () => (await (window as unknown as { __mappa: { toolFrame: Promise<{ spawned: number } | undefined> } })
+      .__mappa.toolFrame)?.spawned ?? 0);
+    const before = await spawned();
+    // The first JavaScript run in this page: it starts the QuickJS worker, in the frame (a hand-worked 4! x 1000).
+    const r = await tool('console.log([1, 2, 3, 4].reduce((a, b) => a * b, 1) * 1000)', 'javascript');
+    expect(r).toMatchObject({ stdout: '24000\n' });
+    expect(r.error).toBeUndefined();
+    expect(await spawned()).toBe(before + 1); // the QuickJS worker was started by the frame, not in this origin
+  });
+
   it('javascript finds no host object and cannot import a URL', async () => {
     const globals = await tool('console.log(typeof fetch, typeof importScripts, typeof self, typeof postMessage, typeof BroadcastChannel, typeof indexedDB)', 'javascript');
     expect(globals.stdout).toBe('undefined undefined undefined undefined undefined undefined\n');
@@ -117,9 +129,9 @@ describe.skipIf(!have.ok)('the code tools in the browser, attacked', () => {
       'import() of a URL', 'WebSocket to the listener', 'nested worker']) {
       expect(results[name], name).toMatch(/^DENIED/);
     }
-    // Still reachable from JavaScript in a same-origin tool worker (the JavaScript tool's, docs/threat-model.md,
-    // "What is left"): this origin's files, storage and channels. Guest code has no JavaScript there to reach
-    // them with. The Python tool's worker is in the opaque-origin frame: the next test.
+    // Still reachable from JavaScript in a same-origin tool worker (where a tool runs only on a page with no
+    // frame, docs/threat-model.md): this origin's files, storage and channels. Both tools' workers are in the
+    // opaque-origin frame on the site's page: the next test.
     expect(results['same-origin fetch']).toMatch(/^OK/);
   });
 

@@ -1,6 +1,8 @@
 // JavaScript sandbox: agent code runs in QuickJS (WebAssembly) off the caller's thread: in Node a
 // jailed child process (jail.ts: permission model, no code generation from strings, empty env, no
-// network namespace where the OS gives one), in the browser a module Web Worker. The run itself is
+// network namespace where the OS gives one), in the browser a Web Worker of the page's opaque-origin
+// frame (src/platform/browser/tool-frame.ts) where the page gave one, else a same-origin module worker
+// (a page with no frame: the harness pages). The run itself is
 // worker/quickjs-worker.mjs; this file starts that worker, sends it each run and enforces its limits.
 //
 // For: plain ES2023 snippets that compute and print. Not for: modules, npm packages, timers, network,
@@ -19,7 +21,7 @@
 import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
-import { createWorkerHost, isNode, type WorkerHost } from './worker-host.ts';
+import { createWorkerHost, frameWorkerFromSource, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
 import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
 interface Clip {
@@ -132,24 +134,39 @@ function runOn(live: Live, id: number, code: string, opts: RunOptions, timeoutMs
 /** A fresh worker with QuickJS compiled; rejects if it dies or takes over a minute. */
 async function startWorker(): Promise<Live> {
   const url = new URL('./worker/quickjs-worker.mjs', import.meta.url);
-  const host = isNode()
-    ? await createWorkerHost(url, { readPaths: await nodeReadPaths(url), maxHeapMb: 256, maxFrameBytes: WORKSPACE_MAX_BYTES + 4 * 2 ** 20 })
-    : browserWorker();
+  const inFrame = !isNode() && toolFrameInUse();
+  let wasmBinary: ArrayBuffer | undefined;
+  let host: WorkerHost;
+  if (isNode()) {
+    host = await createWorkerHost(url, { readPaths: await nodeReadPaths(url), maxHeapMb: 256, maxFrameBytes: WORKSPACE_MAX_BYTES + 4 * 2 ** 20 });
+  } else if (inFrame) {
+    // The frame's worker fetches nothing: its script is one bundle (vite.config.ts) and its wasm comes as bytes.
+    const frameWorker = await import('virtual:quickjs-frame-worker');
+    wasmBinary = await quickjsWasm(frameWorker.wasmUrl);
+    host = frameWorkerFromSource(frameWorker.source);
+  } else {
+    host = browserWorker();
+  }
   const live: Live = { host };
   host.onMessage((m) => live.listener?.(m));
   host.onExit((reason) => live.exitListener?.(reason));
   try {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`QuickJS did not start within ${LOAD_TIMEOUT_MS} ms`)), LOAD_TIMEOUT_MS);
-      live.listener = (m) => {
-        if (m?.type !== 'ready') return;
-        clearTimeout(timer);
-        resolve();
-      };
       live.exitListener = (reason) => {
         clearTimeout(timer);
         reject(new Error(`QuickJS worker died while starting: ${reason}`));
       };
+      live.listener = (m) => {
+        if (m?.type === 'init-error') {
+          clearTimeout(timer);
+          reject(new Error(`QuickJS could not be loaded: ${m.message}`));
+        } else if (m?.type === 'ready') {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      host.post({ type: 'init', wasmBinary }); // posted as a copy: the cached bytes serve the next start too
     });
   } catch (e) {
     await host.terminate();
@@ -160,7 +177,18 @@ async function startWorker(): Promise<Live> {
   return live;
 }
 
-/** The browser's module worker (written out so the bundler builds quickjs-worker.mjs and its import). */
+/** QuickJS's wasm, fetched once per page (the service worker serves it from its cache); a failed fetch is tried again. */
+let wasmBytes: Promise<ArrayBuffer> | undefined;
+function quickjsWasm(url: string): Promise<ArrayBuffer> {
+  wasmBytes ??= fetch(url).then(async (res) => {
+    if (!res.ok) throw new Error(`QuickJS's wasm could not be fetched from ${url} (HTTP ${res.status})`);
+    return res.arrayBuffer();
+  });
+  wasmBytes.catch(() => (wasmBytes = undefined));
+  return wasmBytes;
+}
+
+/** The browser's same-origin module worker (written out so the bundler builds quickjs-worker.mjs and its import). */
 function browserWorker(): WorkerHost {
   const worker = new Worker(new URL('./worker/quickjs-worker.mjs', import.meta.url), { type: 'module' });
   let exitListener: ((reason: string) => void) | undefined;

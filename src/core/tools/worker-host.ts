@@ -79,7 +79,12 @@ export async function createFrameWorkerHost(url: URL): Promise<WorkerHost> {
   if (!toolFrame) throw new Error('no tool frame: useToolFrame() was not called in this worker');
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  const source = await res.text();
+  return frameWorkerFromSource(await res.text());
+}
+
+/** As createFrameWorkerHost, from the worker's whole script as text (e.g. a bundle the build made). */
+export function frameWorkerFromSource(source: string): WorkerHost {
+  if (!toolFrame) throw new Error('no tool frame: useToolFrame() was not called in this worker');
   const channel = new MessageChannel();
   toolFrame.postMessage({ type: 'spawn', source, port: channel.port2 }, [channel.port2]);
   const port = channel.port1;

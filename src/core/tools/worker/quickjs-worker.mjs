@@ -1,25 +1,29 @@
 // QuickJS worker: runs agent JavaScript in QuickJS (WebAssembly) off the caller's thread: in Node a
-// jailed child process (src/core/tools/jail.ts), in the browser a module Web Worker. Its time and
-// memory limits hold there: the host kills it when a run outlives its deadline (or, in Node, its
-// memory ceiling), and the next run starts a fresh one.
+// jailed child process (src/core/tools/jail.ts), in the browser a Web Worker of the page's opaque-origin
+// frame (else of the page's origin). Its time and memory limits hold there: the host kills it when a
+// run outlives its deadline (or, in Node, its memory ceiling), and the next run starts a fresh one.
 //
 // For: plain ES2023 snippets that compute and print. The guest sees only the QuickJS built-ins plus
 //   console.log/info/debug/warn/error   captured, each call clipped inside the guest first
 //   readFile(path) -> string, writeFile(path, text), listFiles() -> string[]   over the run's workspace copy
 // Not for: modules, timers, network, DOM. A fresh QuickJS runtime per run; the module is reused.
 // Plain JavaScript (the jailed process loads no TypeScript); its one import, quickjs-emscripten, is
-// read from node_modules, which the jail lets it read (the browser build bundles it).
+// read from node_modules, which the jail lets it read. The browser runs it in the page's opaque-origin
+// frame as one self-contained script (vite.config.ts, quickjsFrameWorker(): no import of a URL), and
+// hands it QuickJS's wasm as bytes in 'init'; without a frame, as a same-origin module worker (the
+// bundler builds it, and the wasm loads beside it by URL).
 //
 // Protocol (host <-> worker):
+//   host:   {type:'init', wasmBinary?: ArrayBuffer} first: the module is compiled (from these bytes where given)
 //   host:   {type:'run', id, code, files: [{path, bytes}], timeoutMs, memoryBytes, maxWorkspaceBytes, maxWorkspaceFiles}
 //   worker: {type:'done', id, stdout: Clip, stderr: Clip, error?: {kind, message}, written: [{path, bytes}], moduleBroken}
-//   worker: {type:'ready'} once the module is compiled.
+//   worker: {type:'ready'} once the module is compiled, or {type:'init-error', message}.
 //   where Clip = {head, tail, total}: first/last 1000 characters and the total length.
 //
 // Example: host posts {type:'run', id: 1, code: 'console.log(6*7)', files: [], timeoutMs: 2000, memoryBytes: 2**28, ...}
 //          -> {type:'done', id: 1, stdout: {head: '42\n', tail: '', total: 3}, ...}
 
-import { newQuickJSWASMModule, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
+import { RELEASE_SYNC, newQuickJSWASMModule, newVariant, shouldInterruptAfterDeadline } from 'quickjs-emscripten';
 
 const IS_NODE = typeof process !== 'undefined' && !!process.versions?.node && typeof WorkerGlobalScope === 'undefined';
 
@@ -263,14 +267,33 @@ function installFiles(vm, files, written, limits) {
   }
 }
 
-// Node: a jailed child process (frames on stdio); browser: a module Web Worker.
+// Node: a jailed child process (frames on stdio); browser: a module Web Worker (in the frame or not).
 const port = IS_NODE
   ? (await import(/* @vite-ignore */ './jail-port.mjs')).openJailPort()
   : { post: (m) => self.postMessage(m), onMessage: (fn) => void (self.onmessage = (e) => fn(e.data)) };
+
+let wasmBinary; // the host's bytes of QuickJS's wasm (in the opaque-origin frame, which can fetch nothing)
+/** QuickJS's release-sync build, from `wasmBinary` where the host gave it, else loaded beside this script. */
+function loadQuickJs() {
+  if (!wasmBinary) return newQuickJSWASMModule();
+  // locateFile: emscripten would otherwise resolve the wasm's name against this script's blob: URL, which throws.
+  return newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmBinary, locateFile: (name) => name }));
+}
+
 port.onMessage(async (message) => {
+  if (message.type === 'init') {
+    wasmBinary = message.wasmBinary;
+    try {
+      quickjs = await loadQuickJs();
+      port.post({ type: 'ready' });
+    } catch (e) {
+      port.post({ type: 'init-error', message: String(e) });
+    }
+    return;
+  }
   if (message.type !== 'run') return;
   try {
-    quickjs ??= await newQuickJSWASMModule();
+    quickjs ??= await loadQuickJs();
     const done = run(message);
     if (done.moduleBroken) quickjs = undefined;
     port.post(done);
@@ -278,5 +301,3 @@ port.onMessage(async (message) => {
     port.post({ type: 'done', id: message.id, stdout: newClip(), stderr: newClip(), error: { kind: 'crash', message: String(e) }, written: [], moduleBroken: true });
   }
 });
-quickjs = await newQuickJSWASMModule();
-port.post({ type: 'ready' });
