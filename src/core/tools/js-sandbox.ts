@@ -19,16 +19,10 @@
 //   -> {ok: true, stdout: '2,4,6\n', stderr: '', durationMs: 3}
 
 import {
-  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type Clip, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
 import { createWorkerHost, frameWorkerFromSource, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
 import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
-
-interface Clip {
-  head: string;
-  tail: string;
-  total: number;
-}
 
 interface DoneMessage {
   type: 'done';

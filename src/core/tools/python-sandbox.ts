@@ -34,7 +34,7 @@
 //   await py.run('import statistics; print(statistics.mean([1, 2, 3]))')  -> {ok: true, stdout: '2\n', ...}
 
 import {
-  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
+  DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type Clip, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
 import { createFrameWorkerHost, createWorkerHost, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
 import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
@@ -48,12 +48,6 @@ export interface PythonSandboxConfig {
   workerHeapMb?: number;
   /** How long loading Pyodide may take before the run fails with a 'crash'. */
   loadTimeoutMs?: number;
-}
-
-interface Clip {
-  head: string;
-  tail: string;
-  total: number;
 }
 
 interface DoneMessage {

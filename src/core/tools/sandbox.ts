@@ -82,6 +82,13 @@ class OutputBuffer {
   }
 }
 
+/** A stream clipped in a worker: its first and last characters and how many it had (`clipParts` joins them). */
+export interface Clip {
+  head: string;
+  tail: string;
+  total: number;
+}
+
 /** Joins a head and tail of a stream of `total` characters, marking what was dropped in between. */
 export function clipParts(head: string, tail: string, total: number): string {
   const dropped = total - head.length - tail.length;
