@@ -113,7 +113,7 @@ describe.skipIf(!have.ok)('real model shapes through the page on webgpu', () => 
           return btoa(s);
         };
         const one = (await lab.export({ what: 'adapters' })) as { bytes: Uint8Array };
-        await lab.importAdapter({ agentId: 'solver', files: { 'adapters.zip': one.bytes } });
+        await lab.import({ adapter: { agentId: 'solver', files: { 'adapters.zip': one.bytes } } });
         const two = (await lab.export({ what: 'adapters' })) as { bytes: Uint8Array };
         return [b64(one.bytes), b64(two.bytes)];
       });
