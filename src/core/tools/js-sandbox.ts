@@ -21,7 +21,7 @@
 import {
   DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_MS, clipParts, describeError, serialSandbox, type Clip, type RunErrorKind, type RunOptions, type RunResult, type Sandbox,
 } from './sandbox.ts';
-import { createWorkerHost, frameWorkerFromSource, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
+import { browserWorkerHost, createWorkerHost, frameWorkerFromSource, isNode, toolFrameInUse, type WorkerHost } from './worker-host.ts';
 import { WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES, WorkspaceFull } from './workspace.ts';
 
 interface DoneMessage {
@@ -184,17 +184,7 @@ function quickjsWasm(url: string): Promise<ArrayBuffer> {
 
 /** The browser's same-origin module worker (written out so the bundler builds quickjs-worker.mjs and its import). */
 function browserWorker(): WorkerHost {
-  const worker = new Worker(new URL('./worker/quickjs-worker.mjs', import.meta.url), { type: 'module' });
-  let exitListener: ((reason: string) => void) | undefined;
-  worker.addEventListener('error', (event) => exitListener?.(`worker error: ${event.message || 'failed to load or crashed'}`));
-  return {
-    post: (message) => worker.postMessage(message),
-    onMessage: (listener) => worker.addEventListener('message', (event) => listener(event.data)),
-    onExit: (listener) => void (exitListener = listener),
-    async terminate() {
-      worker.terminate();
-    },
-  };
+  return browserWorkerHost(new Worker(new URL('./worker/quickjs-worker.mjs', import.meta.url), { type: 'module' }));
 }
 
 /** Node: what the jailed QuickJS process may read: its worker files and the quickjs-emscripten packages. */

@@ -107,7 +107,11 @@ export function frameWorkerFromSource(source: string): WorkerHost {
 }
 
 function createBrowserWorkerHost(url: URL): WorkerHost {
-  const worker = new Worker(url, { type: 'module' });
+  return browserWorkerHost(new Worker(url, { type: 'module' }));
+}
+
+/** A started browser worker as a WorkerHost (its load or crash error, and an uncloneable message, end it). */
+export function browserWorkerHost(worker: Worker): WorkerHost {
   let exitListener: ((reason: string) => void) | undefined;
   worker.addEventListener('error', (event) => exitListener?.(`worker error: ${event.message || 'failed to load or crashed'}`));
   worker.addEventListener('messageerror', () => exitListener?.('worker sent a message that could not be cloned'));
