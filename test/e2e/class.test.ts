@@ -168,7 +168,7 @@ describe.skipIf(!have.ok)('a page a class can rely on', () => {
 
   it('a read-only tab follows the writer\'s iteration, and its experiment buttons are disabled with the reason', async () => {
     const ctx = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-    const url = linkTo(site.url, { ...small, seed: 41 });
+    const url = linkTo(site.url, { ...small, seed: 41, iterations: 400 }); // long enough that it is still training when tab A pauses
     const a = await ctx.newPage();
     await a.goto(url);
     await waitFor(a, (s) => s.state === 'ready', 180_000, 'tab A ready');

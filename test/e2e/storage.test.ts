@@ -19,7 +19,7 @@ warnIfSkipped('the page\'s storage faults e2e (test/e2e/storage.test.ts)', have)
 const relay = JSON.parse(fs.readFileSync(path.join(repoRoot, 'configs/relay-2.json'), 'utf8'));
 const CONFIG = {
   agentModel: relay.agentModel, workflow: relay.workflow, coach: { kind: 'rule' }, iterations: 40,
-  promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 100, evalTasks: 8, checkpointEvery: 1,
+  promptsPerIteration: 4, samplesPerPrompt: 2, evalEvery: 100, evalTasks: 8, checkpointEvery: 1,
 };
 
 /** What the browser holds of run `id`: its checkpoint's iteration (read from the stored state.json) and its iterations' records. */
@@ -89,7 +89,9 @@ describe.skipIf(!have.ok)('the page\'s storage faults (npm start)', () => {
     const back = await waitFor(again, (s) => s.state === 'ready' && s.iteration > 0, 300_000, 'reopened');
     const kept = await stored(again, runId);
     console.log(`[e2e] closed mid-checkpoint: reopened at iteration ${back.iteration}; stored checkpoint ${kept.checkpoint}, iterations ${kept.iterations.join(',')}`);
-    expect([1, 2]).toContain(back.iteration); // the checkpoint before the write, or the one written whole
+    // The checkpoint before the write (1) or the one written whole (2); on a fast machine the worker can finish one more
+    // iteration (3) while Playwright's close travels, which still has to resume whole, each iteration once.
+    expect([1, 2, 3]).toContain(back.iteration);
     expect(back.iteration).toBe(kept.checkpoint);
     expect(kept.iterations).toEqual(Array.from({ length: back.iteration }, (_, i) => i + 1)); // each once, none after it
     await context.close();
