@@ -29,6 +29,7 @@ const BENCHMARKS: Record<string, string> = {
   'judge-axis': 'the relay of 4 coached by judges of measured ranking accuracy: step accuracy gained against the judge\'s quality, beside the rubric and outcome reward',
   'judge-loss': 'a judge build\'s loss against its steps (the plateau and the drop), beside its checkpoints\' ranking',
   judge: 'the judge model against the rule labeller on the base team\'s own held-out work of both teams, with the always-the-mean baseline',
+  'relay-cells': 'a relay team\'s greedy errors cell by cell (agent x input digit x number), untrained or from a run\'s checkpoint',
   'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
   snr: 'the relay of 2..128 agents untrained: outcome reward\'s rewarded rollouts against its luck floor, and each agent\'s policy-gradient signal-to-noise under outcome and process reward beside the Theta(N) line',
   scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { RELAY_CONFIG_SIZES, relayHeldOut, relayStep, relayTasks } from '../../../src/core/domains/relay/tasks.ts';
-import { relayConfig, relayConfigFile, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
+import { relayConfig, relayConfigFile, relayScaleRecipe, relayOutcome, relayRuleScore, relayStepVerdict, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { teamOf, resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { agentContext, agentReward } from '../../../src/core/loop/rewards.ts';
 import type { Action, Trajectory } from '../../../src/core/loop/trajectory.ts';
@@ -159,5 +159,19 @@ describe('relay configs', () => {
     const compact = resolveTrainConfig(relayConfigFile(6));
     expect(resolveTrainConfig({ ...relayConfigFile(6), workflow: relayWorkflow(6) })).toEqual(compact);
     expect(resolveTrainConfig(relayConfig(6))).toEqual(compact);
+  });
+
+  it('from 16 agents the shipped configs run the scale recipe: 64 rollouts an iteration in wide batches, evaluated untrained and at the end', () => {
+    expect(relayScaleRecipe(8)).toEqual({});
+    expect(resolveTrainConfig(relayConfigFile(8)).promptsPerIteration).toBe(8);
+    for (const n of [16, 32, 64, 128]) {
+      const c = resolveTrainConfig(relayConfigFile(n));
+      expect(c.promptsPerIteration * c.samplesPerPrompt).toBe(64);
+      expect([c.rolloutBatch, c.coach.batch, c.update.microBatchSize, c.update.sharedPrefix]).toEqual([64, 64, 64, true]);
+      expect(c.evalEvery).toBe(c.iterations);
+      expect(c.coach.kind).toBe('model');
+      expect(c.lr).toBe(relayConfig(n).lr); // the team's own rate: 6e-3 broke greedy cells (docs/relay-128-recipe.md)
+    }
+    expect(resolveTrainConfig(relayConfigFile(128)).iterations).toBe(14);
   });
 });

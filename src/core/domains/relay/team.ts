@@ -177,10 +177,38 @@ export function relayConfig(n: number): Record<string, unknown> {
   };
 }
 
+/** The smallest shipped relay that runs on the scale recipe (relayScaleRecipe). */
+export const RELAY_SCALE_FROM = 16;
+
 /**
- * configs/relay-<n>.json, as `npx tsx scripts/relay-configs.ts` writes it: relayConfig(n) with the workflow
- * as its config writes it, one repeated agent (relayWorkflowSpec), which the loader expands to relayWorkflow(n).
+ * The shipped configs' recipe for a relay of 16 or more (docs/relay-128-recipe.md has each lever measured):
+ * 64 rollouts an iteration (32 prompts x 2 samples) played, coached and updated in wide batches (the
+ * speed settings of docs/performance.md, "Speed at scale"), and the held-out set evaluated untrained and
+ * at the end only (an evaluation of 200 tasks at 128 agents costs most of an iteration). The learning rate
+ * stays 2e-3: 6e-3 moved sampled accuracy faster and broke greedy cells (off-by-one replies). Iterations
+ * are what fits 15 min of one wasm thread. Smaller relays keep relayConfig's settings.
+ * Example: relayScaleRecipe(128).iterations -> 14; relayScaleRecipe(8) -> {}
+ */
+export function relayScaleRecipe(n: number): Record<string, unknown> {
+  if (n < RELAY_SCALE_FROM) return {};
+  const iterations = n >= 128 ? 14 : n >= 64 ? 25 : 20;
+  return {
+    iterations,
+    promptsPerIteration: 32,
+    rolloutPasses: 1,
+    rolloutBatch: 64,
+    evalEvery: iterations,
+    checkpointEvery: Math.ceil(iterations / 2),
+    update: { microBatchSize: 64, sharedPrefix: true },
+    coach: { kind: 'model', batch: 64 },
+  };
+}
+
+/**
+ * configs/relay-<n>.json, as `npx tsx scripts/relay-configs.ts` writes it: relayConfig(n) with the scale
+ * recipe from 16 agents on, and the workflow as its config writes it, one repeated agent (relayWorkflowSpec),
+ * which the loader expands to relayWorkflow(n).
  */
 export function relayConfigFile(n: number): Record<string, unknown> {
-  return { ...relayConfig(n), workflow: relayWorkflowSpec(n) };
+  return { ...relayConfig(n), ...relayScaleRecipe(n), workflow: relayWorkflowSpec(n) };
 }
