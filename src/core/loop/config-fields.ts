@@ -38,6 +38,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   num('evalTemperature', 'evaluation temperature', 0, 10, false, 'greedy is always evaluated too (MAPPA: 0.6)'),
   int('checkpointEvery', 'checkpoint every (iterations)', 1, 100_000),
   num('lr', 'learning rate', 0, 1, true),
+  num('lrFinal', 'learning rate at the end (share of it)', 0, 1, false, 'falls on a half cosine to this share of the learning rate at the last iteration; 1: constant'),
   num('weightDecay', 'weight decay', 0, 1),
   int('lora.rank', 'LoRA rank', 1, 1024),
   num('lora.alpha', 'LoRA alpha', 0, 1e6, true),

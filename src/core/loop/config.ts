@@ -55,6 +55,8 @@ export interface TrainConfig {
   evalTemperature: number;
   checkpointEvery: number;
   lr: number;
+  /** The learning rate at the last iteration as a share of `lr`, reached on a half cosine (rl/lr-schedule.ts); 1 keeps it constant. */
+  lrFinal: number;
   weightDecay: number;
   lora: LoraSettings;
   update: UpdateSettings;
@@ -83,6 +85,7 @@ export const DEFAULT_TRAIN_CONFIG: Omit<TrainConfig, 'workflow'> = {
   evalTemperature: 0.6,
   checkpointEvery: 5,
   lr: 1e-3,
+  lrFinal: 1,
   weightDecay: 0,
   lora: { ...DEFAULT_LORA, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] },
   update: { ...DEFAULT_UPDATE },

@@ -22,6 +22,7 @@
  * Example: const t = await Trainer.create(config, {agentModel, coach, tools: {python: sandbox}, compute: LocalCompute.forTeam(...)}, {store});
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
+import { lrAt } from '../rl/lr-schedule.ts';
 import { AdamW } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
 import { policyUpdate } from '../rl/update.ts';
@@ -248,7 +249,7 @@ export class Trainer {
     const verdicts = await clock.time('coach', () => coachTrajectories(c.workflow, batch.trajs, this.parts.coach, c.rewards, this.parts.team.facts));
     checkAbort(signal);
     const chosen = this.samplesOf(batch, verdicts.coached);
-    const update = chosen.samples.length ? await clock.time('update', () => this.update(chosen.samples)) : null;
+    const update = chosen.samples.length ? await clock.time('update', () => this.update(it, chosen.samples)) : null;
     const record = this.recordOf(it, { batch, verdicts, chosen, update }, clock.seconds);
     return this.finish(it, record, chosen.curriculum, clock, evaluate);
   }
@@ -295,8 +296,10 @@ export class Trainer {
     return { samples, rewards, actionOf, groups, filters, curriculum };
   }
 
-  /** Samples -> update: each trainable agent's adapter takes its policy-gradient step. */
-  private update(samples: TrainSample[]): Promise<UpdateMetrics> {
+  /** Samples -> update: each trainable agent's adapter takes its policy-gradient step, at iteration `it`'s learning rate. */
+  private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
+    const lr = lrAt(this.config.lr, this.config.lrFinal, it, this.config.iterations);
+    for (const p of this.policies.values()) p.optimizer.settings.lr = lr;
     return policyUpdate(this.compute, this.policies, samples, this.config.update);
   }
 
