@@ -21,7 +21,7 @@ export const EXPERIMENT_WORDS = {
   },
   scale: {
     doing: 'the team-scaling experiment is running',
-    running: 'scaling the team: relay teams of 8, 16, 32 and 64 agents, process (AI judge) vs outcome reward',
+    running: 'scaling the team: relay teams of 8, 16 and 32 agents, process (AI judge) vs outcome reward',
   },
 } as const satisfies Record<string, { doing: string; running: string }>;
 

@@ -1,5 +1,5 @@
 /**
- * "Scale the team", the maths (pure, tested on hand-made results): the relay team of 8, 16, 32 and 64
+ * "Scale the team", the maths (pure, tested on hand-made results): the relay team of 8, 16 and 32
  * agents trained under process reward (the AI judge, relayConfig's coach) and outcome reward, each
  * measured untrained and after a short run on the same held-out problems. `scaleView` turns the runs'
  * evaluations into what the page draws: per size, the team accuracy (Wilson) and the mean step accuracy
@@ -35,26 +35,36 @@ export type ScaleMode = StoredRunData['mode'];
 export const SCALE_MODES: readonly ScaleMode[] = PAIR_MODES;
 
 /**
- * The experiment's budget, sized to take at most 3 minutes in the page on 2 cores (wasm): each run trains
- * `iterations` iterations of relayConfig's 8 prompts x 2 samples and is measured on `evalTasks` held-out
- * problems untrained (the process run; the outcome run reads it) and at its end. docs/page.md has what each
- * size cost in the page, measured.
+ * The experiment's budget, sized to take about 5 minutes on 2 cores (wasm, one thread): each run trains
+ * `iterations` iterations of `promptsPerIteration` prompts x 2 samples through the fast path measured in
+ * docs/performance.md ("Speed at scale": each chain step one batch of 64 rows, the judge scoring 64 actions at
+ * once, the update sharing each agent's prompt prefix), and is measured on `evalTasks` held-out problems
+ * untrained (the process run; the outcome run reads it) and at its end. Long enough that team accuracy at
+ * 8-32 agents moves beyond the noise under process reward: docs/results.md, "Scale the team", has the
+ * measured run (`npm run -s bench -- scale-page`).
  */
 export const SCALE_PLAN = {
-  sizes: [8, 16, 32, 64],
-  iterations: 2,
-  evalTasks: 20,
+  sizes: [8, 16, 32],
+  iterations: 6,
+  promptsPerIteration: 32,
+  evalTasks: 50,
   seed: 0,
-  /** relayConfig's learning rate raised so that 2 iterations move the agents. */
-  lr: 0.0075,
+  /** relayConfig's learning rate raised so that a few iterations move the agents. */
+  lr: 0.006,
 } as const;
-export type ScalePlan = { sizes: readonly number[]; iterations: number; evalTasks: number; seed: number; lr: number };
+export type ScalePlan = { sizes: readonly number[]; iterations: number; promptsPerIteration: number; evalTasks: number; seed: number; lr: number };
+
+/** The fast path (docs/performance.md, "Speed at scale"): the same training, fewer and wider calls. */
+const FAST = { rolloutPasses: 1, rolloutBatch: 64, update: { microBatchSize: 64, sharedPrefix: true } } as const;
 
 /** The config patch of one run: the relay of `n` with the plan's budget; outcome reward loads no judge (it reads no coach). */
 export function scalePatch(n: number, mode: ScaleMode, plan: ScalePlan = SCALE_PLAN): Record<string, unknown> {
+  const relay = relayConfig(n);
   return {
-    ...relayConfig(n), iterations: plan.iterations, evalEvery: plan.iterations, evalTasks: plan.evalTasks, checkpointEvery: plan.iterations,
-    seed: plan.seed, lr: plan.lr, rewards: { mode }, ...(usesCoach(mode) ? {} : { coach: { kind: 'rule' } }),
+    ...relay, ...FAST, update: { ...(relay.update as object | undefined), ...FAST.update },
+    iterations: plan.iterations, promptsPerIteration: plan.promptsPerIteration, evalEvery: plan.iterations, evalTasks: plan.evalTasks,
+    checkpointEvery: plan.iterations, seed: plan.seed, lr: plan.lr, rewards: { mode },
+    coach: usesCoach(mode) ? { ...(relay.coach as object | undefined), batch: 64 } : { kind: 'rule' },
   };
 }
 
@@ -85,6 +95,10 @@ export interface ScaleRow {
   rewarded: number | null;
   /** Each mode's mean step accuracy less the untrained team's (Newcombe, unpaired over the pooled steps). */
   stepGain: Record<ScaleMode, Interval | null>;
+  /** Each mode's team accuracy less the untrained team's, paired over the same held-out problems. */
+  teamGain: Record<ScaleMode, (Interval & { n: number }) | null>;
+  /** The team accuracy each mode's trained steps predict, 1/10 + 9/10 lambda^N with its final mean step accuracy (luck.ts). */
+  predictedTeam: Record<ScaleMode, number | null>;
   /** docs/credit.md: untrained + lambda^(N-1) x process's step gain. */
   predictedOutcomeStep: number | null;
   /** Seconds each run took here (stored with it). */
@@ -141,6 +155,8 @@ export function scaleRow(n: number, process: ScaleRunData | undefined, outcome: 
   const gain = (f: ScalePoint | null) => (f && untrained ? unpairedDifference(f.right, f.judged, untrained.right, untrained.judged) : null);
   const row: Omit<ScaleRow, 'words'> = {
     n, untrained, final, teamGap: pairedGap(lastP, lastO), stepGap, stepGain: { process: gain(final.process), outcome: gain(final.outcome) },
+    teamGain: { process: pairedGap(lastP, base), outcome: pairedGap(lastO, base) },
+    predictedTeam: { process: final.process ? rewardedShare(final.process.step.p, n) : null, outcome: final.outcome ? rewardedShare(final.outcome.step.p, n) : null },
     chance: p === null ? null : p ** n,
     rewarded: p === null ? null : rewardedShare(p, n),
     predictedOutcomeStep: p === null || !final.process ? null : p + outcomePush(p, n) * (final.process.step.p - p),
@@ -176,8 +192,13 @@ export function rowWords(row: Omit<ScaleRow, 'words'>): string {
   const noise = (i: Interval | null) => (side(i) === 'level' ? 'within the noise' : 'beyond the noise');
   let s = `${row.n} agents: team accuracy process ${pct1(final.process.team.p)} vs outcome ${pct1(final.outcome.team.p)}`;
   if (row.teamGap) s += `, ${gapText(row.teamGap)} (paired, ${noise(row.teamGap)})`;
+  if (untrained && row.teamGain.process && row.teamGain.outcome) {
+    s += `; against the untrained team's ${pct1(untrained.team.p)}, process ${gapText(row.teamGain.process)} (${noise(row.teamGain.process)}), `
+      + `outcome ${gapText(row.teamGain.outcome)} (${noise(row.teamGain.outcome)})`;
+  }
   s += `; mean step accuracy ${pct1(final.process.step.p)} vs ${pct1(final.outcome.step.p)}`;
   if (row.stepGap) s += `, ${gapText(row.stepGap)} (${noise(row.stepGap)})`;
+  if (row.predictedTeam.process !== null) s += `, which predict team accuracy ${pct1(row.predictedTeam.process)} for process (1/10 + 9/10 λ^${row.n})`;
   if (untrained && row.chance !== null) {
     s += `; untrained ${pct1(untrained.step.p)}, so a chain is right ${chanceText(row.chance)} of the time (p^${row.n})`;
     if (row.rewarded !== null) s += ` but outcome reward is rewarded on ${chanceText(row.rewarded)} (a chain whose errors cancel ends right too)`;
@@ -208,16 +229,36 @@ export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
       ? `was within the noise of outcome reward's at ${sizesText(by(key, 'level'))} (the interval of the difference holds 0: no difference shown)` : '',
     by(key, 'below').length ? `ended below outcome reward's beyond the noise at ${sizesText(by(key, 'below'))}` : '',
   ].filter(Boolean).join(', and ');
-  let s = `Process reward's mean step accuracy ${clauses('stepGap')}.`;
-  if (done.some((r) => r.teamGap)) s += ` Its team accuracy ${clauses('teamGap')}.`;
-  const rose = (mode: ScaleMode) => {
-    const up = done.filter((r) => side(r.stepGain[mode]) === 'above').map((r) => r.n);
-    const down = done.filter((r) => side(r.stepGain[mode]) === 'below').map((r) => r.n);
+  const rose = (key: 'stepGain' | 'teamGain', mode: ScaleMode) => {
+    const up = done.filter((r) => side(r[key][mode]) === 'above').map((r) => r.n);
+    const down = done.filter((r) => side(r[key][mode]) === 'below').map((r) => r.n);
     const parts = [up.length ? `rose beyond the noise at ${sizesText(up)}` : '', down.length ? `fell beyond the noise at ${sizesText(down)}` : ''];
     return parts.filter(Boolean).join(' and ') || 'did not move beyond the noise';
   };
+  let s = '';
+  if (done.some((r) => r.teamGain.process || r.teamGain.outcome)) {
+    s += `Against the untrained team, on the same held-out problems, process reward's team accuracy ${rose('teamGain', 'process')}; `
+      + `outcome reward's ${rose('teamGain', 'outcome')}. `;
+  }
+  s += `Process reward's mean step accuracy ${clauses('stepGap')}.`;
+  if (done.some((r) => r.teamGap)) s += ` Its team accuracy ${clauses('teamGap')}.`;
   if (done.some((r) => r.untrained)) {
-    s += ` Against the untrained team, process reward's step accuracy ${rose('process')}; outcome reward's ${rose('outcome')}.`;
+    s += ` Against the untrained team, process reward's step accuracy ${rose('stepGain', 'process')}; outcome reward's ${rose('stepGain', 'outcome')}.`;
+  }
+  const explained = done.filter((r) => r.predictedTeam.process !== null && r.final.process);
+  if (explained.length) {
+    const inside = (r: Omit<ScaleRow, 'words'>) => {
+      const t = r.final.process!.team;
+      return r.predictedTeam.process! >= t.low && r.predictedTeam.process! <= t.high;
+    };
+    const fits = explained.filter(inside).map((r) => r.n);
+    const misses = explained.filter((r) => !inside(r)).map((r) => r.n);
+    s += ' A chain ends right when its errors cancel on the dial, 1/10 + 9/10 λᴺ of the time if its steps err independently: process'
+      + ` reward's trained steps predict team accuracy ${explained.map((r) => `${pct1(r.predictedTeam.process!)} at ${r.n}`).join(', ')} agents, against`
+      + ` ${explained.map((r) => `${pct1(r.final.process!.team.p)} [${pct1(r.final.process!.team.low)}, ${pct1(r.final.process!.team.high)}]`).join(', ')}`
+      + ' measured';
+    s += [fits.length ? `: inside the measured interval at ${sizesText(fits)}` : '',
+      misses.length ? `${fits.length ? ', and' : ':'} outside it at ${sizesText(misses)} (the model of independent steps does not hold there)` : ''].join('') + '.';
   }
   const withChance = done.filter((r) => r.chance !== null && r.rewarded !== null);
   if (withChance.length >= 2) {
