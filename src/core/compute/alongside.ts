@@ -8,9 +8,6 @@
  *   each iteration:  [background]  next evaluation chunk (greedy + sampled)  } at the same time, where
  *                    [here]        the iteration (rollouts, coach, update)     } there are lanes
  *                    then: queue this iteration's evaluation if due; report the chunk
- *   the first one:   no chunk beside it: its rollout passes and update share the lanes, so that the first
- *                    iteration after Start comes as soon as it can (docs/performance.md, "The first
- *                    iteration after Start"); the untrained team is measured from the second on
  *   no lanes:        the chunk runs here after the iteration
  *   after the last:  the remaining evaluations, MAX_CHUNK problems at a time
  *
@@ -43,16 +40,12 @@ function nextChunkSize(current: number, chunk: EvalChunk | null, seconds: number
 /** Evaluations fitted around training on `compute` (lanes in the background where it has them). */
 export function alongside(compute: Compute): StepHook {
   let size = FIRST_CHUNK;
-  let first = true;
   const background = () => (compute instanceof LaneCompute ? compute.background() : null);
   return {
     finalChunk: MAX_CHUNK,
     async around(step: () => Promise<IterationMetrics | null>, session: RunSession, signal?: AbortSignal): Promise<IterationMetrics | null> {
       const { queue, trainer } = session;
-      // The first iteration of a session plays on every lane (with a chunk beside it, its second rollout pass
-      // and its update's share of the lane wait behind that chunk).
-      const player = first ? null : background();
-      first = false;
+      const player = background();
       // A pause reaches the lanes: the chunk they play stops at its next decoding step (and runs again on resuming).
       const beside = player && queue.pending.length
         ? queue.runChunk(size, player, signal).catch((e) => {
@@ -73,7 +66,7 @@ export function alongside(compute: Compute): StepHook {
       if (trainer.evalDue(metrics.iteration)) queue.enqueue(metrics.iteration, trainer.adapterValues());
       const { rollout, coach, update } = metrics.seconds;
       if (beside) size = nextChunkSize(size, chunk, rollout + coach);
-      else if (queue.pending.length && !background()) { // no lanes: the chunk plays here, after the iteration
+      else if (queue.pending.length && !background()) {
         const here = await queue.runChunk(size, undefined, signal).catch((e) => {
           if (signal?.aborted) return null; // paused: the iteration is whole; the chunk runs again on resuming
           throw e;

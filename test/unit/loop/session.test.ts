@@ -129,11 +129,10 @@ describe('RunSession: learning first, measuring alongside', () => {
     const server = new LaneServer(model.model, async () => parts());
     const pause = new AbortController();
     const plays: string[] = [];
-    let armed = false;
-    // The lane's side, in the order things happen there: a play job starts (once armed, Pause is pressed at that moment),
+    // The lane's side, in the order things happen there: a play job starts (Pause is pressed at that moment),
     // then it either finishes its whole chunk or stops.
     serveLaneJobs<LaneJob, LaneResult>({ postMessage: (m) => port2.postMessage(m), onMessage: (h) => port2.on('message', h) }, (job, signal) => {
-      if (job.kind !== 'play' || !armed) return server.handle(job, signal);
+      if (job.kind !== 'play') return server.handle(job, signal);
       plays.push('start');
       if (plays.length === 1) pause.abort();
       return server.handle(job, signal).then((r) => (plays.push('finished'), r), (e) => (plays.push('stopped'), Promise.reject(e)));
@@ -145,10 +144,6 @@ describe('RunSession: learning first, measuring alongside', () => {
     const compute = new LaneCompute(LocalCompute.forTeam(parts()), pool, (m) => warnings.push(m));
     const store = new MemoryStore();
     const first = await session(store, compute);
-    // The first iteration plays on the lane with no chunk beside it (its second rollout pass goes there); the chunk comes with the second.
-    expect(await first.s.run({ single: true })).toBe('stepped');
-    expect(first.events.some((e) => e.type === 'eval')).toBe(false);
-    armed = true;
     expect(await first.s.run({ signal: pause.signal })).toBe('paused');
     expect(plays.slice(0, 2)).toEqual(['start', 'stopped']); // stopped mid-chunk: a pause is not a lane failure
     expect(warnings).toEqual([]);
