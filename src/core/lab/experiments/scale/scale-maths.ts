@@ -1,11 +1,11 @@
 /**
  * "Scale the team", the maths (pure, tested on hand-made results): the relay team of 8, 16 and 32
  * agents trained under process reward (the AI judge, relayConfig's coach) and outcome reward, each
- * measured untrained and after a short run on the same held-out problems. `scaleView` turns the runs'
+ * measured untrained and after its run on the same held-out problems. `scaleView` turns the runs'
  * evaluations into what the page draws: per size, the team accuracy (Wilson) and the mean step accuracy
- * (Wilson over the pooled steps) of the untrained team and of each mode, the paired process - outcome
- * team gap, the unpaired step gap, the theory's two lines, each agent's step accuracy, and the words the
- * run ends in. The runner that trains the runs is scale-run.ts; the page only draws (Scale.svelte).
+ * (Wilson over the pooled steps) of the untrained team and of each mode, each mode's team accuracy against
+ * the untrained team and the process - outcome team gap (both paired over the problems), the unpaired step
+ * gap, the theory's lines, each agent's step accuracy, and the words the run ends in. The runner that trains the runs is scale-run.ts; the page only draws (Scale.svelte).
  *
  * The theory (docs/credit.md, domains/relay/luck.ts), with p the untrained team's mean step accuracy at
  * that size and lambda = (10 p - 1) / 9:
@@ -14,13 +14,17 @@
  *     rollouts (`rewarded`, the luck floor: never below 10 %), and that is the team accuracy the untrained
  *     team's steps predict;
  *   - its expected push on a step is lambda^(N-1) of process reward's, so its predicted step accuracy is
- *     untrained + lambda^(N-1) x (process's step accuracy - untrained) (`predictedOutcomeStep`).
+ *     untrained + lambda^(N-1) x (process's step accuracy - untrained) (`predictedOutcomeStep`);
+ *   - the same formula with a mode's trained mean step accuracy is the team accuracy its steps predict
+ *     (`predictedTeam`): the words say whether the measured interval holds it (if not, its steps do not
+ *     err independently, and the model does not hold).
  *
  * Example (hand-worked, test/unit/lab/scale.test.ts): at 8 agents, untrained 160 of 200 steps right
  *   (p = 0.8, lambda = 7/9), process 180 of 200, outcome 162 of 200: chance = 0.8^8 = 16.8 %, rewarded =
  *   0.1 + 0.9 x (7/9)^8 = 22.1 %, predicted outcome step = 0.8 + (7/9)^7 x 0.1 = 81.7 %; step gap +9.0 pts
  *   [+2.1, +15.9] (Newcombe), beyond the noise, so the words say "process reward's mean step accuracy ended
- *   above outcome reward's beyond the noise at 8 agents".
+ *   above outcome reward's beyond the noise at 8 agents"; process's steps (p = 0.9, lambda = 8/9) predict team
+ *   accuracy 0.1 + 0.9 x (8/9)^8 = 45.1 %.
  */
 import { relayConfig } from '../../../domains/relay/team.ts';
 import { outcomePush, rewardedShare } from '../../../domains/relay/luck.ts';
