@@ -159,7 +159,7 @@ describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)'
     // Its table, and the lesson's, as pictures for a slide: the SVG parses, carries the title and the intervals, and the PNG
     // decodes at twice the SVG's size (export-table.ts draws the same layout at 2 device pixels a CSS pixel).
     for (const [where, title] of [['credit-methods', 'Credit methods at 4 agents, 960 agent generations each'],
-      ['lesson-summary', 'Held-out accuracy after training, by team size']] as const) {
+      ['lesson-summary', 'Process vs outcome reward: held-out accuracy by team size']] as const) {
       const table = page.getByTestId(where).locator('table').first();
       const [svgFile] = await Promise.all([page.waitForEvent('download'), table.getByTestId('btn-table-svg').click()]);
       expect(svgFile.suggestedFilename(), where).toMatch(/\.svg$/);
