@@ -124,7 +124,12 @@ describe('scale: the words', () => {
   it('small helpers', () => {
     expect(sizesText([8])).toBe('8 agents');
     expect(sizesText([8, 16, 32])).toBe('8, 16 and 32 agents');
-    expect(chanceText(0.8 ** 64)).toBe('6.3e-5 %');
+    // Odds, not exponents, below 0.001 %: 0.8^64 = 6.28e-7, 1 / that = 1.59 million.
+    expect(chanceText(0.8 ** 64)).toBe('1 in 1.6 million');
+    expect(chanceText(2.5e-4)).toBe('0.025 %');
+    expect(chanceText(1.4e-8)).toBe('1 in 71 million'); // 1 / 1.4e-8 = 71.4 million
+    expect(chanceText(2e-6)).toBe('1 in 500,000');
+    expect(chanceText(6.2e-34)).toBe('1 in 10^33'); // log10(1.61e33) = 33.2
     expect(chanceText(0.168)).toBe('16.8 %');
     expect(scaleTrained([p8], { ...PLAN, sizes: [8] })).toBeNull(); // the outcome run is missing
   });

@@ -173,9 +173,20 @@ const pct1 = (x: number) => `${(x * 100).toFixed(1)} %`;
 const pts = (x: number) => `${x > 0.0005 ? '+' : ''}${(Math.abs(x) < 0.0005 ? 0 : x * 100).toFixed(1)}`;
 const gapText = (i: Interval) => `${pts(i.p)} pts [${pts(i.low)}, ${pts(i.high)}]`;
 
-/** "1.7e-7 %" for tiny chances, "16.8 %" otherwise. */
+/**
+ * A chance in words a class reads aloud: "16.8 %", "0.025 %" (two figures below 0.1 %), then odds: "1 in 1.6
+ * million", "1 in 71 billion", "1 in 10^17" (no "1.7e-7 %").
+ */
 export function chanceText(x: number): string {
-  return x >= 0.001 ? pct1(x) : `${(x * 100).toExponential(1)} %`;
+  if (x >= 0.001) return pct1(x);
+  if (x >= 1e-5) return `${Number((x * 100).toPrecision(2))} %`;
+  if (!(x > 0)) return '0 %';
+  const odds = 1 / x;
+  const figures = (v: number) => (v >= 10 ? String(Math.round(v)) : v.toPrecision(2));
+  for (const [v, word] of [[1e12, 'trillion'], [1e9, 'billion'], [1e6, 'million']] as const) {
+    if (odds >= v && odds < v * 1000) return `1 in ${figures(odds / v)} ${word}`;
+  }
+  return odds < 1e6 ? `1 in ${Math.round(odds).toLocaleString('en-US')}` : `1 in 10^${Math.round(Math.log10(odds))}`;
 }
 
 /** Whether an interval of a difference lies above 0, below it, or holds it (no difference shown). */
@@ -204,11 +215,17 @@ export function rowWords(row: Omit<ScaleRow, 'words'>): string {
   if (row.stepGap) s += `, ${gapText(row.stepGap)} (${noise(row.stepGap)})`;
   if (row.predictedTeam.process !== null) s += `, which predict team accuracy ${pct1(row.predictedTeam.process)} for process (1/10 + 9/10 λ^${row.n})`;
   if (untrained && row.chance !== null) {
-    s += `; untrained ${pct1(untrained.step.p)}, so a chain is right ${chanceText(row.chance)} of the time (p^${row.n})`;
+    s += `; untrained ${pct1(untrained.step.p)}, so a chain is right ${oftenText(row.chance)} (p^${row.n})`;
     if (row.rewarded !== null) s += ` but outcome reward is rewarded on ${chanceText(row.rewarded)} (a chain whose errors cancel ends right too)`;
     if (row.predictedOutcomeStep !== null) s += `, and docs/credit.md predicts its step accuracy at ${pct1(row.predictedOutcomeStep)}`;
   }
   return `${s}.`;
+}
+
+/** How often, in words: "16.8 % of the time", "1 time in 71 million". */
+function oftenText(x: number): string {
+  const t = chanceText(x);
+  return t.startsWith('1 in ') ? `1 time in ${t.slice(5)}` : `${t} of the time`;
 }
 
 /** "8 agents", "8 and 16 agents", "8, 16 and 32 agents". */
