@@ -70,14 +70,14 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     await button.click();
     await waitScale(page, (v) => v.status === 'running' && v.progress.done > 0, 240_000, 'the first work done');
     const mid = await waitScale(page, (v) => v.rows.filter((r) => r.final.process && r.final.outcome).length >= 2 && v.remaining !== null,
-      600_000, 'the 8- and 16-agent runs');
+      1_500_000, 'the 8- and 16-agent runs');
     console.log(`[e2e] scale: 8 and 16 agents done after ${((Date.now() - started) / 1000).toFixed(0)} s; `
       + `progress ${mid.progress.done} of ${mid.progress.total} generations; estimate ${mid.remaining!.toFixed(0)} s left`);
     expect(await page.getByTestId('scale-progress').getAttribute('aria-valuenow')).not.toBe('0');
     expect(await inView(page, ['btn-scale-pause', 'scale-progress', 'scale-status'])).toEqual([]);
     await page.screenshot({ path: `${resultsDir}/scale-running.png` });
 
-    const done = await waitScale(page, (v) => v.status === 'done', 900_000, 'the experiment done');
+    const done = await waitScale(page, (v) => v.status === 'done', 1_500_000, 'the experiment done');
     const seconds = (Date.now() - started) / 1000;
     console.log(`[e2e] scale: ${seconds.toFixed(0)} s wall after the click (${(seconds / 60).toFixed(1)} min); trained ${done.trained?.seconds.toFixed(0)} s`);
     for (const r of done.rows) {
@@ -105,7 +105,7 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     expect(await inView(page, ['btn-scale', 'scale-chart-team', 'scale-chart-step', 'scale-strip', 'scale-words'])).toEqual([]);
     await page.screenshot({ path: `${resultsDir}/scale-done.png` });
     expect(problems).toEqual([]);
-  }, 1_500_000);
+  }, 3_300_000); // about 5 minutes of training on a quiet 2-core machine; the limits are for a loaded one (19 min at load 10-12)
 
   it('a reload shows the finished experiment from storage, without a click', async () => {
     const before = await scaleOf(page);
