@@ -5,7 +5,8 @@
  * evaluations into what the page draws: per size, the team accuracy (Wilson) and the mean step accuracy
  * (Wilson over the pooled steps) of the untrained team and of each mode, each mode's team accuracy against
  * the untrained team and the process - outcome team gap (both paired over the problems), the unpaired step
- * gap, the theory's lines, each agent's step accuracy, and the words the run ends in. The runner that trains the runs is scale-run.ts; the page only draws (Scale.svelte).
+ * gap, the theory's lines, each agent's step accuracy, and the words the run ends in. The runner that
+ * trains the runs is scale-run.ts; the page only draws (Scale.svelte).
  *
  * The theory (docs/credit.md, domains/relay/luck.ts), with p the untrained team's mean step accuracy at
  * that size and lambda = (10 p - 1) / 9:
