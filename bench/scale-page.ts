@@ -14,7 +14,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { SCALE_PLAN, type ScalePlan, type ScalePoint, type ScaleView } from '../src/core/lab/experiments/scale/scale-maths.ts';
+import { chanceText, SCALE_PLAN, type ScalePlan, type ScalePoint, type ScaleView } from '../src/core/lab/experiments/scale/scale-maths.ts';
 import type { Interval } from '../src/core/stats/intervals.ts';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
@@ -23,7 +23,7 @@ const span = (i: Interval) => `[${pts(i.low)}, ${pts(i.high)}]`;
 const acc = (p: ScalePoint | null) => (p ? `${pct(p.team.p)} [${(p.team.low * 100).toFixed(1)}, ${(p.team.high * 100).toFixed(1)}]` : '-');
 const step = (p: ScalePoint | null) => (p ? `${pct(p.step.p)} (${p.right}/${p.judged})` : '-');
 const gain = (i: Interval | null) => (i ? `${pts(i.p)} ${span(i)}${i.low > 0 ? ' **beyond the noise**' : i.high < 0 ? ' (below)' : ''}` : '-');
-const chance = (x: number | null) => (x === null ? '-' : x >= 0.001 ? pct(x) : `${(x * 100).toExponential(1)} %`);
+const chance = (x: number | null) => (x === null ? '-' : chanceText(x));
 
 function parse(argv: string[]): { plan: ScalePlan; out: string } {
   const plan: ScalePlan = { ...SCALE_PLAN, sizes: [...SCALE_PLAN.sizes] };
@@ -39,9 +39,14 @@ function parse(argv: string[]): { plan: ScalePlan; out: string } {
     else if (flag === '--prompts' && Number.isInteger(num) && num > 0) plan.promptsPerIteration = num;
     else if (flag === '--lr' && num > 0) plan.lr = num;
     else if (flag === '--seed' && Number.isInteger(num)) plan.seed = num;
-    else throw new Error(`bench scale-page: ${flag} ${value} is not understood (flags: --sizes 8,16,32 --iterations N --eval-tasks N --prompts N --lr X --seed N --out FILE)`);
+    else {
+      throw new Error(`bench scale-page: ${flag} ${value} is not understood `
+        + '(flags: --sizes 8,16,32 --iterations N --eval-tasks N --prompts N --lr X --seed N --out FILE)');
+    }
   }
-  if (plan.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 128)) throw new Error('bench scale-page: --sizes takes whole numbers from 1 to 128, e.g. 8,16,32');
+  if (plan.sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 128)) {
+    throw new Error('bench scale-page: --sizes takes whole numbers from 1 to 128, e.g. 8,16,32');
+  }
   return { plan, out };
 }
 
@@ -85,17 +90,22 @@ export async function main(argv: string[]): Promise<void> {
   const lines = [
     `# Scale the team, headless (the page's runner in Node)`,
     '',
-    `- date: ${new Date().toISOString()}; ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores (shared), Node ${process.version}; ${describeBackend(currentBackend()!)}`,
+    `- date: ${new Date().toISOString()}; ${os.cpus()[0]?.model ?? 'cpu'}, ${os.cpus().length} cores (shared), Node ${process.version}; `
+      + describeBackend(currentBackend()!),
     `- load average at start ${load0.map((x) => x.toFixed(2)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`,
     `- command: \`npm run -s bench -- scale-page${argv.length ? ` ${argv.join(' ')}` : ''}\``,
-    `- plan: ${JSON.stringify(plan)} (${v.rolloutsPerIteration} rollouts an iteration); wall ${wall.toFixed(0)} s (${(wall / 60).toFixed(1)} min), training and evaluating ${v.trained?.seconds.toFixed(0) ?? '?'} s; `
+    `- plan: ${JSON.stringify(plan)} (${v.rolloutsPerIteration} rollouts an iteration); wall ${wall.toFixed(0)} s (${(wall / 60).toFixed(1)} min), `
+      + `training and evaluating ${v.trained?.seconds.toFixed(0) ?? '?'} s; `
       + `CPU ${cpu.toFixed(0)} s (${(cpu / 60).toFixed(1)} min: on one quiet core, about its wall time)`,
     '',
-    `Team accuracy: greedy, ${plan.evalTasks} held-out problems, Wilson 95 %; gains paired over the same problems. Step accuracy: greedy, pooled over the agents.`,
+    `Team accuracy: greedy, ${plan.evalTasks} held-out problems, Wilson 95 %; gains paired over the same problems. `
+      + 'Step accuracy: greedy, pooled over the agents.',
     '',
-    '| N | untrained team | process team | outcome team | process - untrained | outcome - untrained | process - outcome | step: untrained / process / outcome | luck floor (untrained) | pᴺ (untrained) | team predicted by process\'s steps | s: process + outcome |',
+    '| N | untrained team | process team | outcome team | process - untrained | outcome - untrained | process - outcome '
+      + '| step: untrained / process / outcome | luck floor (untrained) | pᴺ (untrained) | team predicted by process\'s steps | s: process + outcome |',
     '|---:|---|---|---|---|---|---|---|---:|---:|---:|---|',
-    ...v.rows.map((r) => `| ${r.n} | ${acc(r.untrained)} | ${acc(r.final.process)} | ${acc(r.final.outcome)} | ${gain(r.teamGain.process)} | ${gain(r.teamGain.outcome)} | `
+    ...v.rows.map((r) => `| ${r.n} | ${acc(r.untrained)} | ${acc(r.final.process)} | ${acc(r.final.outcome)} | `
+      + `${gain(r.teamGain.process)} | ${gain(r.teamGain.outcome)} | `
       + `${gain(r.teamGap)} | ${step(r.untrained)} / ${step(r.final.process)} / ${step(r.final.outcome)} | ${chance(r.rewarded)} | ${chance(r.chance)} | `
       + `${chance(r.predictedTeam.process)} | ${r.seconds.process?.toFixed(0) ?? '-'} + ${r.seconds.outcome?.toFixed(0) ?? '-'} |`),
     '',

@@ -161,7 +161,9 @@ export function scaleRow(n: number, process: ScaleRunData | undefined, outcome: 
   const row: Omit<ScaleRow, 'words'> = {
     n, untrained, final, teamGap: pairedGap(lastP, lastO), stepGap, stepGain: { process: gain(final.process), outcome: gain(final.outcome) },
     teamGain: { process: pairedGap(lastP, base), outcome: pairedGap(lastO, base) },
-    predictedTeam: { process: final.process ? rewardedShare(final.process.step.p, n) : null, outcome: final.outcome ? rewardedShare(final.outcome.step.p, n) : null },
+    predictedTeam: {
+      process: final.process ? rewardedShare(final.process.step.p, n) : null, outcome: final.outcome ? rewardedShare(final.outcome.step.p, n) : null,
+    },
     chance: p === null ? null : p ** n,
     rewarded: p === null ? null : rewardedShare(p, n),
     predictedOutcomeStep: p === null || !final.process ? null : p + outcomePush(p, n) * (final.process.step.p - p),
@@ -279,8 +281,8 @@ export function scaleWords(rows: readonly Omit<ScaleRow, 'words'>[]): string {
       + ` reward's trained steps predict team accuracy ${explained.map((r) => `${pct1(r.predictedTeam.process!)} at ${r.n}`).join(', ')} agents, against`
       + ` ${explained.map((r) => `${pct1(r.final.process!.team.p)} [${pct1(r.final.process!.team.low)}, ${pct1(r.final.process!.team.high)}]`).join(', ')}`
       + ' measured';
-    s += [fits.length ? `: inside the measured interval at ${sizesText(fits)}` : '',
-      misses.length ? `${fits.length ? ', and' : ':'} outside it at ${sizesText(misses)} (the model of independent steps does not hold there)` : ''].join('') + '.';
+    const outside = `${fits.length ? ', and' : ':'} outside it at ${sizesText(misses)} (the model of independent steps does not hold there)`;
+    s += [fits.length ? `: inside the measured interval at ${sizesText(fits)}` : '', misses.length ? outside : ''].join('') + '.';
   }
   const withChance = done.filter((r) => r.chance !== null && r.rewarded !== null);
   if (withChance.length >= 2) {
