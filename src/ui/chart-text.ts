@@ -44,6 +44,8 @@ export interface ChartText {
   series: TextSeries[];
   /** A value in words (default: 3 significant digits). */
   format?: (v: number) => string;
+  /** What each series is, as the first column's heading of a table with a row per series (default 'line'; a heat map: 'agent'). */
+  lineName?: string;
   /** 'trend' (default): first → latest per line; 'spread': the lowest, the highest and the mean over x (a strip of agents). */
   kind?: 'trend' | 'spread';
 }
@@ -125,7 +127,7 @@ export function chartTable(t: ChartText, rowsPer: 'x' | 'line' = 'x'): TextTable
   const interval = (s: TextSeries, k: number) => (drawn(s.low?.[k]) && drawn(s.high?.[k]) ? `[${fmt(s.low![k]!)}, ${fmt(s.high![k]!)}]` : '–');
   const kept = t.xs.map((_, k) => k).filter((k) => t.series.some((s) => drawn(s.values[k])));
   if (rowsPer === 'line') {
-    return { head: [t.x === ITERATIONS ? 'line \\ iteration' : 'line', ...kept.map((k) => String(t.xs[k]))],
+    return { head: [t.lineName ?? 'line', ...kept.map((k) => `${t.x.name} ${t.xs[k]}`)],
       rows: t.series.map((s) => [s.label, ...kept.map((k) => cell(s, k) + (banded(s) && drawn(s.values[k]) ? ` ${interval(s, k)}` : ''))]) };
   }
   const head = [t.x.name, ...t.series.flatMap((s) => (banded(s) ? [s.label, `${s.label}: 95 % interval`] : [s.label]))];

@@ -118,8 +118,10 @@ const STYLED = ['font-size', 'font-family', 'font-weight', 'fill', 'stroke', 'st
 export function figureSvg(figure: HTMLElement): { svg: string; name: string } {
   const chart = figure.querySelector('svg');
   if (!chart) throw new Error('this figure holds no SVG chart');
-  const title = [...(figure.querySelector('figcaption')?.childNodes ?? [])]
-    .filter((n) => !(n instanceof HTMLButtonElement) && !(n instanceof HTMLDetailsElement)).map((n) => n.textContent ?? '').join('').replace(/\s+/g, ' ').trim();
+  // The caption's words, without its buttons and its data table's toggle.
+  const caption = figure.querySelector('figcaption')?.cloneNode(true) as HTMLElement | undefined;
+  caption?.querySelectorAll('button, details').forEach((n) => n.remove());
+  const title = (caption?.textContent ?? '').replace(/\s+/g, ' ').trim();
   // The legend: a line per item that has a key (its line's dash and marker, .key svg), else a line per legend.
   const words = (n: Element) => (n.textContent ?? '').replace(/\s+/g, ' ').trim();
   const legend = [...figure.querySelectorAll('.legend')].flatMap((l) => {

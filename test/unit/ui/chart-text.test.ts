@@ -63,6 +63,6 @@ describe('a chart as a table', () => {
   it('a row per line (a heat map of agents), a column per iteration', () => {
     expect(chartTable({ title: 'score', x: ITERATIONS, xs: [1, 2, 3], series: [
       { label: 'agent1', values: [5, null, 7] }, { label: 'agent2', values: [4, null, 3.25] },
-    ] }, 'line')).toEqual({ head: ['line \\ iteration', '1', '3'], rows: [['agent1', '5', '7'], ['agent2', '4', '3.25']] });
+    ], lineName: 'agent' }, 'line')).toEqual({ head: ['agent', 'iteration 1', 'iteration 3'], rows: [['agent1', '5', '7'], ['agent2', '4', '3.25']] });
   });
 });
