@@ -41,6 +41,10 @@ export const NEUTRAL_COLOUR = '#4b5563';
 /** Muted text (captions, "no data yet"): 6.9:1 on white, 6.3:1 on the page's grey, 4.7:1 or more on the inspector's tinted cards. */
 export const MUTED_TEXT = '#525b6b';
 
+/** Signed bars (a credit above or below zero): blue and vermillion, apart for every colour vision (the sign is also written). */
+export const POSITIVE_COLOUR = '#0072b2';
+export const NEGATIVE_COLOUR = '#d55e00';
+
 /**
  * The palette as CSS custom properties, set on <html> once at start (main.ts), so a component's style
  * writes `color: var(--text-muted)` and never a colour of its own.
@@ -51,6 +55,8 @@ export const CSS_COLOURS: Record<string, string> = {
   '--mode-outcome': MODE_COLOUR.outcome,
   '--base': BASE_COLOUR,
   '--neutral': NEUTRAL_COLOUR,
+  '--positive': POSITIVE_COLOUR,
+  '--negative': NEGATIVE_COLOUR,
 };
 export function applyCssColours(root: HTMLElement): void {
   for (const [k, v] of Object.entries(CSS_COLOURS)) root.style.setProperty(k, v);

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  AGENT_COLOURS, agentStyle, BASE_COLOUR, heatColour, markerPath, MODE_COLOUR, MODE_STYLE, MUTED_TEXT, NEUTRAL_COLOUR, swatchSvg,
+  AGENT_COLOURS, agentStyle, BASE_COLOUR, heatColour, markerPath, MODE_COLOUR, MODE_STYLE, MUTED_TEXT, NEGATIVE_COLOUR, NEUTRAL_COLOUR,
+  POSITIVE_COLOUR, swatchSvg,
 } from '../../../src/ui/colours.ts';
 import { scoreColour } from '../../../src/ui/credit.ts';
 
@@ -44,7 +45,7 @@ describe('the palette on white and on the page\'s tints', () => {
   });
 
   it('per-agent lines: 3:1 or more, each with its own colour and dash among the first eight', () => {
-    for (const c of AGENT_COLOURS) expect(contrast(c, '#ffffff'), c).toBeGreaterThanOrEqual(3);
+    for (const c of [...AGENT_COLOURS, POSITIVE_COLOUR, NEGATIVE_COLOUR]) expect(contrast(c, '#ffffff'), c).toBeGreaterThanOrEqual(3);
     const firstEight = Array.from({ length: 8 }, (_, i) => agentStyle(i));
     expect(new Set(firstEight.map((s) => s.colour)).size).toBe(8);
     expect(new Set(firstEight.map((s) => JSON.stringify(s.dash ?? []))).size).toBe(8);
