@@ -148,6 +148,11 @@ export class AnswerBoard {
     this.listeners.forEach((l) => l());
   }
 
+  /** Whether question `id` has an answer (or a skip). */
+  has(id: string): boolean {
+    return this.answers.has(id);
+  }
+
   get isClosed(): boolean {
     return this.closed;
   }
