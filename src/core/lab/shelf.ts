@@ -167,7 +167,9 @@ export class Shelf {
    * What the coach of a run of `c` is, in one line (coach-quality.ts): a judge's ranking is read from
    * its folder's report.json where it has one (`check.ranking`), else from the measured table.
    */
-  async coachQuality(c: TrainConfig, coachName: string): Promise<CoachQuality> {
+  async coachQuality(c: TrainConfig, given: string): Promise<CoachQuality> {
+    // A coach in tiers ("tiers:<tier 1>><tier 2>"): what tier 1, which scores every action, is (the tiers panel says the rest).
+    const coachName = given.startsWith('tiers:') ? given.slice('tiers:'.length).split('>')[0] : given;
     const domain = c.workflow.domain;
     if (!coachName.startsWith('model:')) return coachQuality(coachName, domain, c.coach.miscalibration);
     const spec = judgeSpec(c.coach, teamOf(c.workflow));

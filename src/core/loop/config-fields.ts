@@ -179,8 +179,8 @@ export function checkFields(c: {
   if (tiers) {
     const t = tiers as { pick: string; threshold: number; teachEvery: number; budget: number; person?: number };
     if ((t.person ?? 0) > t.budget) {
-      throw new ConfigFileError(`coach.tiers.person (share asked of a person (tier 3)): ${t.person} is more than coach.tiers.budget ${t.budget}; ` +
-        'the person is asked among the actions tier 2 scored: lower it or raise the budget', 'coach.tiers.person', fieldLabel('coach.tiers.person'));
+      throw new ConfigFileError(`coach.tiers.person (share asked of a person (tier 3)): ${t.person} is more than the share escalated to tier 2 ` +
+        `(coach.tiers.budget), ${t.budget}; the person is asked among the actions tier 2 scored: lower it or raise that share`, 'coach.tiers.person', fieldLabel('coach.tiers.person'));
     }
     if (t.threshold > 0 && t.pick !== 'spread') {
       throw new ConfigFileError(`coach.tiers.threshold (spread to escalate at): needs pick "spread", got pick "${t.pick}"; set it to 0`, 'coach.tiers.threshold', fieldLabel('coach.tiers.threshold'));

@@ -131,7 +131,7 @@ describe('TieredCoach', () => {
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { pick: 'random', threshold: 2 } } })).toThrow(/coach\.tiers\.threshold.*needs pick "spread"/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'rule', tiers: {} } })).toThrow(/judge model as tier 1/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budget: 0.1, person: 0.2 } } }))
-      .toThrow(/coach\.tiers\.person \(share asked of a person \(tier 3\)\): 0.2 is more than coach\.tiers\.budget 0.1/);
+      .toThrow(/coach\.tiers\.person \(share asked of a person \(tier 3\)\): 0.2 is more than the share escalated to tier 2 \(coach\.tiers\.budget\), 0.1;/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { personWait: 0 } } })).toThrow(/coach\.tiers\.personWait/);
     const c = resolveTrainConfig({ workflow: w, coach: { kind: 'model', model: WEAK, tiers: { budget: 0.1, teachEvery: 0 } } });
     const coach = await buildCoach(c.coach, async () => judge, teamOf(w), { seed: 0 });
