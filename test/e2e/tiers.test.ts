@@ -63,8 +63,20 @@ describe.skipIf(!have.ok)('a coach in tiers with a person in the page (npm start
     await until(page, () => page.getByTestId('cfg-coach.tiers.person').inputValue(), (v) => v === '0.125', 30_000, 'the refused share put back');
     await page.getByTestId('settings').screenshot({ path: `${resultsDir}/tiers-settings.png` });
     await page.getByTestId('config-error').getByRole('button').click();
-    await page.getByTestId('settings').locator('summary').click();
     expect(decodeURIComponent(page.url())).toContain('"person":0.125');
+    // The box turns the tiers off (one coach: the panel leaves) and on again with their defaults (a fifth to the rubric, no person).
+    await page.getByTestId('cfg-coach.tiers').uncheck();
+    await page.getByTestId('tiers-panel').waitFor({ state: 'detached', timeout: 60_000 });
+    expect(await page.getByTestId('cfg-coach.tiers.budget').count()).toBe(0);
+    await page.getByTestId('cfg-coach.tiers').check();
+    await page.getByTestId('tiers-panel').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('cfg-coach.tiers.budget').inputValue()).toBe('0.2');
+    expect(await page.getByTestId('cfg-coach.tiers.person').inputValue()).toBe('0');
+    expect(await page.getByTestId('cfg-coach.tiers.personWait').count()).toBe(0); // shown only with a person
+    await page.getByTestId('settings').screenshot({ path: `${resultsDir}/tiers-settings-defaults.png` });
+    // Back to the link's settings (the same run: nothing trained yet).
+    await page.goto(withConfig(site.url, config), { waitUntil: 'load' });
+    await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-4', 180_000, 'the relay in tiers ready again');
   }, 300_000);
 
   it('asks with cards during the run, goes on when they are answered or skipped, and names the judge taught mid-run', async () => {
