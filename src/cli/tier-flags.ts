@@ -10,7 +10,11 @@
 import type { Coach } from '../core/coach/coach.ts';
 import { formatRatings } from '../core/coach/corrections.ts';
 import { TieredCoach } from '../core/coach/tiered-coach.ts';
+import type { TierSettings } from '../core/coach/escalation.ts';
+import type { Person } from '../core/coach/person-tier.ts';
+import type { Cleanup } from './cleanup.ts';
 import { CliError, parseIntFlag } from './common.ts';
+import { checkPersonFlag, linePerson } from './person-io.ts';
 
 export const TIER_OPTIONS = {
   tiers: { type: 'string' }, 'tier-pick': { type: 'string' }, 'tier-threshold': { type: 'string' }, 'teach-every': { type: 'string' },
@@ -60,4 +64,22 @@ export function tiersFlags(o: {
 /** A tiered coach's tier-2 answers as <out>/corrections.jsonl; nothing for a run with one coach. */
 export async function writeCorrections(coach: Coach, store: { writeFile(name: string, data: string): Promise<void> }): Promise<void> {
   if (coach instanceof TieredCoach) await store.writeFile('corrections.jsonl', formatRatings(coach.corrections));
+}
+
+/** Before any work: --tier-person names stdin or a file that exists, and a config asking a person (coach.tiers.person > 0) has one; the config back. */
+export function checkTierPerson<C extends { coach: { tiers: TierSettings | null } }>(flag: string | undefined, config: C): C {
+  const tiers = config.coach.tiers;
+  if (flag !== undefined) checkPersonFlag(flag);
+  else if ((tiers?.person ?? 0) > 0) {
+    throw new CliError(`coach.tiers.person: ${tiers!.person} asks a person; give --tier-person FILE or - (stdin) for the answers, or set it to 0`);
+  }
+  return config;
+}
+
+/** Tier 3's answers for the run (src/cli/person-io.ts), closed with the run; none without --tier-person. */
+export function tierPerson(flag: string | undefined, out: string, cleanup: Cleanup): Person | undefined {
+  if (flag === undefined) return undefined;
+  const person = linePerson(flag, out, (line) => process.stderr.write(`${line}\n`));
+  cleanup.add(() => person.close());
+  return person;
 }

@@ -15,10 +15,7 @@
  *          p.answer({id: q.id, score: 7});      // (the page's request) -> answers resolves Map {q.id => 7}
  */
 import { AnswerBoard, type Person, type PersonAnswers, type PersonQuestion } from '../coach/person-tier.ts';
-import type { WorkerEvent } from './protocol.ts';
-
-/** The page's answer to one card (score null: skipped), or "skip every open card". */
-export type PersonReply = { id: string; score: number | null } | { skipAll: true };
+import type { PersonReply, WorkerEvent } from './protocol.ts';
 
 export class CardPerson implements Person {
   readonly name = 'the page\'s cards';

@@ -24,7 +24,6 @@ import type { ExperimentName } from './experiments/experiment-names.ts';
 import type { DeskRequest, DeskView, TeachProgress } from './desk/desk-requests.ts';
 import type { TrajectoryView } from './views.ts';
 import type { PersonQuestion } from '../coach/person-tier.ts';
-import type { PersonReply } from './person-cards.ts';
 
 export interface RunRecord {
   runId: string;
@@ -44,6 +43,9 @@ export interface WebLlmChoice {
 }
 
 export type ExportKind = 'adapters' | 'trajectories' | 'metrics';
+
+/** The page's answer to one card of a coach in tiers (score null: skipped), or "skip every open card" (person-cards.ts). */
+export type PersonReply = { id: string; score: number | null } | { skipAll: true };
 
 /** What `open` opens: each opens (or resumes) one run, and the lab's state says 'loading' until it is open. */
 export type OpenArgs =
