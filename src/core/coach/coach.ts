@@ -57,6 +57,8 @@ export interface Coach {
   scoreBatch(actions: ActionContext[], places?: readonly ChainPlace[]): Promise<CoachResult[]>;
   /** A tiered coach's record of its last batch. */
   tierRecord?(): TierRecord;
+  /** A run resumed after `iteration` iterations: the next batch is iteration `iteration + 1` (a tiered coach's question ids). */
+  resumeAt?(iteration: number): void;
 }
 
 /**

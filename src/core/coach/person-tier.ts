@@ -11,8 +11,8 @@
  * correction (by "person") and teaches tier 1 in place of tier 2's answer on the same action.
  *
  * An answer is one line: JSON `{"id": "3-5", "score": 7}` or `{"id": "3-5", "skip": true}`, or the
- * short form `3-5 7` / `3-5 skip`. The id is `<batch>-<index>`: the coach's batch (one an iteration,
- * from 1 as the run's iterations are) and the action's index in it, so a teacher can write answers
+ * short form `3-5 7` / `3-5 skip`. The id is `<batch>-<index>`: the coach's batch (one an iteration:
+ * the run's iteration, a resumed run's too) and the action's index in it, so a teacher can write answers
  * before they are asked. A line that is not an answer is refused with the reason (the caller names
  * the line); an id answered twice keeps the first.
  *

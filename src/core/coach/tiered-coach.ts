@@ -94,7 +94,7 @@ export class TieredCoach implements Coach {
   private readonly rng: Rng;
   private teachings = 0;
   private last: TierRecord | null = null;
-  /** Batches scored, the current one's number (the id of its person questions). */
+  /** Batches scored (one an iteration; a resumed run's iterations before them, resumeAt), the current one's number (the id of its person questions). */
   private batches = 0;
 
   constructor(readonly tier1: TierOne, readonly tier2: Coach, readonly settings: TierSettings, readonly options: TieredOptions) {
@@ -118,6 +118,11 @@ export class TieredCoach implements Coach {
   /** The tier-1 judge model scoring now (null: tier 1 is not a model). */
   get judgeModel(): LoadedModel | null {
     return this.judge;
+  }
+
+  /** The next batch is iteration `iteration + 1`: the person's question ids (`<batch>-<index>`) go on from a resumed run's iterations. */
+  resumeAt(iteration: number): void {
+    this.batches = iteration;
   }
 
   tierRecord(): TierRecord {

@@ -119,6 +119,13 @@ describe('TieredCoach', () => {
     expect(record.person).toMatchObject({ asked: 2, answered: 1, skipped: 1 });
     expect(coach.corrections.map((c) => c.by).sort()).toEqual([PERSON_RATER, TIER2_RATER, TIER2_RATER, TIER2_RATER]);
     expect(coach.corrections.find((c) => c.by === PERSON_RATER)).toMatchObject({ score: 0, was: 7 });
+    // A run resumed after 4 iterations asks its fifth iteration's questions as 5-<index>; none answered in the wait: tier 2 stands.
+    const later = new TieredCoach({ coach: biased }, relayRuleCoach(), { ...settings, personWait: 0.1 }, { seed: 0, person });
+    later.resumeAt(4);
+    const again = await later.scoreBatch(actions, places);
+    expect(asked[1].map((q) => q.id)).toEqual(['5-4', '5-12']);
+    expect(later.tierRecord()).toMatchObject({ scored: [28, 4, 0], person: { asked: 2, answered: 0, skipped: 0 } });
+    expect(again.filter((r) => r.tier === 3)).toHaveLength(0);
   });
 
   it('the config: coach.tiers defaults, refuses bad values by name, and builds a tiered coach', async () => {
