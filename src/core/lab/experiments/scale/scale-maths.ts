@@ -40,7 +40,7 @@ export type ScaleMode = StoredRunData['mode'];
 export const SCALE_MODES: readonly ScaleMode[] = PAIR_MODES;
 
 /**
- * The experiment's budget, sized to take about 5 minutes on 2 cores (wasm, one thread): each run trains
+ * The experiment's budget, sized to take about 5 minutes on 2 cores (wasm; 300 s measured in the page): each run trains
  * `iterations` iterations of `promptsPerIteration` prompts x 2 samples through the fast path measured in
  * docs/performance.md ("Speed at scale": each chain step one batch of 64 rows, the judge scoring 64 actions at
  * once, the update sharing each agent's prompt prefix), and is measured on `evalTasks` held-out problems
