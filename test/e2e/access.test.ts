@@ -38,7 +38,16 @@ async function axe(page: Page, state: string): Promise<string[]> {
   const contrast = violations.filter((v) => v.id === 'color-contrast');
   const rest = violations.filter((v) => v.id !== 'color-contrast');
   console.log(`[e2e] axe, ${state}: ${rest.length ? '' : 'no violation but colour contrast'}${rest.map((v) => `\n  ${line(v)}`).join('')}`);
-  if (contrast.length) console.log(`[e2e] axe, ${state}, colour contrast:${contrast.map((v) => `\n  ${line(v)}`).join('')}`);
+  // Colour contrast, one line per colour pair: its ratio, how many nodes, the first of them.
+  const pairs = new Map<string, { n: number; first: string }>();
+  for (const node of contrast.flatMap((v) => v.nodes)) {
+    const d = (node.any.find((c) => c.id === 'color-contrast')?.data ?? {}) as { fgColor?: string; bgColor?: string; contrastRatio?: number };
+    const key = `${d.fgColor} on ${d.bgColor}: ${d.contrastRatio}:1`;
+    const p = pairs.get(key) ?? { n: 0, first: node.target.join(' ') };
+    p.n++;
+    pairs.set(key, p);
+  }
+  if (pairs.size) console.log(`[e2e] axe, ${state}, colour contrast (serious):${[...pairs].map(([k, p]) => `\n  ${k}, ${p.n} nodes (${p.first})`).join('')}`);
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length} nodes)`);
 }
 
