@@ -247,7 +247,7 @@ function toolWorkerPolicy(): Plugin {
  *                             second tab that cannot train, heat maps, wrong steps only, a PNG export, a reload (about 4 minutes;
  *                             the link, the step list, the signal between tabs: test/unit/ui/, in `npm test`)
  *   test/e2e/access.test.ts   axe-core and the keyboard alone on the page's states: the lesson's six runs, the weak judge's run and
- *                             a relay-128 iteration trained in the page (5-7.5 minutes on 2 loaded cores; the words the paused
+ *                             a relay-128 iteration trained in the page (4.5-7.5 minutes on 2 loaded cores; the words the paused
  *                             lesson quotes: src/core/lab/experiments/experiment-names.ts, read by the page and the lab alike)
  *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)

@@ -37,7 +37,8 @@ async function axe(page: Page, state: string): Promise<string[]> {
     .map((n) => `      ${n.target.join(' ')}: ${(n.failureSummary ?? '').split('\n').slice(1).join(' ').trim().slice(0, 220)}`).join('\n')}`;
   const contrast = violations.filter((v) => v.id === 'color-contrast');
   const rest = violations.filter((v) => v.id !== 'color-contrast');
-  console.log(`[e2e] axe, ${state}: ${rest.length ? '' : 'no violation but colour contrast'}${rest.map((v) => `\n  ${line(v)}`).join('')}`);
+  const none = contrast.length ? 'no violation but colour contrast' : 'no violation';
+  console.log(`[e2e] axe, ${state}: ${rest.length ? '' : none}${rest.map((v) => `\n  ${line(v)}`).join('')}`);
   // Colour contrast, one line per colour pair: its ratio, how many nodes, the first of them.
   const pairs = new Map<string, { n: number; first: string }>();
   for (const node of contrast.flatMap((v) => v.nodes)) {
