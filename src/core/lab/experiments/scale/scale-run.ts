@@ -16,6 +16,7 @@
 import { resolveTrainConfig } from '../../../domains/index.ts';
 import { remainingSeconds } from '../run-maths.ts';
 import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
+import { EXPERIMENT_WORDS } from '../experiment-names.ts';
 import {
   runGenerations, SCALE_MODES, SCALE_PLAN, scalePatch, scaleView, type ScaleMode, type ScalePlan, type ScaleRunData, type ScaleView,
 } from './scale-maths.ts';
@@ -24,7 +25,7 @@ import {
 export type ScaleHost = ExperimentHost<ScaleView>;
 
 /** The button as a paused experiment shows it (Scale.svelte), named in the words a paused experiment ends in. */
-const SCALE_BUTTON = 'Go on scaling the team';
+const SCALE_BUTTON = EXPERIMENT_WORDS.scale.goOn;
 
 export class ScaleExperiment {
   private readonly runs: ScaleRunData[] = [];
