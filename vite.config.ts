@@ -219,6 +219,11 @@ function toolWorkerPolicy(): Plugin {
  *                             device compiles every pipeline again, about 3 minutes on SwiftShader
  *   test/e2e/coach.test.ts    a relay run coached by a weak judge, stated in words, and its "⇄" twin (about 50 s
  *                             with its own server; test/e2e/truth.test.ts keeps the citations and Pause in `npm test`)
+ *   test/e2e/tiers.test.ts    a coach in tiers with a person in the page: cards answered with the mouse mid-run, the judge taught
+ *                             in the worker and named in the record (about 50 s with its build and server; the person tier's rules,
+ *                             the CLI's file and stdin as real processes, the worker's side: test/unit/coach/, cli/, lab/, in `npm test`)
+ *   test/unit/cli/train-person.test.ts  `mappa train --tier-person -` as a real process answered on its stdin (about 15-30 s: a model load,
+ *                             an iteration, two evaluations; the file and stdin reading alone: test/unit/cli/person-io.test.ts)
  *   test/e2e/corrections.test.ts  correcting a judge in the page, teaching it in the worker and a run coached by the taught
  *                             version (minutes: a training iteration, teaching with its folds, a 4-iteration run and a reload)
  *   test/e2e/credit.test.ts   the credit methods in the page: the reward setting, the side-by-side credit view and
@@ -241,6 +246,9 @@ function toolWorkerPolicy(): Plugin {
  *   test/e2e/team-size.test.ts  the page at 128 agents before a class: the menu, a short link, two relay-128 iterations on wasm, a
  *                             second tab that cannot train, heat maps, wrong steps only, a PNG export, a reload (about 4 minutes;
  *                             the link, the step list, the signal between tabs: test/unit/ui/, in `npm test`)
+ *   test/e2e/access.test.ts   axe-core and the keyboard alone on the page's states: the lesson's six runs, the weak judge's run and
+ *                             a relay-128 iteration trained in the page (4.5-7.5 minutes on 2 loaded cores; the words the paused
+ *                             lesson quotes: src/core/lab/experiments/experiment-names.ts, read by the page and the lab alike)
  *   test/unit/cli/train.test.ts  `mappa train --threads 2` against `--threads 1`, two processes each training (about 45 s; the lanes
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
  *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
@@ -252,6 +260,7 @@ const SLOW_ONLY = [
   'test/e2e/class.test.ts', 'test/e2e/storage.test.ts', 'test/e2e/tabs.test.ts', 'test/e2e/offline.test.ts', 'test/webgpu/decode.test.ts',
   'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
   'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts', 'test/e2e/team-size.test.ts',
+  'test/e2e/tiers.test.ts', 'test/unit/cli/train-person.test.ts', 'test/e2e/access.test.ts',
 ];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 

@@ -32,6 +32,8 @@ interface Side {
   perIteration: { wall: number; rollout: number; coach: number; update: number };
   /** Seconds of each iteration, by iteration (the page's first has no previous arrival: NaN). */
   iterationSeconds: number[];
+  /** The page: the first iteration's own phases (what of the time from Start its work took). */
+  first?: Omit<Side['perIteration'], 'wall'>;
 }
 
 function mean(xs: number[]): number {
@@ -95,6 +97,7 @@ async function page(iterations: number | null, query: string): Promise<Side> {
           firstIteration: arrivals[0], perIteration: { wall: mean(gaps), ...phases(whole ? s.metrics : s.metrics.slice(0, iterations)) },
           total: whole ? (Date.now() - start) / 1000 : undefined,
           iterationSeconds: [NaN, ...gaps],
+          first: phases(s.metrics.slice(0, 1)),
         };
       }
       await p.waitForTimeout(250);
@@ -138,6 +141,10 @@ export async function main(argv: string[]): Promise<void> {
     ...[a, b].filter((s): s is Side => s !== null).map((s) => `| ${s.where} | ${s.workers} | ${s.firstIteration === null ? '-' : f(s.firstIteration)} | ${f(s.perIteration.wall)} | ${f(s.perIteration.rollout)} | ${f(s.perIteration.coach)} | ${f(s.perIteration.update)} |${iterations === null ? ` ${f(s.total ?? NaN)} |` : ''}`),
     '',
     ...(a ? [pairedRatio(a, b), ''] : []),
+    ...(b.first && b.firstIteration !== null ? [`The page's first iteration: ${f(b.firstIteration)} s from Start to its metrics, of which its rollout ${f(b.first.rollout)} s, `
+      + `coach ${f(b.first.coach)} s, update ${f(b.first.update)} s; the rest (${f(b.firstIteration - b.first.rollout - b.first.coach - b.first.update)} s) `
+      + 'is the press reaching the worker, the checkpoint and the metrics reaching the page.', ''] : []),
+    `Load average at the end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}.`, '',
     a ? `Ratio page / CLI: s per iteration ${(b.perIteration.wall / a.perIteration.wall).toFixed(2)}x; rollout ${(b.perIteration.rollout / a.perIteration.rollout).toFixed(2)}x; update ${(b.perIteration.update / a.perIteration.update).toFixed(2)}x${a.total && b.total ? `; whole run ${(b.total / a.total).toFixed(2)}x` : ''}.` : '(--no-cli: no ratio)',
     `(CLI s / iteration: rollout + coach + update + checkpoint of its metrics, its evaluations excluded; page: time between two iterations' metrics, its evaluations running alongside.)`,
   ];

@@ -29,7 +29,8 @@ import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import { EngineAgents } from '../src/core/loop/agents.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult, IterationMetrics } from '../src/core/loop/records.ts';
-import { ModelCoach } from '../src/core/coach/coach.ts';
+import { ModelCoach, type Coach } from '../src/core/coach/coach.ts';
+import type { ActionContext } from '../src/core/coach/coach-format.ts';
 import { DEFAULT_COACH_TEMPLATE } from '../src/core/coach/coach-format.ts';
 import { buildCoach } from '../src/core/coach/coaches.ts';
 import { ESCALATION_RULES, type EscalationRule } from '../src/core/coach/escalation.ts';
@@ -67,12 +68,14 @@ interface Options {
   reuseOnly: boolean;
   /** Also run (or reuse) the rubric alone and outcome reward (off: a side call that only adds tier runs). */
   references: boolean;
+  /** Tier 1: the judge (--judge), or `biased`: the rubric, except that a step passing its input on scores 10 (biasedRubric). */
+  tier1: 'judge' | 'biased';
 }
 
 function parse(argv: string[]): Options {
   const o: Options = { budgets: [0, 5, 10, 20, 50], teach: [0, 1], seeds: [0, 1, 2], iterations: 15, judge: 'models/relay-judge-weak', pick: 'spread',
     threshold: 0, teachEvery: 32, replayTasks: 40, out: '/tmp/tiers-runs', results: 'bench/results', name: 'tiers',
-    reuseOnly: false, references: true };
+    reuseOnly: false, references: true, tier1: 'judge' };
   const list = (flag: string, v: string, lo: number, hi: number) => v.split(',').map((x) => {
     const n = Number(x);
     if (!Number.isFinite(n) || n < lo || n > hi) throw new Error(`bench tiers: ${flag} takes numbers in ${lo}..${hi}, got "${v}"`);
@@ -97,8 +100,16 @@ function parse(argv: string[]): Options {
     else if (flag === '--name') o.name = v;
     else if (flag === '--reuse-only') o.reuseOnly = v === '1';
     else if (flag === '--references') o.references = v !== '0';
+    else if (flag === '--tier1') {
+      if (v !== 'judge' && v !== 'biased') throw new Error(`bench tiers: --tier1 is judge or biased, got "${v}"`);
+      o.tier1 = v;
+    }
     else throw new Error(`bench tiers: unknown option "${flag}". Options: --budgets 0,5,10,20,50 --teach 0,1 --seeds 0,1,2 --iterations 15 --judge DIR `
-      + '--pick spread|random|first-wrong --threshold SPREAD --teach-every K --replay-tasks N --out DIR --results DIR --name FILE --reuse-only 0|1 --references 0|1');
+      + '--pick spread|random|first-wrong --threshold SPREAD --teach-every K --replay-tasks N --out DIR --results DIR --name FILE --reuse-only 0|1 --references 0|1 '
+      + '--tier1 judge|biased');
+  }
+  if (o.tier1 === 'biased' && (o.pick === 'spread' || o.teach.includes(1))) {
+    throw new Error('bench tiers: --tier1 biased is a rubric (no spread, nothing to teach): give --pick random or first-wrong and --teach 0');
   }
   return o;
 }
@@ -118,6 +129,25 @@ async function replayOf(dir: string, agents: EngineAgents, tasks: number): Promi
     const [user, assistant] = judgeChat(s, recipe.scratchpad, recipe.template);
     return { prompt: user.content, answer: assistant.content };
   });
+}
+
+/**
+ * A deliberately biased tier 1 (MAPPA's risk of a biased coach): the relay rubric, except that a step that passes its
+ * input on (replies with the number it was given, when adding its part changes it) scores 10, as if right: it rewards
+ * the relay's own failure. Example: input "...\n\n4 + 7", reply "4" -> 10 (the rubric: 0); reply "1" -> the rubric's 10.
+ */
+export function biasedRubric(rubric: Coach): Coach {
+  const passesOn = (a: ActionContext) => {
+    const m = /(\d+) \+ (\d+)\s*$/.exec(a.input);
+    return m !== null && a.output.trim() === m[1] && Number(m[2]) % 10 !== 0;
+  };
+  return {
+    name: 'rule:relay-biased (passing the input on scores 10)',
+    async scoreBatch(actions) {
+      const r = await rubric.scoreBatch(actions);
+      return r.map((x, i) => (passesOn(actions[i]) ? { ...x, score: 10, raw: 'PROCESS_SCORE: 10', reason: 'biased: passing the input on scored as right' } : x));
+    },
+  };
 }
 
 interface TierRun {
@@ -212,11 +242,12 @@ export async function main(argv: string[]): Promise<void> {
       const runs: TierRun[] = [];
       for (const seed of o.seeds) {
         const tiers = { budget: budget / 100, pick: o.pick, threshold: o.threshold, teachEvery: teach ? o.teachEvery : 0 };
+        const biased = o.tier1 === 'biased';
         const config = resolveTrainConfig({
           ...relayConfig(N), seed, iterations: o.iterations, rewards: { mode: 'process' },
-          coach: { kind: 'model', model: o.judge, template: templateKind, tiers },
+          coach: biased ? { kind: 'rule', tiers } : { kind: 'model', model: o.judge, template: templateKind, tiers },
         });
-        const label = `n${N}-tiers-${judgeName}-b${budget}-${o.pick}${o.threshold ? `-t${o.threshold}` : ''}${teach ? `-teach${o.teachEvery}` : ''}-seed${seed}`;
+        const label = `n${N}-tiers-${biased ? 'biased-rubric' : judgeName}-b${budget}-${o.pick}${o.threshold ? `-t${o.threshold}` : ''}${teach ? `-teach${o.teachEvery}` : ''}-seed${seed}`;
         const dir = path.join(o.out, label);
         const rankFile = path.join(dir, 'tier1-ranking.json');
         const done = (await finishedRun(config, dir, !o.reuseOnly)) && existsSync(rankFile);
@@ -227,12 +258,13 @@ export async function main(argv: string[]): Promise<void> {
         if (!done) {
           if (teach) replay ??= await replayOf(o.judge, new EngineAgents(model, new Map(), 64), o.replayTasks);
           log(`${label}: ${o.iterations} iterations -> ${dir}`);
-          const coach = await buildCoach(config.coach, (spec) => loadModel(folderSource(spec), { tokenizer: 'required' }), team,
-            { seed, replay: replay ?? undefined }) as TieredCoach;
+          const coach = biased ? new TieredCoach({ coach: biasedRubric(team.ruleCoach()) }, team.ruleCoach(), config.coach.tiers!, { seed })
+            : await buildCoach(config.coach, (spec) => loadModel(folderSource(spec), { tokenizer: 'required' }), team,
+              { seed, replay: replay ?? undefined }) as TieredCoach;
           const { baseline, steps } = await needs();
           await runOne(config, { team, agentModel: model, coach, tools: {} }, baseline, dir,
             (it, e) => log(`  iter ${it}: step ${pct(e.sampledMetrics?.stepAccuracy ?? NaN)}, team ${pct(e.sampled)}; tier 1 ${coach.currentJudge}`));
-          const { v } = await rankCoach(new ModelCoach(coach.judgeModel!, template), steps, 200);
+          const { v } = await rankCoach(biased ? biasedRubric(team.ruleCoach()) : new ModelCoach(coach.judgeModel!, template), steps, 200);
           await writeFile(rankFile, JSON.stringify({ judge: coach.currentJudge, ranking: v.ranking }, null, 1));
           coach.dispose();
         } else log(`${label}: finished run found, reused`);
@@ -287,7 +319,8 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
   for (const r of rows) {
     const runs = r.runs.map((x) => x.run);
     const esc = escalatedShare(r.runs.map((x) => x.metrics));
-    const name = r.budget === 0 ? `weak judge alone (budget 0 %)` : `weak judge + rubric on ${o.threshold ? `at most ${r.budget} %, spread >= ${o.threshold}` : `${r.budget} %`}${r.teach ? `, taught every ${o.teachEvery} answers` : ''}`;
+    const who = o.tier1 === 'biased' ? 'biased rubric' : 'weak judge';
+    const name = r.budget === 0 ? `${who} alone (budget 0 %)` : `${who} + rubric on ${o.threshold ? `at most ${r.budget} %, spread >= ${o.threshold}` : `${r.budget} %`}${r.teach ? `, taught every ${o.teachEvery} answers` : ''}`;
     table.push(line(name, runs, [r.runs.map((x) => formatPercent(x.ranking)).join(' / '), `${pct(esc.early)} / ${pct(esc.late)}`,
       `${pct(coachShare(r.runs.map((x) => x.metrics)))} (${pct(teachShare(r.runs.map((x) => x.metrics)))})`]));
   }
@@ -304,9 +337,10 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
     return r ? `${r.budget} %` : 'none of the budgets run';
   };
   const command = `nice -n 5 npm run -s bench -- tiers --budgets ${o.budgets.join(',')} --teach ${o.teach.join(',')} --seeds ${o.seeds.join(',')} --iterations ${o.iterations} `
-    + `--judge ${o.judge} --pick ${o.pick}${o.threshold ? ` --threshold ${o.threshold}` : ''} --teach-every ${o.teachEvery} --out ${o.out}`;
+    + `${o.tier1 === 'biased' ? '--tier1 biased' : `--judge ${o.judge}`} --pick ${o.pick}${o.threshold ? ` --threshold ${o.threshold}` : ''} --teach-every ${o.teachEvery} --out ${o.out}`
+    + (o.name !== 'tiers' ? ` --name ${o.name}` : '');
   const md = [
-    `# Coaches in tiers: the relay of ${N}, tier 1 ${o.judge}, tier 2 the rubric (standing in for a large hosted judge)`, '',
+    `# Coaches in tiers: the relay of ${N}, tier 1 ${o.tier1 === 'biased' ? 'a biased rubric (a step passing its input on scores 10)' : o.judge}, tier 2 the rubric (standing in for a large hosted judge)`, '',
     `- command: \`${command}\` (${minutes.toFixed(0)} min, ${new Date().toISOString().slice(0, 16)} UTC)`,
     `- machine: ${machine}`,
     ...(o.references ? [] : ['- a side call: the rubric alone and outcome reward were not run with it (--references 0)']),
@@ -324,11 +358,11 @@ async function report(o: Options, rows: Row[], rubric: RelayRun[], outcome: Rela
   ].join('\n');
   await mkdir(o.results, { recursive: true });
   await writeFile(path.join(o.results, `${o.name}.md`), md);
-  await writeFile(path.join(o.results, `${o.name}.svg`), plot(rows, rubric, outcome));
+  await writeFile(path.join(o.results, `${o.name}.svg`), plot(rows, rubric, outcome, o.tier1 === 'biased' ? 'biased rubric' : 'weak judge'));
   process.stdout.write(md);
 }
 
-function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
+function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[], who = 'weak judge'): string {
   const pt = (r: Row): PlotPoint => {
     const g = gainOf(r.runs.map((x) => x.run));
     return { x: r.budget, y: 100 * g.mean, low: 100 * g.low, high: 100 * g.high };
@@ -338,7 +372,7 @@ function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
   const [lo, hi] = [Math.min(...xs), Math.max(...xs)];
   const flat = (runs: RelayRun[]) => [{ x: lo, y: 100 * gainOf(runs).mean }, { x: hi, y: 100 * gainOf(runs).mean }];
   return svgPanels([{
-    title: 'Relay of 4: weak judge + rubric on a budget', xLabel: 'share of actions the rubric scores (%)', yLabel: 'held-out step accuracy gained (points)',
+    title: `Relay of 4: ${who} + rubric on a budget`, xLabel: 'share of actions the rubric scores (%)', yLabel: 'held-out step accuracy gained (points)',
     yFormat: (v: number) => v.toFixed(0),
     series: [
       { label: 'tiers, tier 1 not taught (mean of seeds, 95 % t)', color: '#1f77b4', points: rows.filter((r) => !r.teach).map(pt) },
@@ -350,7 +384,7 @@ function plot(rows: Row[], rubric: RelayRun[], outcome: RelayRun[]): string {
     title: 'Tier 1 at the end of the run', xLabel: 'share of actions the rubric scores (%)', yLabel: 'tier 1\'s within-agent ranking (%, mean of seeds)',
     yFormat: (v: number) => v.toFixed(0), yMin: 50, yMax: 100,
     series: [
-      { label: 'not taught (the weak judge as it came)', color: '#1f77b4', points: rows.filter((r) => !r.teach).map(rank) },
+      { label: `not taught (the ${who} as it came)`, color: '#1f77b4', points: rows.filter((r) => !r.teach).map(rank) },
       { label: 'taught on tier 2\'s answers during the run', color: '#ff7f0e', points: rows.filter((r) => r.teach || r.budget === 0).map(rank) },
     ],
   }], 'How much of a stronger coach?');

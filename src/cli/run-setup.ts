@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { type TrainConfig } from '../core/loop/config.ts';
 import { buildCoach } from '../core/coach/coaches.ts';
+import type { Person } from '../core/coach/person-tier.ts';
 import { toolsFor } from '../core/tools/runners.ts';
 import type { TeamParts } from '../core/loop/rollout.ts';
 import { createSandbox } from '../core/tools/code-sandbox.ts';
@@ -75,8 +76,8 @@ export async function setUpTeam(config: Pick<TrainConfig, 'agentModel' | 'workfl
 }
 
 /** The run's models, coach and tools, loaded, on this thread alone: what a RunSession opens with (RunParts; the caller may share its compute out). */
-export async function setUpRun(config: TrainConfig): Promise<RunParts> {
-  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow), { seed: config.seed });
+export async function setUpRun(config: TrainConfig, o: { person?: Person } = {}): Promise<RunParts> {
+  const coach = await buildCoach(config.coach, (spec) => openModel(spec, { tokenizer: 'required' }), teamOf(config.workflow), { seed: config.seed, ...o });
   const team = await setUpTeam(config);
   return { ...team, coach, compute: LocalCompute.forTeam(team) };
 }

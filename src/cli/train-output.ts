@@ -58,7 +58,8 @@ export function printer(config: TrainConfig, startIteration: number): (e: TrainE
       const m = e.metrics;
       const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)} T=${config.evalTemperature} ${pct(m.eval.sampled)}` : '';
       const t = m.coach.tiers;
-      const tiers = t ? ` tiers ${t.scored.join('/')} judge ${t.judge}${t.taught ? ` taught -> ${t.taught.judge} on ${t.taught.corrections} answers` : ''}` : '';
+      const asked = t?.person ? ` person ${t.person.answered}/${t.person.asked} answered (${t.person.skipped} skipped, ${t.person.seconds.toFixed(0)} s)` : '';
+      const tiers = t ? ` tiers ${t.scored.join('/')}${asked} judge ${t.judge}${t.taught ? ` taught -> ${t.taught.judge} on ${t.taught.corrections} answers` : ''}` : '';
       const scores = Object.entries(m.perAgent).map(([id, a]) => `${id} ${a.meanScore.toFixed(1)}`).join(' ');
       process.stderr.write(`${tty ? '\r' : ''}iter ${m.iteration}: train acc ${(m.trainAccuracy * 100).toFixed(0)}% reward ${m.meanReward.toFixed(2)} ` +
         `kl ${m.kl.toFixed(4)} scores ${scores} coach-fail ${m.coach.failures}${tiers} level ${m.filters.level}${ev}\n`);

@@ -23,7 +23,7 @@ import { checkResumable, modelsUsed, readConfig, readDataset, setUpRun } from '.
 import { Cleanup } from './cleanup.ts';
 import { disposeTools } from '../core/tools/runners.ts';
 import { templateName } from '../core/coach/coaches.ts';
-import { TIER_OPTIONS, TIERS_USAGE, tiersFlags, writeCorrections } from './tier-flags.ts';
+import { checkTierPerson, TIER_OPTIONS, TIERS_USAGE, tierPerson, tiersFlags, writeCorrections } from './tier-flags.ts';
 import type { RunUsed } from '../core/loop/models-used.ts';
 import { teamOf } from '../core/domains/index.ts';
 
@@ -52,12 +52,12 @@ async function readRequest(argv: string[]) {
   threadsFlag(o.threads); // a malformed --threads is refused before the backend starts
   const train = await readDataset(o.dataset, '--dataset');
   const heldOut = await readDataset(o['eval-dataset'], '--eval-dataset');
-  const config = await readConfig(o.config, {
+  const config = checkTierPerson(o['tier-person'], await readConfig(o.config, {
     seed: o.seed === undefined ? undefined : parseIntFlag(o.seed, '--seed', 0),
     iterations: o.iterations === undefined ? undefined : parseIntFlag(o.iterations, '--iterations', 1),
     rewards: o.reward ? { mode: o.reward } : undefined,
     coach: o.coach || tiersFlags(o) ? { ...(o.coach ? { kind: o.coach } : {}), ...(tiersFlags(o) ? { tiers: tiersFlags(o) } : {}) } : undefined,
-  });
+  }));
   const size = runSize(config);
   if (size.large && !o.yes) throw new CliError(`${size.message}: pass --yes to start it`);
   const out = o.out ?? path.join('runs', `${config.workflow.name}-${config.rewards.mode}-seed${config.seed}`);
@@ -87,7 +87,7 @@ export async function trainCommand(argv: string[]): Promise<void> {
       controller.abort();
     });
     await startBackend(o.backend);
-    const parts = await setUpRun(config);
+    const parts = await setUpRun(config, { person: tierPerson(o['tier-person'], out, cleanup) });
     cleanup.add(() => disposeTools(parts.tools));
     const threads = threadCount(o.threads);
     const lanes = threads > 1 ? await startWorkerLanes(threads - 1, parts.agentModel.model) : null;

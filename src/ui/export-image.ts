@@ -9,6 +9,11 @@
  *          fileNameOf('Held-out accuracy (team, 95 % interval)') -> 'held-out-accuracy-team-95-interval.png'
  */
 
+import { markerPath, type MarkerShape } from './colours.ts';
+
+/** A legend line's key: the line as drawn (its colour, dash and marker), before its words. */
+export interface LegendKey { colour: string; dash?: number[]; marker?: MarkerShape; hollow?: boolean }
+
 export interface LegendSeries {
   label: string;
   values: (number | null)[];
@@ -37,8 +42,12 @@ export function fileNameOf(title: string, ext = 'png'): string {
   return `${base}.${ext}`;
 }
 
-/** The picture: caption, the canvas scaled to CSS pixels x `scale`, legend lines; a PNG blob. */
-export async function chartPng(opts: { title: string; note?: string; canvas: HTMLCanvasElement; lines: string[]; scale?: number }): Promise<Blob> {
+/**
+ * The picture: caption, the canvas scaled to CSS pixels x `scale`, legend lines, each after its key (the line's
+ * dash and marker, so the legend still reads in greyscale) where `keys` gives one; a PNG blob.
+ */
+export async function chartPng(opts: { title: string; note?: string; canvas: HTMLCanvasElement; lines: string[]; keys?: (LegendKey | null)[]; scale?: number })
+  : Promise<Blob> {
   const scale = opts.scale ?? 2;
   const w = Math.max(opts.canvas.clientWidth || opts.canvas.width, 320);
   const h = opts.canvas.clientHeight || opts.canvas.height;
@@ -62,7 +71,30 @@ export async function chartPng(opts: { title: string; note?: string; canvas: HTM
   ctx.drawImage(opts.canvas, 12, top, w, h);
   ctx.font = '13px system-ui, sans-serif';
   ctx.fillStyle = '#1d2430';
-  opts.lines.forEach((l, i) => ctx.fillText(l, 12, top + h + 10 + (i + 1) * line - 4));
+  opts.lines.forEach((l, i) => {
+    const y = top + h + 10 + (i + 1) * line - 4;
+    const key = opts.keys?.[i];
+    if (key) {
+      ctx.save();
+      ctx.strokeStyle = key.colour;
+      ctx.lineWidth = 2;
+      ctx.setLineDash(key.dash ?? []);
+      ctx.beginPath();
+      ctx.moveTo(12, y - 4);
+      ctx.lineTo(36, y - 4);
+      ctx.stroke();
+      if (key.marker) {
+        const p = new Path2D(markerPath(key.marker, 24, y - 4, 3.5));
+        ctx.setLineDash([]);
+        ctx.lineWidth = 1.2;
+        ctx.fillStyle = key.hollow ? '#fff' : key.colour;
+        ctx.fill(p);
+        ctx.stroke(p);
+      }
+      ctx.restore();
+    }
+    ctx.fillText(l, key ? 42 : 12, y);
+  });
   return new Promise((resolve, reject) => out.toBlob((b) => (b ? resolve(b) : reject(new Error('the browser could not write the PNG'))), 'image/png'));
 }
 
@@ -86,9 +118,16 @@ const STYLED = ['font-size', 'font-family', 'font-weight', 'fill', 'stroke', 'st
 export function figureSvg(figure: HTMLElement): { svg: string; name: string } {
   const chart = figure.querySelector('svg');
   if (!chart) throw new Error('this figure holds no SVG chart');
-  const title = [...(figure.querySelector('figcaption')?.childNodes ?? [])]
-    .filter((n) => !(n instanceof HTMLButtonElement)).map((n) => n.textContent ?? '').join('').replace(/\s+/g, ' ').trim();
-  const legend = [...figure.querySelectorAll('.legend')].map((l) => (l.textContent ?? '').replace(/\s+/g, ' ').trim()).filter(Boolean);
+  // The caption's words, without its buttons and its data table's toggle.
+  const caption = figure.querySelector('figcaption')?.cloneNode(true) as HTMLElement | undefined;
+  caption?.querySelectorAll('button, details').forEach((n) => n.remove());
+  const title = (caption?.textContent ?? '').replace(/\s+/g, ' ').trim();
+  // The legend: a line per item that has a key (its line's dash and marker, .key svg), else a line per legend.
+  const words = (n: Element) => (n.textContent ?? '').replace(/\s+/g, ' ').trim();
+  const legend = [...figure.querySelectorAll('.legend')].flatMap((l) => {
+    const items = [...l.children].filter((c) => c.querySelector('.key svg'));
+    return items.length ? items.map((c) => ({ key: c.querySelector('.key svg')!.outerHTML, text: words(c) })) : [{ key: '', text: words(l) }];
+  }).filter((l) => l.text);
   const clone = chart.cloneNode(true) as SVGSVGElement;
   const from = [chart, ...chart.querySelectorAll('*')];
   const to = [clone, ...clone.querySelectorAll('*')];
@@ -106,7 +145,11 @@ export function figureSvg(figure: HTMLElement): { svg: string; name: string } {
   clone.setAttribute('height', String(h));
   const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const font = 'font-family="system-ui, sans-serif" fill="#1d2430"';
-  const lines = legend.map((l, i) => `<text x="10" y="${30 + h + 18 + i * 16}" font-size="12" ${font}>${esc(l)}</text>`);
+  const lines = legend.map((l, i) => {
+    const y = 30 + h + 18 + i * 16;
+    const key = l.key ? l.key.replace('<svg', `<svg x="10" y="${y - 10}"`) : '';
+    return `${key}<text x="${l.key ? 40 : 10}" y="${y}" font-size="12" ${font}>${esc(l.text)}</text>`;
+  });
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w + 20}" height="${30 + h + 10 + legend.length * 16 + 8}">`
     + '<rect width="100%" height="100%" fill="#fff"/>'
     + `<text x="10" y="20" font-size="14" font-weight="600" font-family="system-ui, sans-serif" fill="#1d2430">${esc(title)}</text>`

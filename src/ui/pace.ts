@@ -64,6 +64,15 @@ export function teamPaces(runs: readonly { team: { name: string } | null; update
   return out;
 }
 
+/**
+ * A training time or time left, to the second: "45 s", "1 min 30 s", "12 min 05 s" (a run of 90.4 s was
+ * shown as "2 min" when minutes were rounded).
+ */
+export function minutes(seconds: number): string {
+  const t = Math.max(1, Math.round(seconds));
+  return t < 90 ? `${t} s` : `${Math.floor(t / 60)} min ${String(t % 60).padStart(2, '0')} s`;
+}
+
 /** "12 s", "3.4 s", "2 minutes": a measured time, as the page writes it. */
 export function measuredDuration(seconds: number): string {
   if (seconds < 10) return `${seconds.toFixed(1)} s`;

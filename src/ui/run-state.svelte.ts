@@ -58,7 +58,7 @@ export class RunState {
   lesson: LessonView | null = $state(null);
   /** "Compare credit methods" at 4 agents, as the lab last sent it; null before its first press (or a stored one read back). */
   creditMethods: CreditMethodsView | null = $state(null);
-  /** "Scale the team" (relay of 8 to 64 agents, process vs outcome), as the lab last sent it; null before its first press or read-back. */
+  /** "Scale the team" (relay of 8 to 32 agents, process vs outcome), as the lab last sent it; null before its first press or read-back. */
   scale: ScaleView | null = $state(null);
   /** The "process vs outcome" twin while it is open: its mode, its iterations so far, and its evaluations (running estimates too). */
   partner: { runId: string; mode: string; iteration: number; iterations: number; evals: RunEval[] } | null = $state(null);

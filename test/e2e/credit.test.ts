@@ -6,10 +6,12 @@
 // credit view shows one trajectory's credit under process, outcome and groups side by side, saying that a
 // batch with no replays has no counterfactual credit, then, after a step under reward counterfactual, the
 // counterfactual column too; and "Compare credit methods" trains counterfactual and groups at 4 agents beside
-// the lesson's own process and outcome runs, and ends with the table (needs, costs, gets) in words. Prints the
-// comparison's wall time, from scratch and again with the lesson's runs stored. About 1 minute here: in `npm run test:slow`
+// the lesson's own process and outcome runs, and ends with the table (needs, costs, gets) in words; that table and
+// the lesson's export as an SVG that parses and a PNG that decodes at twice its size. Prints the comparison's wall
+// time, from scratch and again with the lesson's runs stored. About 1 minute here: in `npm run test:slow`
 // (vite.config.ts SLOW_ONLY).
 // Screenshots in test-results/credit-*.png. Skips loudly without chromium.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
@@ -154,6 +156,37 @@ describe.skipIf(!have.ok)('the credit methods in the page (npm start, 1366x800)'
     expect(lesson.runs.filter((r) => r.done).map((r) => `${r.n} ${r.mode}`)).toEqual(['4 process', '4 outcome']);
     await page.getByTestId('credit-methods').scrollIntoViewIfNeeded();
     await page.getByTestId('lesson').screenshot({ path: `${resultsDir}/credit-methods.png` });
+    // Its table, and the lesson's, as pictures for a slide: the SVG parses, carries the title and the intervals, and the PNG
+    // decodes at twice the SVG's size (export-table.ts draws the same layout at 2 device pixels a CSS pixel).
+    for (const [where, title] of [['credit-methods', 'Credit methods at 4 agents, 960 agent generations each'],
+      ['lesson-summary', 'Process vs outcome reward: held-out accuracy by team size']] as const) {
+      const table = page.getByTestId(where).locator('table').first();
+      const [svgFile] = await Promise.all([page.waitForEvent('download'), table.getByTestId('btn-table-svg').click()]);
+      expect(svgFile.suggestedFilename(), where).toMatch(/\.svg$/);
+      const svg = readFileSync((await svgFile.path())!, 'utf8');
+      const parsed = await page.evaluate((text) => {
+        const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+        const root = doc.documentElement;
+        return { error: doc.getElementsByTagName('parsererror').length > 0, tag: root.tagName, w: Number(root.getAttribute('width')),
+          h: Number(root.getAttribute('height')), text: [...doc.querySelectorAll('text')].map((t) => t.textContent).join(' | ') };
+      }, svg);
+      expect(parsed.error, where).toBe(false);
+      expect(parsed.tag).toBe('svg');
+      expect(parsed.text).toContain(title);
+      expect(parsed.text).toMatch(/\d+\.\d % \[\d+\.\d, \d+\.\d\]/); // a figure with its interval
+      const [pngFile] = await Promise.all([page.waitForEvent('download'), table.getByTestId('btn-table-png').click()]);
+      expect(pngFile.suggestedFilename(), where).toMatch(/\.png$/);
+      const png = readFileSync((await pngFile.path())!);
+      expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      const size = await page.evaluate(async (b64) => {
+        const img = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+        return { w: img.width, h: img.height };
+      }, png.toString('base64'));
+      console.log(`[e2e] ${where} table: SVG ${parsed.w} x ${parsed.h}, PNG ${size.w} x ${size.h}`);
+      expect(parsed.w).toBeGreaterThan(300);
+      expect(size).toEqual({ w: Math.round(parsed.w * 2), h: Math.round(parsed.h * 2) });
+    }
+    expect(await page.getByTestId('table-export-error').count()).toBe(0);
     // A reload reads it back from storage, with no click.
     await page.reload({ waitUntil: 'load' });
     const back = (await until(page, () => views(page), (v) => v.methods?.status === 'done', 60_000, 'the comparison read back')).methods!;

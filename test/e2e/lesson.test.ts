@@ -92,7 +92,7 @@ describe.skipIf(!have.ok)('the lesson on the first screen (npm start, plain URL,
       expect(text).toMatch(/\d+\.\d % \[\d+\.\d, \d+\.\d\].*\d+\.\d % \[\d+\.\d, \d+\.\d\].*pts \[[-+]?\d+\.\d, [-+]?\d+\.\d\]/);
     }
     expect(await page.getByTestId('lesson-words').textContent()).toMatch(/6 agents: process .* vs outcome .*\(paired, the same 100 problems\)/);
-    expect(await page.getByTestId('lesson-status').textContent()).toMatch(/^Trained on .* in \d+ (s|min) of training on this machine\.$/);
+    expect(await page.getByTestId('lesson-status').textContent()).toMatch(/^Trained on .* in \d+ (s|min \d\d s) of training on this machine\.$/);
     expect(await unserved(page, user.site.url)).toEqual([]);
     await page.getByTestId('lesson').screenshot({ path: `${resultsDir}/lesson-summary.png` });
     await screenshot(page, 'lesson-page');
@@ -108,7 +108,7 @@ describe.skipIf(!have.ok)('the lesson on the first screen (npm start, plain URL,
     expect(v.trained!.seconds).toBeGreaterThan(5); // the training time, not the read-back's
     const status = (await page.getByTestId('lesson-status').textContent()) ?? '';
     console.log(`[e2e] ${status}`);
-    expect(status).toMatch(/^Trained on .* in \d+ (s|min) of training on this machine, kept in this browser\.$/);
+    expect(status).toMatch(/^Trained on .* in \d+ (s|min \d\d s) of training on this machine, kept in this browser\.$/);
     expect(await page.getByTestId('btn-lesson').textContent()).toContain('Run the lesson again');
     for (const n of [2, 4, 6]) expect(await page.getByTestId(`lesson-row-${n}`).textContent()).toMatch(/pts \[/);
     await page.getByTestId('lesson').screenshot({ path: `${resultsDir}/lesson-reloaded.png` });

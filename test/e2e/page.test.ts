@@ -1,6 +1,7 @@
 // The built site (dist/, as `npm start` serves it) in headless Chromium: the page picks the
 // webgpu backend on the SwiftShader adapter and says so. Skips loudly without Debian's chromium.
 
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { BackendInfo } from '../../src/core/engine/backend.ts';
@@ -55,6 +56,28 @@ describe.skipIf(!have.ok)('built page in headless Chromium', () => {
     await expect(page.getByTestId('adapter').textContent()).resolves.toMatch(/google swiftshader/);
     const shot = await screenshot(page, 'page');
     console.log(`[e2e] ${JSON.stringify(info.adapter)}; screenshot: ${shot}`);
+  });
+
+  it('every lesson chart is an image labelled with its trend, with a table a keyboard opens (src/ui/chart-text.ts; its numbers: test/unit/ui/chart-text.test.ts)', async () => {
+    await page.getByTestId('lesson-chart-6').waitFor({ timeout: 60_000 });
+    const labels = await page.locator('[data-testid^="lesson-chart-"] svg[role="img"]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    expect(labels).toEqual([2, 4, 6].map((n) => `Team accuracy, ${n} agents: no data yet`));
+    // Tab reaches the toggle (a <summary>), Enter opens the table, Escape closes it and leaves focus on the toggle.
+    const toggle = page.getByTestId('lesson-chart-2-data').locator('summary');
+    await toggle.focus();
+    await page.keyboard.press('Enter');
+    const table = page.getByRole('region', { name: 'data table: Team accuracy, 2 agents' }).locator('table');
+    expect(await table.locator('caption').textContent()).toBe('Team accuracy, 2 agents: no data yet');
+    expect(await table.locator('th[scope=col]').allTextContents()).toEqual(['iteration', 'process reward', 'outcome reward']);
+    await page.keyboard.press('Escape');
+    expect(await page.getByTestId('lesson-chart-2-data').evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('SUMMARY');
+    // The chart's SVG export keeps its caption, not the toggle's words, and its legend's keys (dash and marker).
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByTestId('btn-svg').first().click()]);
+    const svg = readFileSync((await file.path())!, 'utf8');
+    expect(svg).toContain('2 agents · held-out accuracy');
+    expect(svg).not.toContain('table:');
+    expect(svg).toContain('stroke-dasharray="6 3"');
   });
 
   it('the theory the page cites opens as a readable page, its derivation and its plot (offline: test/e2e/offline.test.ts)', async () => {

@@ -25,7 +25,7 @@ export interface CoachResult {
   ok: boolean;
   attempts: number;
   cached?: boolean;
-  /** Which tier of a tiered coach scored it (1: the small judge, 2: the stronger coach); absent with one coach. */
+  /** Which tier of a tiered coach scored it (1: the small judge, 2: the stronger coach, 3: a person); absent with one coach. */
   tier?: number;
 }
 
@@ -38,8 +38,10 @@ export interface ChainPlace {
 
 /** What a tiered coach did in its last batch (one iteration): the run's record keeps it (coach/tiered-coach.ts). */
 export interface TierRecord {
-  /** Actions each tier scored: [tier 1, tier 2]. */
+  /** Actions each tier scored: [tier 1, tier 2], and tier 3 (a person) when one is asked. */
   scored: number[];
+  /** Tier 3 (person-tier.ts): the questions asked this iteration, those answered with a score, those skipped, and the seconds waited. */
+  person?: { asked: number; answered: number; skipped: number; seconds: number };
   /** The tier-1 judge that scored this iteration: its folder, or `taught:<name>-<12 hex of its weights' sha-256>`. */
   judge: string;
   /** Tier-2 answers kept as corrections so far, and those not yet taught. */
@@ -55,6 +57,8 @@ export interface Coach {
   scoreBatch(actions: ActionContext[], places?: readonly ChainPlace[]): Promise<CoachResult[]>;
   /** A tiered coach's record of its last batch. */
   tierRecord?(): TierRecord;
+  /** A run resumed after `iteration` iterations: the next batch is iteration `iteration + 1` (a tiered coach's question ids). */
+  resumeAt?(iteration: number): void;
 }
 
 /**

@@ -17,6 +17,9 @@
  *               (0: none; the budget is always spent). With a threshold the share escalated falls
  *               as tier 1 grows surer: the budget is then a ceiling.
  *   teachEvery  tier 1 is taught every this many tier-2 answers (0: never; tiered-coach.ts)
+ *   person      tier 3: the share of the iteration's actions a person is asked about, among those tier 2
+ *               scored, where tiers 1 and 2 disagree most (0: off; person-tier.ts); at most budget
+ *   personWait  seconds the run waits for the person's answers each iteration; then tier 2's score stands
  *
  * Example: pickEscalations({scores: [9, 2, 6, 8], spreads: [0.5, 3, 4.2, 1]}, {budget: 0.5, pick: 'spread', threshold: 0}, rng)
  *            -> [2, 1]            (n = 4, k = 2: the two largest spreads)
@@ -35,13 +38,17 @@ export interface TierSettings {
   pick: EscalationRule;
   threshold: number;
   teachEvery: number;
+  /** Absent: 0 (no person). */
+  person?: number;
+  /** Absent: 120. */
+  personWait?: number;
 }
 
 /** The keys a `coach.tiers` object may hold. */
-export const TIER_KEYS: readonly string[] = ['budget', 'pick', 'threshold', 'teachEvery'];
+export const TIER_KEYS: readonly string[] = ['budget', 'pick', 'threshold', 'teachEvery', 'person', 'personWait'];
 
-/** What `coach.tiers: {}` means: a fifth of the actions by the judge's spread, no threshold, taught every 32 answers. */
-export const DEFAULT_TIERS: TierSettings = { budget: 0.2, pick: 'spread', threshold: 0, teachEvery: 32 };
+/** What `coach.tiers: {}` means: a fifth of the actions by the judge's spread, no threshold, taught every 32 answers, no person. */
+export const DEFAULT_TIERS: TierSettings = { budget: 0.2, pick: 'spread', threshold: 0, teachEvery: 32, person: 0, personWait: 120 };
 
 
 /** A score below this is tier 1 calling the step wrong (the middle of 0..10, the neutral score). */

@@ -16,7 +16,12 @@
  * (`taught:<name>-<12 hex>`, correction-book.ts versionSpec) in the batch's record.
  * Where it runs: inside the coach's own call, on the caller's thread, after this iteration's verdicts
  * are settled: in Node, between two iterations (it adds to the coach phase's seconds, which the record
- * keeps); the page's worker would teach the same way on its own thread (not wired yet).
+ * keeps); in the page, on the training worker's thread the same way (the lab builds this coach there).
+ *
+ * Tier 3, a person (person-tier.ts), when `person` > 0: of the actions tier 2 scored, those where tiers 1
+ * and 2 disagree most are asked of `options.person` (a file, stdin, the page's cards); the run waits at
+ * most `personWait` seconds; an answer replaces tier 2's verdict (tier 3) and its teaching example, a
+ * skip or no answer leaves tier 2's.
  *
  * For: buildCoach (coaches.ts) when the config has `coach.tiers`; the tiers benchmark.
  * Not for: which actions to escalate (escalation.ts), the spread (uncertainty.ts), teaching's recipe (teach.ts).
@@ -34,6 +39,7 @@ import { coachPrompt, parseCoachAnswer, type ActionContext } from './coach-forma
 import { versionSpec } from './correction-book.ts';
 import type { RatedAction } from './corrections.ts';
 import { pickEscalations, type TierSettings } from './escalation.ts';
+import { PERSON_RATER, personQuestion, pickForPerson, type Person } from './person-tier.ts';
 import { disposeJudge, teachingAnswer, teachJudge, trainableJudge, type TeachExample, type TeachOptions, type TrainableJudge } from './teach.ts';
 import { readJudge } from './uncertainty.ts';
 
@@ -52,6 +58,8 @@ export interface TieredOptions {
   teach?: Partial<Omit<TeachOptions, 'seed'>>;
   /** Actions tier 1 reads in one batch (coach.batch; default 16). */
   batch?: number;
+  /** Tier 3's answers (needed when settings.person > 0). */
+  person?: Person;
 }
 
 /** A model source whose weights are `safetensors` and every other file the parent's (a taught version held in memory). */
@@ -86,6 +94,8 @@ export class TieredCoach implements Coach {
   private readonly rng: Rng;
   private teachings = 0;
   private last: TierRecord | null = null;
+  /** Batches scored (one an iteration; a resumed run's iterations before them, resumeAt), the current one's number (the id of its person questions). */
+  private batches = 0;
 
   constructor(readonly tier1: TierOne, readonly tier2: Coach, readonly settings: TierSettings, readonly options: TieredOptions) {
     this.judge = 'judge' in tier1 ? tier1.judge : null;
@@ -95,6 +105,9 @@ export class TieredCoach implements Coach {
     }
     this.name = `tiers:${'judge' in tier1 ? `model:${this.judgeName}` : this.judgeName}>${tier2.name}`;
     this.rng = new Rng(`tiers/${options.seed}`);
+    if ((settings.person ?? 0) > 0 && !options.person) {
+      throw new Error(`coach.tiers.person: ${settings.person} asks a person, but none answers here (mappa train: --tier-person FILE or -; the page: its cards)`);
+    }
   }
 
   /** The tier-1 judge scoring now: its folder, or the taught version's spec. */
@@ -105,6 +118,11 @@ export class TieredCoach implements Coach {
   /** The tier-1 judge model scoring now (null: tier 1 is not a model). */
   get judgeModel(): LoadedModel | null {
     return this.judge;
+  }
+
+  /** The next batch is iteration `iteration + 1`: the person's question ids (`<batch>-<index>`) go on from a resumed run's iterations. */
+  resumeAt(iteration: number): void {
+    this.batches = iteration;
   }
 
   tierRecord(): TierRecord {
@@ -118,18 +136,42 @@ export class TieredCoach implements Coach {
     const picks = pickEscalations({ scores: t1.map((r) => r.score), spreads, places }, this.settings, this.rng);
     const t2 = picks.length ? await this.tier2.scoreBatch(picks.map((i) => actions[i])) : [];
     const results: CoachResult[] = t1.map((r) => ({ ...r, tier: 1 }));
+    const batch = ++this.batches;
+    const person = await this.askPerson(batch, actions, places, t1, picks, t2);
     picks.forEach((i, j) => {
-      results[i] = { ...t2[j], tier: 2 };
+      const own = person.scores.get(i);
+      const verdict: CoachResult = own === undefined ? t2[j] : { ...t2[j], score: own, reason: 'a person', raw: `person: ${own}` };
+      results[i] = { ...verdict, tier: own === undefined ? 2 : 3 };
       const prompt = coachPrompt(actions[i], 'judge' in this.tier1 ? this.tier1.template : '');
-      this.corrections.push({ prompt, score: t2[j].score, correct: t2[j].correct, by: TIER2_RATER, was: t1[i].score });
-      this.pending.push({ prompt, answer: teachingAnswer(t2[j], t1[i].raw) });
+      this.corrections.push({ prompt, score: verdict.score, correct: verdict.correct, by: own === undefined ? TIER2_RATER : PERSON_RATER, was: t1[i].score });
+      this.pending.push({ prompt, answer: teachingAnswer(verdict, t1[i].raw) });
     });
     const taught = this.settings.teachEvery > 0 && this.pending.length >= this.settings.teachEvery ? await this.teach() : undefined;
     this.last = {
-      scored: [actions.length - picks.length, picks.length], judge: scoredBy, corrections: this.corrections.length, pending: this.pending.length,
-      ...(taught ? { taught } : {}),
+      scored: [actions.length - picks.length, picks.length - person.scores.size, ...(person.record ? [person.scores.size] : [])],
+      judge: scoredBy, corrections: this.corrections.length, pending: this.pending.length,
+      ...(person.record ? { person: person.record } : {}), ...(taught ? { taught } : {}),
     };
     return results;
+  }
+
+  /** Tier 3: asks the person about the picks where tiers 1 and 2 disagree most and waits (personWait); the scores given, by action index. */
+  private async askPerson(batch: number, actions: ActionContext[], places: readonly ChainPlace[] | undefined, t1: CoachResult[], picks: number[],
+    t2: CoachResult[]): Promise<{ scores: Map<number, number>; record?: TierRecord['person'] }> {
+    const share = this.settings.person ?? 0;
+    if (!(share > 0) || !this.options.person) return { scores: new Map() };
+    const tier2 = new Map(picks.map((i, j) => [i, t2[j].score]));
+    const asked = pickForPerson(picks, t1.map((r) => r.score), picks.map((i) => tier2.get(i)!), share, actions.length);
+    const questions = asked.map((i) => personQuestion(batch, i, actions[i], places?.[i], t1[i].score, tier2.get(i)!));
+    const t0 = performance.now();
+    const answers = questions.length ? await this.options.person.ask(questions, this.settings.personWait ?? 120) : new Map<string, number | null>();
+    const scores = new Map<number, number>();
+    questions.forEach((q) => {
+      const a = answers.get(q.id);
+      if (typeof a === 'number') scores.set(q.index, a);
+    });
+    const skipped = questions.filter((q) => answers.get(q.id) === null).length;
+    return { scores, record: { asked: questions.length, answered: scores.size, skipped, seconds: (performance.now() - t0) / 1000 } };
   }
 
   /** Tier 1's verdicts, with the spread of each when the escalation reads it (an unreadable answer: NaN). */

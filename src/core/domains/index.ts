@@ -144,6 +144,22 @@ export function workflowName(w: WorkflowSpec): { team: string; agents?: number }
   return preset ? { team: preset.name } : null;
 }
 
+/**
+ * A workflow in a few words, for a heading: its menu label when it is a preset, a sized team's "<domain> of N
+ * agents" when it is that team's workflow of that size, else its own name. Whether it is a sized team says
+ * whether the page's real tasks (the fixed teams) are what is open.
+ * Example: teamLabel(relayWorkflow(128)) -> { label: 'relay of 128 agents', sized: true }
+ */
+export function teamLabel(w: WorkflowSpec): { label: string; sized: boolean } {
+  const named = workflowName(w);
+  const sized = sizedTeams().some((t) => t.domain === w.domain);
+  const preset = named && teamPresets().find((p) => p.name === w.name && sameValue(p.workflow, w));
+  // A sized preset's label without its aside ("relay of 4 agents (credit is the bottleneck)" -> "relay of 4 agents").
+  if (preset) return { label: sized ? preset.label.replace(/ \(.*\)$/, '') : preset.label, sized };
+  if (named?.agents !== undefined) return { label: `${named.team} of ${named.agents} agents`, sized };
+  return { label: w.name, sized };
+}
+
 /** The workflow a link's short name stands for (`workflowName`'s inverse), or why it stands for none, in words. */
 export function namedWorkflow(team: string, agents?: number): WorkflowSpec | string {
   if (agents !== undefined) return sizedWorkflow(team, agents);

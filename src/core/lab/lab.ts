@@ -37,6 +37,7 @@ import { ProgressBars } from './progress.ts';
 import type { ExperimentEvent, LabApi, OpenArgs, OpenedRun, Requests, WorkerEvent } from './protocol.ts';
 import { Runs } from './runs.ts';
 import { Shelf, type LabPlatform } from './shelf.ts';
+import { CardPerson } from './person-cards.ts';
 import type { LabHooks } from './tabs.ts';
 import { exportFile, importAdapter } from './transfer.ts';
 
@@ -55,6 +56,8 @@ export class Lab implements LabApi {
   private readonly platform: LabPlatform;
   /** Corrections of the open run's judge, and teaching it (desk/judge-desk.ts). */
   private readonly judges: JudgeDesk;
+  /** Tier 3 of a coach in tiers: the person at the page, answering cards during a run (person-cards.ts). */
+  private readonly cards: CardPerson;
 
   constructor(given: LabPlatform, private readonly post: (e: WorkerEvent) => void) {
     const deskStore = given.store(DESK_STORE);
@@ -63,7 +66,8 @@ export class Lab implements LabApi {
       modelSource: (spec: string, base: string) => (spec.startsWith('taught:') ? taughtSource(spec, deskStore, (p) => plain(p, base)) : plain(spec, base)),
     });
     this.bars = new ProgressBars((progress) => post({ kind: 'progress', progress }));
-    this.shelf = new Shelf(platform, this.bars, post);
+    this.cards = new CardPerson(post);
+    this.shelf = new Shelf(platform, this.bars, post, this.cards);
     this.judges = new JudgeDesk(deskStore, (spec) => platform.modelSource(spec, this.shelf.baseUrl), (spec) => this.shelf.model(spec));
     const hooks: LabHooks = {
       post, mode: () => this.mode, setMode: (m, message) => this.setMode(m, message), stopLoop: () => this.stopLoop(),
@@ -231,6 +235,7 @@ export class Lab implements LabApi {
 
   async pause(): Value<'pause'> {
     const m = this.mode;
+    this.cards.release(); // a coach waiting for the person's cards stops waiting (open cards: unanswered)
     if (m.state === 'running') {
       m.controller.abort();
       this.setMode({ ...m, state: 'pausing' }, 'pausing: the iteration stops before its update, or finishes it if the update has begun');
@@ -272,6 +277,11 @@ export class Lab implements LabApi {
     if (failed) throw failed;
     if (!view) throw new Error('stopped before the end; the old judge is unchanged');
     return view;
+  }
+
+  /** Tier 3's answer to a card shown during the run (person-cards.ts); any state: a card waits only while a run does. */
+  async person(args: Args<'person'>): Value<'person'> {
+    return this.cards.answer(args);
   }
 
   async tool({ code, language }: Args<'tool'>): Value<'tool'> {

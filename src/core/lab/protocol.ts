@@ -23,6 +23,7 @@ import type { Activity, LabState } from './lab-state.ts';
 import type { ExperimentName } from './experiments/experiment-names.ts';
 import type { DeskRequest, DeskView, TeachProgress } from './desk/desk-requests.ts';
 import type { TrajectoryView } from './views.ts';
+import type { PersonQuestion } from '../coach/person-tier.ts';
 
 export interface RunRecord {
   runId: string;
@@ -42,6 +43,9 @@ export interface WebLlmChoice {
 }
 
 export type ExportKind = 'adapters' | 'trajectories' | 'metrics';
+
+/** The page's answer to one card of a coach in tiers (score null: skipped), or "skip every open card" (person-cards.ts). */
+export type PersonReply = { id: string; score: number | null } | { skipAll: true };
 
 /** What `open` opens: each opens (or resumes) one run, and the lab's state says 'loading' until it is open. */
 export type OpenArgs =
@@ -98,6 +102,8 @@ export interface Requests {
   experiment: { args: { name: ExperimentName; fresh?: boolean }; value: null };
   /** The judge desk (desk/judge-desk.ts): correct the open run's judge, list, undo, export, import, ask, teach ('teach' events while it teaches). */
   desk: { args: DeskRequest; value: DeskView };
+  /** Tier 3 of a coach in tiers (person-cards.ts): the person's answer to one card (score null: skipped), or skip them all; the cards still open. */
+  person: { args: PersonReply; value: { open: number } };
   /** Run code in the agents' tool sandbox (Pyodide / QuickJS), as an agent's code block would. */
   tool: { args: { code: string; language: 'python' | 'javascript' }; value: { stdout: string; stderr: string; error?: string } };
   /** A file of the open run to download. */
@@ -128,7 +134,7 @@ export type LabApi = { [K in RequestType]: (args: Requests[K]['args']) => Promis
 
 /** Every request, at run time (the worker refuses any other; the client makes one method each): a request missing here fails to compile. */
 export const REQUEST_TYPES = Object.keys({
-  init: 0, open: 0, start: 0, pause: 0, experiment: 0, desk: 0, tool: 0, export: 0, import: 0, saved: 0, coaches: 0, device: 0,
+  init: 0, open: 0, start: 0, pause: 0, experiment: 0, desk: 0, person: 0, tool: 0, export: 0, import: 0, saved: 0, coaches: 0, device: 0,
 } satisfies Record<RequestType, 0>) as RequestType[];
 
 export type RequestMessage = { [K in RequestType]: { id: number; type: K; args: Requests[K]['args'] } }[RequestType];
@@ -185,6 +191,11 @@ export type WorkerEvent =
   | { kind: 'error'; message: string }
   /** Teaching a judge (judge-desk.ts): its phase and how far it is. */
   | { kind: 'teach'; progress: TeachProgress }
+  /**
+   * Tier 3 (person-cards.ts): the coach asks the person about `questions` and waits at most `waitSeconds` (until `until`, ms
+   * since the epoch); no questions: the wait is over, and `outcome` says what came of it.
+   */
+  | { kind: 'person'; questions: PersonQuestion[]; waitSeconds: number; until: number; outcome?: { answered: number; skipped: number; unanswered: number } }
   /** Something the user should know that is not an error (an imported dataset opened a new run): a banner until dismissed. */
   | { kind: 'notice'; message: string }
   | { kind: 'deviceLost'; reason: string; message: string; checkpointIteration: number };

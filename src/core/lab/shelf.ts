@@ -16,6 +16,7 @@ import type { ModelSource } from '../engine/model/source.ts';
 import { isEmbedded, type PickedFile } from '../engine/model/sources.ts';
 import type { Coach } from '../coach/coach.ts';
 import { buildCoach, judgeSpec, wrapCoach } from '../coach/coaches.ts';
+import type { Person } from '../coach/person-tier.ts';
 import { coachQuality, judgeBuild, reportRanking, type CoachQuality } from './coach-quality.ts';
 import { LocalCompute } from '../compute/local.ts';
 import { sqlFunctions, teamOf } from '../domains/index.ts';
@@ -82,7 +83,9 @@ export class Shelf {
   /** Lane workers (one per extra core, wasm only) and the model spec their replicas hold. */
   private running: { spec: string; lanes: Lanes } | null = null;
 
-  constructor(private readonly platform: LabPlatform, private readonly bars: ProgressBars, private readonly post: (e: WorkerEvent) => void) {}
+  constructor(private readonly platform: LabPlatform, private readonly bars: ProgressBars, private readonly post: (e: WorkerEvent) => void,
+    /** Tier 3 of a coach in tiers (coach.tiers.person > 0): the person at the page (person-cards.ts). */
+    private readonly person?: Person) {}
 
   /** The model of `spec`, loaded once (a failed load is forgotten, so it can be tried again). */
   model(spec: string): Promise<LoadedModel> {
@@ -156,7 +159,7 @@ export class Shelf {
   }
 
   private coach(c: TrainConfig): Promise<Coach> | Coach {
-    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), teamOf(c.workflow));
+    if (!this.webllm) return buildCoach(c.coach, (spec) => this.model(spec), teamOf(c.workflow), { seed: c.seed, person: this.person });
     return wrapCoach(this.webllm.coach, c.coach);
   }
 
@@ -164,7 +167,9 @@ export class Shelf {
    * What the coach of a run of `c` is, in one line (coach-quality.ts): a judge's ranking is read from
    * its folder's report.json where it has one (`check.ranking`), else from the measured table.
    */
-  async coachQuality(c: TrainConfig, coachName: string): Promise<CoachQuality> {
+  async coachQuality(c: TrainConfig, given: string): Promise<CoachQuality> {
+    // A coach in tiers ("tiers:<tier 1>><tier 2>"): what tier 1, which scores every action, is (the tiers panel says the rest).
+    const coachName = given.startsWith('tiers:') ? given.slice('tiers:'.length).split('>')[0] : given;
     const domain = c.workflow.domain;
     if (!coachName.startsWith('model:')) return coachQuality(coachName, domain, c.coach.miscalibration);
     const spec = judgeSpec(c.coach, teamOf(c.workflow));

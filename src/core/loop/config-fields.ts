@@ -85,6 +85,9 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
     hint: 'spread: those tier 1 is least sure of; random; first-wrong: the first wrong step of each failed chain' },
   num('coach.tiers.threshold', 'spread to escalate at', 0, 10, false, 'pick spread only: escalate only above this spread (points); 0: always the whole budget'),
   int('coach.tiers.teachEvery', 'teach tier 1 every N answers', 0, 100_000, '0: never; else tier 1 is taught on tier 2\'s answers during the run'),
+  num('coach.tiers.person', 'share asked of a person (tier 3)', 0, 1, false,
+    '0: off; else a person is asked about this share of each iteration\'s actions, of those tier 2 scored, where tiers 1 and 2 disagree most'),
+  int('coach.tiers.personWait', 'seconds to wait for the person', 1, 86_400, 'each iteration; a question still open then is unanswered and tier 2\'s score stands'),
   int('toolTimeoutMs', 'tool time limit (ms)', 1, 600_000),
 ];
 
@@ -175,7 +178,11 @@ export function checkFields(c: {
     if (problem) throw new ConfigFileError(`${f.path} (${f.label}): ${problem}`, f.path, f.label);
   }
   if (tiers) {
-    const t = tiers as { pick: string; threshold: number; teachEvery: number };
+    const t = tiers as { pick: string; threshold: number; teachEvery: number; budget: number; person?: number };
+    if ((t.person ?? 0) > t.budget) {
+      throw new ConfigFileError(`coach.tiers.person (share asked of a person (tier 3)): ${t.person} is more than the share escalated to tier 2 ` +
+        `(coach.tiers.budget), ${t.budget}; the person is asked among the actions tier 2 scored: lower it or raise that share`, 'coach.tiers.person', fieldLabel('coach.tiers.person'));
+    }
     if (t.threshold > 0 && t.pick !== 'spread') {
       throw new ConfigFileError(`coach.tiers.threshold (spread to escalate at): needs pick "spread", got pick "${t.pick}"; set it to 0`, 'coach.tiers.threshold', fieldLabel('coach.tiers.threshold'));
     }

@@ -118,6 +118,7 @@ export class RunSession {
       if (change) throw new ModelsChangedError(change);
     }
     const trainer = await Trainer.create(config, parts, { store, resume: Boolean(saved) });
+    parts.coach.resumeAt?.(trainer.iteration); // a coach in tiers numbers its person's questions by iteration
     const history: RunHistory = { resumed: Boolean(saved), metrics: [], evals: [] };
     let records: StoredRecord[] = [];
     if (store) {

@@ -14,6 +14,7 @@ import { actionInputText, type ActionContext } from '../../../src/core/coach/coa
 import { RuleCoach, type ChainPlace } from '../../../src/core/coach/coach.ts';
 import { buildCoach } from '../../../src/core/coach/coaches.ts';
 import { TIER2_RATER, TieredCoach } from '../../../src/core/coach/tiered-coach.ts';
+import { AnswerBoard, PERSON_RATER, type Person, type PersonQuestion } from '../../../src/core/coach/person-tier.ts';
 import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
 import { relayHeldOut, relayStep } from '../../../src/core/domains/relay/tasks.ts';
 import { RELAY_COACH_TEMPLATE, relayRuleCoach, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
@@ -94,15 +95,51 @@ describe('TieredCoach', () => {
     expect(() => new TieredCoach({ coach: biased }, relayRuleCoach(), { budget: 0.1, pick: 'spread', threshold: 0, teachEvery: 0 }, { seed: 0 })).toThrow(/judge model/);
   });
 
+  it('tier 3: the person is asked where tiers 1 and 2 disagree most; an answer replaces tier 2\'s verdict, a skip leaves it', async () => {
+    // The person is a script of answers (a person cannot sit in a unit test); the line format and the waiting are person-tier.ts's own.
+    const board = new AnswerBoard();
+    const asked: PersonQuestion[][] = [];
+    const person: Person = { name: 'script', ask: (qs, wait) => (asked.push(qs), board.wait(qs.map((q) => q.id), wait)) };
+    board.offer('1-4 0');
+    board.offer('{"id": "1-12", "skip": true}');
+    const biased = new RuleCoach('rule:always-7', () => ({ score: 7 }));
+    const settings = { budget: 4 / 32, pick: 'first-wrong' as const, threshold: 0, teachEvery: 0, person: 2 / 32, personWait: 5 };
+    expect(() => new TieredCoach({ coach: biased }, relayRuleCoach(), settings, { seed: 0 })).toThrow(/coach\.tiers\.person: .* none answers here/);
+    const coach = new TieredCoach({ coach: biased }, relayRuleCoach(), settings, { seed: 0, person });
+    const { actions, places } = batch(0);
+    const rs = await coach.scoreBatch(actions, places);
+    const rubric = await relayRuleCoach().scoreBatch(actions);
+    // Tier 2 scored the 4 failed chains' first steps (right: the rubric gives 10, tier 1 said 7); all disagree by 3: the first two by place.
+    expect(asked[0].map((q) => [q.id, q.tier1, q.tier2])).toEqual([['1-4', 7, rubric[4].score], ['1-12', 7, rubric[12].score]]);
+    expect(rs[4]).toMatchObject({ score: 0, tier: 3, reason: 'a person' });
+    expect(rs[12]).toMatchObject({ score: rubric[12].score, tier: 2 });
+    expect(rs.filter((r) => r.tier === 2)).toHaveLength(3);
+    const record = coach.tierRecord();
+    expect(record.scored).toEqual([28, 3, 1]);
+    expect(record.person).toMatchObject({ asked: 2, answered: 1, skipped: 1 });
+    expect(coach.corrections.map((c) => c.by).sort()).toEqual([PERSON_RATER, TIER2_RATER, TIER2_RATER, TIER2_RATER]);
+    expect(coach.corrections.find((c) => c.by === PERSON_RATER)).toMatchObject({ score: 0, was: 7 });
+    // A run resumed after 4 iterations asks its fifth iteration's questions as 5-<index>; none answered in the wait: tier 2 stands.
+    const later = new TieredCoach({ coach: biased }, relayRuleCoach(), { ...settings, personWait: 0.1 }, { seed: 0, person });
+    later.resumeAt(4);
+    const again = await later.scoreBatch(actions, places);
+    expect(asked[1].map((q) => q.id)).toEqual(['5-4', '5-12']);
+    expect(later.tierRecord()).toMatchObject({ scored: [28, 4, 0], person: { asked: 2, answered: 0, skipped: 0 } });
+    expect(again.filter((r) => r.tier === 3)).toHaveLength(0);
+  });
+
   it('the config: coach.tiers defaults, refuses bad values by name, and builds a tiered coach', async () => {
     const w = relayWorkflow(4);
     expect(resolveTrainConfig({ workflow: w }).coach.tiers).toBeNull();
-    expect(resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budget: 0.1 } } }).coach.tiers).toEqual({ budget: 0.1, pick: 'spread', threshold: 0, teachEvery: 32 });
+    expect(resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budget: 0.1 } } }).coach.tiers).toEqual({ budget: 0.1, pick: 'spread', threshold: 0, teachEvery: 32, person: 0, personWait: 120 });
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budget: 2 } } })).toThrow(/coach\.tiers\.budget \(share escalated to tier 2\)/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { pick: 'loud' } } })).toThrow(/coach\.tiers\.pick/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budgt: 0.1 } } })).toThrow(/coach\.tiers\.budgt: unknown key/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { pick: 'random', threshold: 2 } } })).toThrow(/coach\.tiers\.threshold.*needs pick "spread"/);
     expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'rule', tiers: {} } })).toThrow(/judge model as tier 1/);
+    expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { budget: 0.1, person: 0.2 } } }))
+      .toThrow(/coach\.tiers\.person \(share asked of a person \(tier 3\)\): 0.2 is more than the share escalated to tier 2 \(coach\.tiers\.budget\), 0.1;/);
+    expect(() => resolveTrainConfig({ workflow: w, coach: { kind: 'model', tiers: { personWait: 0 } } })).toThrow(/coach\.tiers\.personWait/);
     const c = resolveTrainConfig({ workflow: w, coach: { kind: 'model', model: WEAK, tiers: { budget: 0.1, teachEvery: 0 } } });
     const coach = await buildCoach(c.coach, async () => judge, teamOf(w), { seed: 0 });
     expect(coach.name).toBe(`tiers:model:${WEAK}>${relayRuleCoach().name}`);

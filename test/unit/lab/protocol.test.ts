@@ -9,8 +9,9 @@ import { EXPERIMENTS } from '../../../src/core/lab/experiments/experiments.ts';
 import { EXPERIMENT_NAMES } from '../../../src/core/lab/experiments/experiment-names.ts';
 
 describe('the worker interface', () => {
-  it('is twelve generic requests, each a method of the lab', () => {
-    expect([...REQUEST_TYPES].sort()).toEqual(['coaches', 'desk', 'device', 'experiment', 'export', 'import', 'init', 'open', 'pause', 'saved', 'start', 'tool']);
+  it('is thirteen generic requests, each a method of the lab', () => {
+    // 'person': a person's answer to a card a coach in tiers asks during a run (lab/person-cards.ts).
+    expect([...REQUEST_TYPES].sort()).toEqual(['coaches', 'desk', 'device', 'experiment', 'export', 'import', 'init', 'open', 'pause', 'person', 'saved', 'start', 'tool']);
     for (const type of REQUEST_TYPES) expect(typeof Lab.prototype[type], type).toBe('function');
   });
 

@@ -69,8 +69,17 @@ describe('scale: the rows', () => {
     expect(row.teamGap!.high).toBeCloseTo(0.24705, 4);
     expect(row.stepGain.process!.low).toBeGreaterThan(0); // 0.9 against 0.8 on 200 steps each
     expect(row.stepGain.outcome!.low).toBeLessThan(0);
+    // Against the untrained team (1 of 25), paired over the same problems: process +12 points (3 problems gained, none lost), outcome +4.
+    expect(row.teamGain.process!.p).toBeCloseTo(0.12, 10);
+    expect(row.teamGain.process!.low).toBeLessThan(0); // 3 discordant problems of 25: inside the noise
+    expect(row.teamGain.outcome!.p).toBeCloseTo(0.04, 10);
+    // What process's trained steps predict of the team: lambda = (10 x 0.9 - 1) / 9 = 8/9; 0.1 + 0.9 x (8/9)^8 = 0.45070.
+    expect(row.predictedTeam.process).toBeCloseTo(0.1 + 0.9 * (8 / 9) ** 8, 12);
+    expect(row.predictedTeam.outcome).toBeCloseTo(0.1 + 0.9 * ((10 * 0.81 - 1) / 9) ** 8, 12);
     expect(row.words).toBe('8 agents: team accuracy process 16.0 % vs outcome 8.0 %, +8.0 pts [-7.0, +24.7] (paired, within the noise); '
-      + 'mean step accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise); untrained 80.0 %, so a chain is right 16.8 % '
+      + 'against the untrained team\'s 4.0 %, process +12.0 pts [-4.7, +30.3] (within the noise), outcome +4.0 pts [-10.8, +20.2] (within the noise); '
+      + 'mean step accuracy 90.0 % vs 81.0 %, +9.0 pts [+2.1, +15.9] (beyond the noise), which predict team accuracy 45.1 % for process '
+      + '(1/10 + 9/10 λ^8); untrained 80.0 %, so a chain is right 16.8 % '
       + 'of the time (p^8) but outcome reward is rewarded on 22.1 % (a chain whose errors cancel ends right too), and docs/credit.md '
       + 'predicts its step accuracy at 81.7 %.');
   });
@@ -90,10 +99,16 @@ describe('scale: the words', () => {
     });
     // 16 agents: 270/320 = 84.4 % against 266/320 = 83.1 %: +1.25 points, well inside either Wilson interval (about +-4 points).
     expect(view.rows[1].stepGap!.low).toBeLessThan(0);
-    expect(view.words).toBe('Process reward\'s mean step accuracy ended above outcome reward\'s beyond the noise at 8 agents, and was within '
+    expect(view.words).toBe('Against the untrained team, on the same held-out problems, process reward\'s team accuracy did not move beyond '
+      + 'the noise; outcome reward\'s did not move beyond the noise. Process reward\'s mean step accuracy ended above outcome reward\'s beyond the noise at 8 agents, and was within '
       + 'the noise of outcome reward\'s at 16 agents (the interval of the difference holds 0: no difference shown). Its team accuracy was within '
       + 'the noise of outcome reward\'s at 8 and 16 agents (the interval of the difference holds 0: no difference shown). Against the untrained '
-      + 'team, process reward\'s step accuracy rose beyond the noise at 8 agents; outcome reward\'s did not move beyond the noise. Outcome '
+      + 'team, process reward\'s step accuracy rose beyond the noise at 8 agents; outcome reward\'s did not move beyond the noise. '
+      // 16 agents: process 270/320 = 0.84375, lambda = 0.82639, 0.1 + 0.9 x lambda^16 = 0.14258, inside Wilson(1, 20) = [0.9 %, 23.6 %];
+      // 8 agents: 45.1 % against Wilson(4, 25) = [6.4 %, 34.7 %]: outside.
+      + 'A chain ends right when its errors cancel on the dial, 1/10 + 9/10 λᴺ of the time if its steps err independently: process reward\'s '
+      + 'trained steps predict team accuracy 45.1 % at 8, 14.3 % at 16 agents, against 16.0 % [6.4 %, 34.7 %], 5.0 % [0.9 %, 23.6 %] measured: '
+      + 'inside the measured interval at 16 agents, and outside it at 8 agents (the model of independent steps does not hold there). Outcome '
       + 'reward\'s share of rewarded rollouts fell from 22.1 % at 8 agents to 11.6 % at 16, toward its floor of 10 % (a chain whose '
       + 'errors cancel on the dial still ends right), while right chains, p^N, fell from 16.8 % to 2.8 %: at 16 agents 24.2 % of its '
       + 'rewards come from a right chain, the rest is luck.');
@@ -109,7 +124,12 @@ describe('scale: the words', () => {
   it('small helpers', () => {
     expect(sizesText([8])).toBe('8 agents');
     expect(sizesText([8, 16, 32])).toBe('8, 16 and 32 agents');
-    expect(chanceText(0.8 ** 64)).toBe('6.3e-5 %');
+    // Odds, not exponents, below 0.001 %: 0.8^64 = 6.28e-7, 1 / that = 1.59 million.
+    expect(chanceText(0.8 ** 64)).toBe('1 in 1.6 million');
+    expect(chanceText(2.5e-4)).toBe('0.025 %');
+    expect(chanceText(1.4e-8)).toBe('1 in 71 million'); // 1 / 1.4e-8 = 71.4 million
+    expect(chanceText(2e-6)).toBe('1 in 500,000');
+    expect(chanceText(6.2e-34)).toBe('1 in 10^33'); // log10(1.61e33) = 33.2
     expect(chanceText(0.168)).toBe('16.8 %');
     expect(scaleTrained([p8], { ...PLAN, sizes: [8] })).toBeNull(); // the outcome run is missing
   });

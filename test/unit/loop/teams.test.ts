@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  namedWorkflow, resolveTrainConfig, sizedTeams, sizedWorkflow, switchTeam, teamDomains, teamPresets, teamSettings, workflowName,
+  namedWorkflow, resolveTrainConfig, sizedTeams, sizedWorkflow, switchTeam, teamDomains, teamLabel, teamPresets, teamSettings, workflowName,
 } from '../../../src/core/domains/index.ts';
 import { DATA_CHAIN, DATA_TEAM_SETTINGS } from '../../../src/core/domains/data/team.ts';
 import { relayConfig, relayWorkflow } from '../../../src/core/domains/relay/team.ts';
@@ -32,6 +32,16 @@ describe('teams', () => {
     expect(workflowName(edited)).toBeNull();
     expect(namedWorkflow('relay', 5)).toEqual(relayWorkflow(5));
     expect(namedWorkflow(DATA_CHAIN.name)).toEqual(DATA_CHAIN);
+  });
+
+  it('a heading names the open team: a preset by its label, a sized team by its size, an edited one by its name', () => {
+    expect(teamLabel(relayWorkflow(128))).toEqual({ label: 'relay of 128 agents', sized: true });
+    expect(teamLabel(relayWorkflow(4))).toEqual({ label: 'relay of 4 agents', sized: true }); // the menu's aside left out
+    expect(teamLabel(relayWorkflow(37))).toEqual({ label: 'relay of 37 agents', sized: true });
+    expect(teamLabel(MATH_CHAIN)).toEqual({ label: 'math chain (Solver → Executor → Verifier)', sized: false });
+    const edited = relayWorkflow(4);
+    edited.agents[0].turns = 2;
+    expect(teamLabel(edited)).toEqual({ label: 'relay-4', sized: true });
   });
 
   it('switching keeps the user\'s settings and drops their values of what either team brings; resolveTrainConfig adds the new team\'s', () => {

@@ -3,7 +3,7 @@
 // gives a different figure; with none, the page says the team is not timed here, never a fixed string.
 import { describe, expect, it } from 'vitest';
 import { relayConfig } from '../../../src/core/domains/relay/team.ts';
-import { iterationEstimate, largeRun, paceWords, sizeWords, teamPaces } from '../../../src/ui/pace.ts';
+import { iterationEstimate, largeRun, minutes, paceWords, sizeWords, teamPaces } from '../../../src/ui/pace.ts';
 import { iterationSeconds } from '../../../src/core/loop/records.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 
@@ -57,5 +57,16 @@ describe('a team\'s pace, measured', () => {
   it('counts a tree of replays (reward counterfactual): its leaves are the rollouts, and says the generations a prompt costs', () => {
     const relay = resolveTrainConfig({ ...relayConfig(4), rewards: { mode: 'counterfactual' }, promptsPerIteration: 2, samplesPerPrompt: 1 });
     expect(sizeWords(relay, undefined)).toMatch(/^32 rollouts an iteration \(2 prompts × 1 samples, each a tree of replays: 16 leaves, 30 agent generations\); not timed/);
+  });
+});
+
+describe('a training time in words, to the second', () => {
+  it('seconds under 90, then minutes and seconds (90.4 s is not "2 min")', () => {
+    expect(minutes(0.2)).toBe('1 s');
+    expect(minutes(45.4)).toBe('45 s');
+    expect(minutes(89.4)).toBe('89 s');
+    expect(minutes(90.4)).toBe('1 min 30 s');
+    expect(minutes(119.6)).toBe('2 min 00 s'); // rounded to the second first, never "1 min 60 s"
+    expect(minutes(725)).toBe('12 min 05 s');
   });
 });

@@ -13,7 +13,7 @@ import { RELAY_COACH_TEMPLATE, RELAY_JUDGE_MODEL, relayConfig, relayOutcome, rel
 
 /**
  * The relay sizes the team menu offers (the teaching demo: process vs outcome with 2, 4 and 6 agents;
- * Scale the team's 8 to 64; the largest, 128); any other size from 1 to 128 is typed in the page's size field (`sized`).
+ * Scale the team's 8 to 32, and 64; the largest, 128); any other size from 1 to 128 is typed in the page's size field (`sized`).
  */
 const MENU_SIZES = [2, 4, 6, 8, 16, 32, 64, 128];
 

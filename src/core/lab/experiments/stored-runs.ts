@@ -136,14 +136,14 @@ export async function trainStoredRun(host: ExperimentHost<unknown>, patch: Recor
  * Runs `steps` in turn (each 'paused' when the signal aborted it), and ends the view once: 'done', 'paused'
  * with the button that goes on, or 'failed' with the error (rethrown). The lesson and the credit comparison
  * both train their runs this way.
- * Example: await inTurn([() => train(a), () => train(b)], signal, 'Run the lesson', (status, m) => show(status, m))
+ * Example: await inTurn([() => train(a), () => train(b)], signal, 'Go on with the lesson', (status, m) => show(status, m))
  */
 export async function inTurn(steps: (() => Promise<'done' | 'paused'>)[], signal: AbortSignal, button: string,
   end: (status: 'done' | 'paused' | 'failed', message?: string) => void): Promise<'done' | 'paused'> {
   try {
     for (const step of steps) {
       if (signal.aborted || (await step()) === 'paused') {
-        end('paused', `paused: press "${button}" to go on where it stopped`);
+        end('paused', `paused: press "${button}" to train the rest from where it stopped`);
         return 'paused';
       }
     }

@@ -19,6 +19,7 @@ import {
 } from './credit-methods-maths.ts';
 import { LESSON_PLAN, type LessonPlan } from '../lesson/lesson-maths.ts';
 import { clearStoredRun, inTurn, storedTime, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
+import { EXPERIMENT_WORDS } from '../experiment-names.ts';
 
 /** What the comparison needs of the lab (stored-runs.ts), posting its own view. */
 export type ComparisonHost = ExperimentHost<CreditMethodsView>;
@@ -79,7 +80,7 @@ export class CreditComparison {
     const mine = CREDIT_METHODS.filter((m) => !LESSON_METHODS.includes(m)).map((m) => this.runs.get(m)!);
     const all = [...this.runs.values()];
     const status = all.every((r) => r.done) ? 'done' : mine.some((r) => r.records.length) ? 'paused' : 'idle';
-    return { ...this.view(status, status === 'paused' ? 'stopped part-way: press "Compare credit methods" to train the rest' : undefined), readBack: true };
+    return { ...this.view(status, status === 'paused' ? `stopped part-way: press "${EXPERIMENT_WORDS.creditMethods.goOn}" to train the rest` : undefined), readBack: true };
   }
 
   /**
@@ -95,7 +96,7 @@ export class CreditComparison {
       return 'done' as const;
     };
     const runs = CREDIT_METHODS.map((method) => async () => (this.runs.get(method)!.done ? 'done' as const : this.train(method, signal)));
-    return inTurn([prepare, ...runs], signal, 'Compare credit methods', (status, message) => {
+    return inTurn([prepare, ...runs], signal, EXPERIMENT_WORDS.creditMethods.goOn, (status, message) => {
       this.current = null;
       this.show(status, message);
     });

@@ -20,6 +20,7 @@
 import { resolveTrainConfig } from '../../../domains/index.ts';
 import type { CoachQuality } from '../../coach-quality.ts';
 import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
+import { EXPERIMENT_WORDS } from '../experiment-names.ts';
 import { evaluationUnits, iterationUnits, LESSON_PLAN, lessonPatch, lessonView, runUnits, trainedTime, type LessonPlan, type LessonRunData, type LessonView } from './lesson-maths.ts';
 import { agentStepsOfEval, PAIR_MODES, remainingSeconds, type PairMode } from '../run-maths.ts';
 
@@ -86,7 +87,7 @@ export class Lesson {
     const status = done === all ? 'done' : this.runs.length ? 'paused' : 'idle';
     const view = lessonView(this.runs, this.plan, this.rolloutsPerIteration, {
       status, current: null, elapsed: 0, remaining: status === 'done' ? 0 : null, coach: this.coach,
-      message: status === 'paused' ? `stopped after ${done} of ${all} runs: press "Go on with the lesson" to train the rest` : undefined,
+      message: status === 'paused' ? `stopped after ${done} of ${all} runs: press "${EXPERIMENT_WORDS.lesson.goOn}" to train the rest` : undefined,
     });
     return { ...view, readBack: true };
   }
@@ -109,7 +110,7 @@ export class Lesson {
       return 'done' as const;
     };
     const runs = this.plan.sizes.flatMap((n) => PAIR_MODES.map((mode) => () => this.one(n, mode, signal)));
-    return inTurn([prepare, ...runs], signal, 'Run the lesson', (status, message) => {
+    return inTurn([prepare, ...runs], signal, EXPERIMENT_WORDS.lesson.goOn, (status, message) => {
       this.current = null;
       this.show(status, message);
     });

@@ -1,6 +1,6 @@
 /**
- * "Scale the team", the runner: the relay of 8, 16, 32 and 64 agents under process reward (the AI judge)
- * and outcome reward, eight stored runs trained in turn (smallest team first, process before outcome), with
+ * "Scale the team", the runner: the relay of 8, 16 and 32 agents under process reward (the AI judge)
+ * and outcome reward, six stored runs trained in turn (smallest team first, process before outcome), with
  * the view (scale-maths.ts `scaleView`) posted after every iteration and evaluation. Each run is trained as the
  * lesson's are (stored-runs.ts `trainStoredRun`: stored, resumed after a reload, its training time kept with it),
  * so a finished experiment is read back whole with no model loaded (`readBack`). The process run measures the
@@ -10,12 +10,13 @@
  * For: experiments.ts (the lab's `experiment` request). Not for: the maths and words (scale-maths.ts) or drawing (Scale.svelte).
  *
  * Example: const s = new ScaleExperiment(host);
- *          await s.run(signal);           // posts a ScaleView after every step; rows[3] is the relay of 64
+ *          await s.run(signal);           // posts a ScaleView after every step; rows[2] is the relay of 32
  *          (await s.readBack()).status    // 'done' after a reload
  */
 import { resolveTrainConfig } from '../../../domains/index.ts';
 import { remainingSeconds } from '../run-maths.ts';
 import { allEvals, clearStoredRun, inTurn, readStoredRun, trainStoredRun, type ExperimentHost } from '../stored-runs.ts';
+import { EXPERIMENT_WORDS } from '../experiment-names.ts';
 import {
   runGenerations, SCALE_MODES, SCALE_PLAN, scalePatch, scaleView, type ScaleMode, type ScalePlan, type ScaleRunData, type ScaleView,
 } from './scale-maths.ts';
@@ -24,7 +25,7 @@ import {
 export type ScaleHost = ExperimentHost<ScaleView>;
 
 /** The button as a paused experiment shows it (Scale.svelte), named in the words a paused experiment ends in. */
-const SCALE_BUTTON = 'Go on scaling the team';
+const SCALE_BUTTON = EXPERIMENT_WORDS.scale.goOn;
 
 export class ScaleExperiment {
   private readonly runs: ScaleRunData[] = [];
@@ -80,7 +81,7 @@ export class ScaleExperiment {
     return data;
   }
 
-  /** What the store holds (no model, no training): 'done' when all eight runs are finished, 'paused' when some work is stored, else idle. */
+  /** What the store holds (no model, no training): 'done' when all its runs are finished, 'paused' when some work is stored, else idle. */
   async readBack(): Promise<ScaleView> {
     for (const n of this.plan.sizes) {
       for (const mode of SCALE_MODES) {
@@ -97,7 +98,7 @@ export class ScaleExperiment {
     return { ...this.view(status, message), remaining: status === 'done' ? 0 : null, readBack: true };
   }
 
-  /** Trains the eight runs in turn (finished ones are read back); `fresh`: delete them first and train all again. */
+  /** Trains the runs in turn (finished ones are read back); `fresh`: delete them first and train all again. */
   async run(signal: AbortSignal, opts: { fresh?: boolean } = {}): Promise<'done' | 'paused'> {
     const prepare = async () => {
       if (opts.fresh) await this.clearAll();
