@@ -14,7 +14,7 @@ import type { ActionView } from '../core/lab/views.ts';
 /** Cards drawn at a time. */
 export const STEP_PAGE = 16;
 /** Lines drawn at a time for a trajectory longer than STEP_PAGE (one line a step). */
-export const COMPACT_PAGE = 8;
+export const COMPACT_PAGE = 6;
 
 /** The verdict a step's card is coloured by: the rater's (the team's rubric), else the coach's; undefined when neither scored it. */
 export function stepVerdict(a: Pick<ActionView, 'rater' | 'coach'>): number | undefined {

@@ -131,7 +131,7 @@ describe.skipIf(!have.ok)('"Scale the team" (npm start, plain URL, 1366x800)', (
     expect(page.url().length).toBeLessThan(1000);
     expect(JSON.parse(url.searchParams.get('config')!)).toMatchObject({ iterations: 6, rewards: { mode: 'outcome' } });
     await page.getByTestId('trajectory-tab').first().waitFor({ timeout: 30_000 }); // its last batch, kept with it
-    expect(await page.getByTestId('step-pager').textContent()).toMatch(/steps 1–8 of 32/);
+    expect(await page.getByTestId('step-pager').textContent()).toMatch(/steps 1–6 of 32/);
     await page.waitForTimeout(1000); // the smooth scroll
     const top = await page.getByTestId('inspector').evaluate((e) => e.getBoundingClientRect().top);
     expect(top).toBeGreaterThanOrEqual(0);
