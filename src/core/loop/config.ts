@@ -55,7 +55,7 @@ export interface TrainConfig {
   evalTemperature: number;
   checkpointEvery: number;
   lr: number;
-  /** The learning rate at the last iteration as a share of `lr`, reached on a half cosine (rl/lr-schedule.ts); 1 keeps it constant. */
+  /** The learning rate at the last iteration as a share of `lr`, reached on a half cosine (rl/adamw.ts, lrAt); 1 keeps it constant. */
   lrFinal: number;
   weightDecay: number;
   lora: LoraSettings;

@@ -22,8 +22,7 @@
  * Example: const t = await Trainer.create(config, {agentModel, coach, tools: {python: sandbox}, compute: LocalCompute.forTeam(...)}, {store});
  *          t.on((e) => console.log(e.type)); const metrics = await t.step();
  */
-import { lrAt } from '../rl/lr-schedule.ts';
-import { AdamW } from '../rl/adamw.ts';
+import { AdamW, lrAt } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
 import { policyUpdate } from '../rl/update.ts';
 import { type AgentPolicy, type Gradients, type UpdateMetrics } from '../rl/update-steps.ts';

@@ -2,7 +2,8 @@
  * AdamW (decoupled weight decay, Loshchilov & Hutter) over a list of tfjs variables, with state
  * that can be saved and restored exactly, so a checkpointed run resumes bit-for-bit.
  *
- * For: the adapters' parameters. Not for: gradient clipping (update.ts does it before `step`).
+ * For: the adapters' parameters, and the learning rate over a run (`lrAt`, below). Not for: gradient clipping
+ * (update.ts does it before `step`).
  *
  * m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
  * Example: one step from w = 1 with g = 0.5, lr 0.1, wd 0: m^ = 0.5, v^ = 0.25 -> w = 1 - 0.1 = 0.9.
@@ -83,4 +84,19 @@ export class AdamW {
   dispose(): void {
     for (const t of [...this.m, ...this.v]) t.dispose();
   }
+}
+
+/**
+ * The learning rate over a run: the run's `lr` at its first iteration, falling on a half cosine to
+ * `lr x lrFinal` at its last (lrFinal 1, the default, keeps it constant). A late, small rate stops the
+ * updates from breaking what earlier ones fixed: on the relay, the last greedy errors of a long run are
+ * mostly new ones (off-by-one replies) made by the updates themselves (docs/relay-128-recipe.md).
+ * The trainer sets each agent's rate to it before the update.
+ *
+ * Example: lrAt(0.002, 0.1, 1, 21) -> 0.002; lrAt(0.002, 0.1, 11, 21) -> 0.0011 (half way); lrAt(0.002, 0.1, 21, 21) -> 0.0002
+ */
+export function lrAt(lr: number, lrFinal: number, iteration: number, iterations: number): number {
+  if (lrFinal === 1 || iterations <= 1) return lr;
+  const t = Math.min(1, Math.max(0, (iteration - 1) / (iterations - 1)));
+  return lr * (lrFinal + (1 - lrFinal) * 0.5 * (1 + Math.cos(Math.PI * t)));
 }

@@ -178,7 +178,7 @@ export function relayConfig(n: number): Record<string, unknown> {
 }
 
 /** The smallest shipped relay that runs on the scale recipe (relayScaleRecipe). */
-export const RELAY_SCALE_FROM = 16;
+const RELAY_SCALE_FROM = 16;
 
 /**
  * The shipped configs' recipe for a relay of 16 or more (docs/relay-128-recipe.md has each lever measured):

@@ -1,6 +1,6 @@
 /** The learning-rate schedule against hand-worked values of the half cosine. */
 import { describe, expect, it } from 'vitest';
-import { lrAt } from '../../../src/core/rl/lr-schedule.ts';
+import { lrAt } from '../../../src/core/rl/adamw.ts';
 
 describe('lrAt', () => {
   it('is constant at lrFinal 1 and for a one-iteration run', () => {
