@@ -253,6 +253,9 @@ function toolWorkerPolicy(): Plugin {
  *                             against one thread, in process: test/unit/compute/lanes.test.ts, in `npm test`)
  *   test/webgpu/decode.test.ts  the fused WebGPU decoding step against the plain one on SwiftShader (about 70 s: each shape
  *                             compiles its pipelines; the plain WebGPU path against transformers stays in `npm test`: parity)
+ *   test/unit/bench/{rollouts,engine,update}-smoke.test.ts, gpu-script.test.ts  the benches' tiny measured runs as they are
+ *                             invoked (54 s of files on 2 quiet cores; `npm test` was at 417 s of its 420 with them; the
+ *                             benches' report maths is checked by the other test/unit/bench files, in `npm test`)
  */
 const SLOW = process.env.MAPPA_SLOW === '1';
 const SLOW_ONLY = [
@@ -261,6 +264,8 @@ const SLOW_ONLY = [
   'test/e2e/scale.test.ts', 'test/e2e/hosts.test.ts', 'test/unit/cli/train.test.ts',
   'test/e2e/lesson.test.ts', 'test/unit/cli/run-safety.test.ts', 'test/e2e/guided-step.test.ts', 'test/e2e/team-size.test.ts',
   'test/e2e/tiers.test.ts', 'test/unit/cli/train-person.test.ts', 'test/e2e/access.test.ts',
+  'test/unit/bench/rollouts-smoke.test.ts', 'test/unit/bench/engine-smoke.test.ts', 'test/unit/bench/update-smoke.test.ts',
+  'test/unit/bench/gpu-script.test.ts',
 ];
 const SLOW_TESTS = [...SLOW_ONLY, 'test/e2e/sandbox.test.ts'];
 
