@@ -8,8 +8,8 @@
 // scored by it, and the page shows it. Over a minute here (two iterations, teaching in the worker on SwiftShader): in
 // `npm run test:slow` (vite.config.ts SLOW_ONLY). Screenshots: test-results/tiers-*.png.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumAvailable, collectProblems, ensureBuilt, launchChromium, npmStart, resultsDir, type StartedSite } from '../helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { chromiumAvailable, ensureBuilt, openUserPage, resultsDir, type UserPage } from '../helpers/browser.ts';
 import { until, waitFor } from '../helpers/page-state.ts';
 import { warnIfSkipped } from '../helpers/webgpu.ts';
 import { relayConfig } from '../../src/core/domains/relay/team.ts';
@@ -25,11 +25,9 @@ const records = (page: Page) => page.evaluate(() => ((window as unknown as { __m
   .map((m) => m.coach.tiers ?? null))) as Promise<(TierRecord | null)[]>;
 
 describe.skipIf(!have.ok)('a coach in tiers with a person in the page (npm start, 1366x800)', () => {
-  let site: StartedSite;
-  let browser: Browser;
-  let context: BrowserContext;
+  let user: UserPage;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[];
   const config = {
     ...relayConfig(4), iterations: 2, promptsPerIteration: 2, samplesPerPrompt: 2, evalEvery: 2, evalTasks: 4, checkpointEvery: 2,
     coach: { kind: 'model', model: 'models/relay-judge-weak', tiers: { budget: 0.25, pick: 'spread', teachEvery: 4, person: 0.125, personWait: 240 } },
@@ -37,20 +35,15 @@ describe.skipIf(!have.ok)('a coach in tiers with a person in the page (npm start
 
   beforeAll(async () => {
     await ensureBuilt('site');
-    site = await npmStart();
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1366, height: 800 } });
-    page = await context.newPage();
-    collectProblems(page, problems);
+    user = await openUserPage();
+    ({ page, problems } = user);
   }, 600_000);
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await site?.close();
+    await user?.close();
   });
 
   it('shows the tier settings and refuses a person share above the budget by name', async () => {
-    await page.goto(withConfig(site.url, config), { waitUntil: 'load' });
+    await page.goto(withConfig(user.site.url, config), { waitUntil: 'load' });
     await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-4', 180_000, 'the relay in tiers ready');
     await page.getByTestId('settings').locator('summary').click();
     expect(await page.getByTestId('cfg-coach.tiers').isChecked()).toBe(true);
@@ -75,7 +68,7 @@ describe.skipIf(!have.ok)('a coach in tiers with a person in the page (npm start
     expect(await page.getByTestId('cfg-coach.tiers.personWait').count()).toBe(0); // shown only with a person
     await page.getByTestId('settings').screenshot({ path: `${resultsDir}/tiers-settings-defaults.png` });
     // Back to the link's settings (the same run: nothing trained yet).
-    await page.goto(withConfig(site.url, config), { waitUntil: 'load' });
+    await page.goto(withConfig(user.site.url, config), { waitUntil: 'load' });
     await waitFor(page, (s) => s.state === 'ready' && s.team === 'relay-4', 180_000, 'the relay in tiers ready again');
   }, 300_000);
 
