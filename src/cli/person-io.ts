@@ -72,7 +72,8 @@ export function linePerson(flag: string, out: string, log: (line: string) => voi
       }
       const ids = questions.map((q) => q.id);
       const first = ids[0];
-      log(`tier 3: waiting for a person's answers to ${ids.length} question${ids.length > 1 ? 's' : ''} (${ids.join(', ')}; in ${questionsFile}${flag === '-' ? ' and on stdout' : ''}) `
+      const shown = `${questionsFile}${flag === '-' ? ' and on stdout' : ''}`;
+      log(`tier 3: waiting for a person's answers to ${ids.length} question${ids.length > 1 ? 's' : ''} (${ids.join(', ')}; in ${shown}) `
         + `in ${where}: one line each, {"id": "${first}", "score": 0..10}, {"id": "${first}", "skip": true} or "${first} 7"; `
         + `at most ${waitSeconds} s (coach.tiers.personWait), then a question still open is unanswered and tier 2's score stands`
         + (board.isClosed ? ' (stdin has ended: none can come)' : ''));

@@ -57,7 +57,9 @@ export function tiersFlags(o: {
     ...(o['tier-pick'] !== undefined ? { pick: o['tier-pick'] } : {}),
     ...(o['tier-threshold'] !== undefined ? { threshold: Number(o['tier-threshold']) } : {}),
     ...(o['teach-every'] !== undefined ? { teachEvery: parseIntFlag(o['teach-every'], '--teach-every', 0) } : {}),
-    ...(o['tier-person'] !== undefined ? { person: o['tier-person-share'] !== undefined ? Number(o['tier-person-share']) : Math.min(DEFAULT_PERSON_SHARE, Number(o.tiers)) } : {}),
+    ...(o['tier-person'] !== undefined ? {
+      person: o['tier-person-share'] !== undefined ? Number(o['tier-person-share']) : Math.min(DEFAULT_PERSON_SHARE, Number(o.tiers)),
+    } : {}),
     ...(o['tier-person-wait'] !== undefined ? { personWait: parseIntFlag(o['tier-person-wait'], '--tier-person-wait', 1) } : {}),
   };
 }

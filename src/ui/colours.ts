@@ -120,7 +120,8 @@ export function markerPath(shape: MarkerShape, x: number, y: number, r: number):
 export function swatchSvg(colour: string, style: Partial<LineStyle>, opts: { hollow?: boolean; width?: number } = {}): string {
   const dash = dashArray(style.dash);
   const line = `<line x1="1" x2="23" y1="6" y2="6" stroke="${colour}" stroke-width="${opts.width ?? 2}"${dash ? ` stroke-dasharray="${dash}"` : ''}/>`;
-  const mark = style.marker ? `<path d="${markerPath(style.marker, 12, 6, 3.2)}" fill="${opts.hollow ? '#fff' : colour}" stroke="${colour}" stroke-width="1.2"/>` : '';
+  const fill = opts.hollow ? '#fff' : colour;
+  const mark = style.marker ? `<path d="${markerPath(style.marker, 12, 6, 3.2)}" fill="${fill}" stroke="${colour}" stroke-width="1.2"/>` : '';
   return `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="12" viewBox="0 0 24 12">${line}${mark}</svg>`;
 }
 /** swatchSvg as a CSS background value. */

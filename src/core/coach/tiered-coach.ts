@@ -106,7 +106,8 @@ export class TieredCoach implements Coach {
     this.name = `tiers:${'judge' in tier1 ? `model:${this.judgeName}` : this.judgeName}>${tier2.name}`;
     this.rng = new Rng(`tiers/${options.seed}`);
     if ((settings.person ?? 0) > 0 && !options.person) {
-      throw new Error(`coach.tiers.person: ${settings.person} asks a person, but none answers here (mappa train: --tier-person FILE or -; the page: its cards)`);
+      throw new Error(`coach.tiers.person: ${settings.person} asks a person, but none answers here `
+        + '(mappa train: --tier-person FILE or -; the page: its cards)');
     }
   }
 
@@ -208,7 +209,8 @@ export class TieredCoach implements Coach {
     this.trainable ??= await trainableJudge(parent.source);
     const examples = this.pending;
     this.pending = [];
-    const r = await teachJudge(this.trainable, examples, this.options.replay ?? [], { ...this.options.teach, seed: this.options.seed * 1000 + this.teachings++ });
+    const seed = this.options.seed * 1000 + this.teachings++;
+    const r = await teachJudge(this.trainable, examples, this.options.replay ?? [], { ...this.options.teach, seed });
     const spec = versionSpec(this.judgeName, r.hash);
     const root = 'judge' in this.tier1 ? this.tier1.judge.source : parent.source;
     const next = await loadModel(withWeights(root, r.safetensors, spec), { tokenizer: 'required' });

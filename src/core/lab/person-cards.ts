@@ -31,7 +31,8 @@ export class CardPerson implements Person {
     const answers = await board.wait(ids, waitSeconds);
     if (this.open?.board === board) this.open = null;
     const answered = [...answers.values()].filter((a) => a !== null).length;
-    this.post({ kind: 'person', questions: [], waitSeconds, until: 0, outcome: { answered, skipped: answers.size - answered, unanswered: ids.length - answers.size } });
+    const outcome = { answered, skipped: answers.size - answered, unanswered: ids.length - answers.size };
+    this.post({ kind: 'person', questions: [], waitSeconds, until: 0, outcome });
     return answers;
   }
 
