@@ -1,7 +1,8 @@
 /**
  * Speed at scale: agent steps per second of the relay of 32 and of 128, today's path (the shipped
- * config as it is) beside the new one (the same config with the speed settings patched in), in one
- * run, with each phase's achieved matmul FLOP rate against this process's plain matmul rate.
+ * config with the loop settings it had when issue 60 was filed patched in: TODAY_PATH) beside the new
+ * one (the shipped config as it is, or with --new's patch), in one run, with each phase's achieved
+ * matmul FLOP rate against this process's plain matmul rate.
  *
  * For: `npm run -s bench -- speed [--sizes 32,128] [--iterations 2] [--eval-tasks 20] [--new JSON] [--out FILE]`.
  * Not for: learning (the runs are a couple of iterations; bench/scale.ts measures what a run learns).
@@ -32,10 +33,17 @@ import * as tf from '@tensorflow/tfjs-core';
 import { runAsChild, runInChild, fmt } from './child.ts';
 import { tInterval } from '../src/core/stats/intervals.ts';
 
-/** The speed settings patched into today's config for the new path (the shipped configs/relay-*.json may carry them already). */
-export const NEW_PATH: Record<string, unknown> = {
-  promptsPerIteration: 32, rolloutPasses: 1, rolloutBatch: 64, coach: { batch: 64 }, update: { microBatchSize: 64, sharedPrefix: true },
+/**
+ * Today's path: the loop settings configs/relay-32.json and relay-128.json had when the speed goal was set
+ * (commit d9dfc7b): 16 rollouts an iteration in two passes of 8-row batches, the coach's and the update's
+ * batches of 16, no shared prefix, 200 held-out tasks every 5 iterations. The engine under it is today's.
+ */
+export const TODAY_PATH: Record<string, unknown> = {
+  promptsPerIteration: 8, samplesPerPrompt: 2, rolloutPasses: 2, rolloutBatch: 16, evalEvery: 5, evalTemperature: 1,
+  coach: { batch: 16 }, update: { microBatchSize: 16, sharedPrefix: false, reuseRolloutLogprobs: false },
 };
+/** The new path: the shipped configs/relay-N.json as they are (their recipe carries the speed settings). */
+export const NEW_PATH: Record<string, unknown> = {};
 
 interface ChildOptions { config: string; patch: Record<string, unknown>; iterations: number; evalTasks: number }
 type Phase = 'rollout' | 'coach' | 'update' | 'eval';
@@ -207,7 +215,7 @@ function report(rows: Row[], o: { iterations: number; evalTasks: number; repeats
     '',
     `- date: ${new Date().toISOString()}; ${cpu}, ${os.cpus().length} cores (shared), Node ${process.version}; backend ${first.backend}, threads 1`,
     `- load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (${minutes.toFixed(1)} min)`,
-    `- today: configs/relay-N.json as it is; ${Object.entries(o.variants).map(([k, v]) => `${k}: the same with ${JSON.stringify(v)}`).join('; ')}`,
+    `- today: configs/relay-N.json with ${JSON.stringify(TODAY_PATH)} (its loop settings at d9dfc7b); ${Object.entries(o.variants).map(([k, v]) => `${k}: the same with ${JSON.stringify(v)}`).join('; ')}`,
     `- ${o.iterations} iteration(s) a run, the first a warm-up (left out when there are two or more); the last evaluates ${o.evalTasks} held-out tasks; ` +
       `${o.repeats} run(s) of each path, alternated (today, new, today, new...)`,
     `- plain matmul in these processes (by CPU seconds): [2048, 64] x [64, 192] ${rows.map((x) => fmt(x.r.matmulRelay)).join(' / ')} GFLOP/s; [2048, 576] x [576, 1536] ${rows.map((x) => fmt(x.r.matmulRef)).join(' / ')} GFLOP/s (one per run, in row order)`,
@@ -289,7 +297,7 @@ export async function main(argv: string[]): Promise<void> {
     for (const p of o.paths) {
       log(`relay-${n}, ${p} path, run ${rep + 1} of ${o.repeats}...`);
       const r = await runInChild<ChildResult | null>(import.meta.url, 'wasm', {
-        config: `configs/relay-${n}.json`, patch: p === 'today' ? {} : o.variants[p], iterations: o.iterations, evalTasks: o.evalTasks,
+        config: `configs/relay-${n}.json`, patch: p === 'today' ? TODAY_PATH : o.variants[p], iterations: o.iterations, evalTasks: o.evalTasks,
       } satisfies ChildOptions, (why) => {
         throw new Error(`bench speed: relay-${n} ${p}: ${why}`);
       });

@@ -56,7 +56,7 @@ export function printer(config: TrainConfig, startIteration: number): (e: TrainE
     }
     if (e.type === 'iteration') {
       const m = e.metrics;
-      const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)} T=${config.evalTemperature} ${pct(m.eval.sampled)}` : '';
+      const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)}${config.evalTemperature > 0 ? ` T=${config.evalTemperature} ${pct(m.eval.sampled)}` : ''}` : '';
       const t = m.coach.tiers;
       const asked = t?.person ? ` person ${t.person.answered}/${t.person.asked} answered (${t.person.skipped} skipped, ${t.person.seconds.toFixed(0)} s)` : '';
       const tiers = t ? ` tiers ${t.scored.join('/')}${asked} judge ${t.judge}${t.taught ? ` taught -> ${t.taught.judge} on ${t.taught.corrections} answers` : ''}` : '';

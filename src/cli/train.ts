@@ -115,7 +115,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
       if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {
         baseline = e.result;
         started = Date.now();
-        process.stderr.write(`untrained: held-out accuracy greedy ${pct(e.result.greedy)}, T=${config.evalTemperature} ${pct(e.result.sampled)}\n`);
+        process.stderr.write(`untrained: held-out accuracy greedy ${pct(e.result.greedy)}${config.evalTemperature > 0 ? `, T=${config.evalTemperature} ${pct(e.result.sampled)}` : ''}\n`);
       }
     },
   });

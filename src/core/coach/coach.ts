@@ -61,6 +61,9 @@ export interface Coach {
   resumeAt?(iteration: number): void;
 }
 
+/** Answers a ModelCoach keeps (about 60 MB of relay prompts at most). */
+const ANSWER_MEMO = 200_000;
+
 /**
  * A judge model in the project's engine, greedy (temperature 0), stateless. Its answer may run to
  * the judge folder's own `max_new_tokens` (generation_config.json; 16 when it says none): a judge
@@ -74,17 +77,38 @@ export class ModelCoach implements Coach {
     this.name = `model:${judge.source.name}`;
   }
 
+  /**
+   * Answers by conversation text: greedy decoding of fixed weights is a function of the prompt, so a
+   * prompt this coach has answered is not run again (a relay agent meets the same 90 input cells
+   * every iteration; the judge reads the input and the reply, not the task). Bounded: the oldest
+   * answers go first past ANSWER_MEMO entries.
+   */
+  private readonly answers = new Map<string, string>();
+  /** Prompts asked, and those the judge actually ran (the rest were answered from memory). */
+  asked = 0;
+  generated = 0;
+
   private async ask(prompts: string[][]): Promise<string[]> {
     const tok = this.judge.tokenizer!;
-    const ids = prompts.map((turns) =>
-      tok.encodeChat(turns.map((content, k) => ({ role: k % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
-    const out: string[] = new Array(prompts.length);
+    const keys = prompts.map((turns) => turns.join('\u0000'));
+    const todo = [...new Set(keys.filter((k) => !this.answers.has(k)))];
+    const turnsOf = new Map(keys.map((k, i) => [k, prompts[i]]));
+    const ids = todo.map((k) =>
+      tok.encodeChat(turnsOf.get(k)!.map((content, j) => ({ role: j % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
+    const fresh = new Map<string, string>();
     for (const batch of promptBatches(ids.map((p) => p.length), this.maxBatch)) {
       const gens = await generate(this.judge.model, batch.map((i) => ids[i]), {
         maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge),
       });
-      gens.forEach((g, j) => (out[batch[j]] = tok.decode(g.tokens, { skipSpecialTokens: true })));
+      gens.forEach((g, j) => fresh.set(todo[batch[j]], tok.decode(g.tokens, { skipSpecialTokens: true })));
     }
+    const out = keys.map((k) => fresh.get(k) ?? this.answers.get(k)!);
+    for (const [k, a] of fresh) {
+      this.answers.set(k, a);
+      if (this.answers.size > ANSWER_MEMO) this.answers.delete(this.answers.keys().next().value!);
+    }
+    this.asked += keys.length;
+    this.generated += todo.length;
     return out;
   }
 

@@ -75,14 +75,26 @@ export class EngineAgents implements AgentBackend {
       prompts.push({ promptText, promptTokens: tok.encodeChat(r.messages, { addGenerationPrompt: true }) });
     }
     const out: GenerationResult[] = [];
-    // Requests with equal settings are generated as one padded batch.
+    // A greedy request whose prompt an earlier request of this call has is answered by that one's
+    // reply: greedy decoding is a function of the prompt (a relay agent meets 90 input cells, so an
+    // evaluation of 200 tasks asks each about twice).
+    const firstOf = new Map<string, number>();
+    const copyOf = requests.map((r, i) => {
+      if (r.temperature > 0) return -1;
+      const k = `${r.maxTokens}/${prompts[i].promptTokens.join(',')}`;
+      const first = firstOf.get(k);
+      if (first === undefined) firstOf.set(k, i);
+      return first ?? -1;
+    });
+    // Requests with equal settings are generated as one padded batch (slices of the call's requests in
+    // order, so that a sampled row's batch and seed do not depend on the greedy rows beside it).
     for (let start = 0; start < requests.length; start += this.maxBatch) {
-      const slice = requests.slice(start, start + this.maxBatch);
       const groups = new Map<string, number[]>();
-      slice.forEach((r, i) => {
-        const k = `${r.maxTokens}/${r.temperature}`;
-        groups.set(k, [...(groups.get(k) ?? []), start + i]);
-      });
+      for (let i = start; i < Math.min(requests.length, start + this.maxBatch); i++) {
+        if (copyOf[i] >= 0) continue;
+        const k = `${requests[i].maxTokens}/${requests[i].temperature}`;
+        groups.set(k, [...(groups.get(k) ?? []), i]);
+      }
       // ...split where the pre-fill's attention would grow too large (rows x longest prompt^2).
       const batches = [...groups.values()].flatMap((g) =>
         promptBatches(g.map((i) => prompts[i].promptTokens.length), g.length, AGENT_PREFILL_CELLS).map((b) => b.map((k) => g[k])),
@@ -111,6 +123,9 @@ export class EngineAgents implements AgentBackend {
         });
       }
     }
+    copyOf.forEach((first, i) => {
+      if (first >= 0) out[i] = { ...out[first], tokens: [...out[first].tokens], logprobs: [...out[first].logprobs] };
+    });
     return out;
   }
 }

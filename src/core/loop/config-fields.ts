@@ -35,7 +35,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   num('temperature', 'training temperature', 0, 10, true, 'sampling temperature of training rollouts (MAPPA: 1.0)'),
   int('evalEvery', 'evaluate every (iterations)', 1, 100_000),
   int('evalTasks', 'held-out problems', 1, 200, 'the held-out set has 200'),
-  num('evalTemperature', 'evaluation temperature', 0, 10, false, 'greedy is always evaluated too (MAPPA: 0.6)'),
+  num('evalTemperature', 'evaluation temperature', 0, 10, false, 'greedy is always evaluated too (MAPPA: 0.6); 0: greedy only'),
   int('checkpointEvery', 'checkpoint every (iterations)', 1, 100_000),
   num('lr', 'learning rate', 0, 1, true),
   num('lrFinal', 'learning rate at the end (share of it)', 0, 1, false, 'falls on a half cosine to this share of the learning rate at the last iteration; 1: constant'),
@@ -54,6 +54,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   bool('update.maskTruncated', 'drop truncated actions from the loss'),
   bool('update.batched', 'one pass for every agent\'s adapter (batched update)'),
   bool('update.sharedPrefix', 'each agent\'s common prompt prefix run once an update pass'),
+  bool('update.reuseRolloutLogprobs', 'the rollout\'s log-probs as the sampling policy\'s (temperature 1 only)'),
   {
     path: 'rewards.mode', label: 'reward', kind: 'enum', values: [...REWARD_MODES],
     hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +
@@ -144,6 +145,7 @@ function fieldProblem(f: FieldSpec, value: unknown): string | null {
 /** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
 export function checkFields(c: {
   coach: { miscalibration: unknown; tiers?: unknown; kind?: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] };
+  temperature?: unknown; update?: { reuseRolloutLogprobs?: unknown };
 }): void {
   const m = c.coach.miscalibration;
   if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
@@ -190,6 +192,11 @@ export function checkFields(c: {
       throw new ConfigFileError(`coach.tiers.pick / coach.tiers.teachEvery: pick "spread" and teaching need a judge model as tier 1 (coach.kind "model"); ` +
         `with the rubric as tier 1 set pick to random or first-wrong and teachEvery to 0`, 'coach.tiers.pick', fieldLabel('coach.tiers.pick'));
     }
+  }
+  if (c.update?.reuseRolloutLogprobs === true && c.temperature !== 1) {
+    throw new ConfigFileError(`update.reuseRolloutLogprobs (${fieldLabel('update.reuseRolloutLogprobs')}): needs temperature 1, got temperature ` +
+      `${JSON.stringify(c.temperature)}; a rollout at another temperature holds the tempered distribution's log-probs, not the policy's: set it to false`,
+    'update.reuseRolloutLogprobs', fieldLabel('update.reuseRolloutLogprobs'));
   }
   const fan = c.rewards.fanOut;
   if (!Array.isArray(fan) || fan.length > c.workflow.agents.length || fan.some((k) => !Number.isInteger(k) || k < 1 || k > 16)) {

@@ -51,7 +51,7 @@ export interface TrainConfig {
   evalEvery: number;
   /** Held-out problems evaluated (a fixed, level-balanced subset of the 200). */
   evalTasks: number;
-  /** Evaluation temperature (MAPPA: 0.6) — greedy is always evaluated too. */
+  /** Evaluation temperature (MAPPA: 0.6) — greedy is always evaluated too; 0: greedy only (one pass). */
   evalTemperature: number;
   checkpointEvery: number;
   lr: number;

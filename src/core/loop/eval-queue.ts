@@ -90,7 +90,9 @@ export class EvalQueue {
     const from = p.greedy.length;
     const tasks = this.tasks.slice(from, from + Math.max(1, Math.floor(Math.min(size, this.tasks.length))));
     const pass = (temperature: number) => ({ ...playedTeam(this.config), adapters: p.adapters, tasks, samplesPerTask: 1, temperature, seed: EVAL_SEED + from });
-    const [greedy, sampled] = await on.playTeam([pass(0), pass(this.config.evalTemperature)], { signal }); // aborted: nothing kept, the chunk runs again
+    // evalTemperature 0: greedy only, one pass (the sampled pass would be a second greedy one).
+    const passes = this.config.evalTemperature > 0 ? [pass(0), pass(this.config.evalTemperature)] : [pass(0)];
+    const [greedy, sampled = greedy] = await on.playTeam(passes, { signal }); // aborted: nothing kept, the chunk runs again
     p.greedy.push(...greedy);
     p.sampled.push(...sampled);
     const finished = p.greedy.length >= this.tasks.length;

@@ -241,6 +241,7 @@ export function trainSamples(w: WorkflowSpec, trajs: Trajectory[], coached: Coac
         tokenRewards,
         group: `${t.task.id}/${a.agentId}/${a.turn}`,
         truncated: a.truncated,
+        ...(a.logprobs?.length === a.tokens.length ? { sampledLogprobs: a.logprobs } : {}),
       };
       samples.push(sample);
       actionOf.set(sample, a);

@@ -25,6 +25,7 @@
 import { AdamW, lrAt } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
 import { policyUpdate } from '../rl/update.ts';
+import { RefMemory } from '../rl/known-logprobs.ts';
 import { type AgentPolicy, type Gradients, type UpdateMetrics } from '../rl/update-steps.ts';
 import { MAX_TRAIN_TOKENS, type TrainSample } from '../rl/batches.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
@@ -152,6 +153,8 @@ export class Trainer {
   readonly metrics: IterationMetrics[] = [];
   readonly compute: Compute;
   private listeners = new Set<(e: TrainEvent) => void>();
+  /** The reference model's log-probs of samples already scored (it is frozen: rl/known-logprobs.ts). */
+  private readonly refMemory = new RefMemory();
 
   private constructor(
     readonly config: TrainConfig,
@@ -299,7 +302,7 @@ export class Trainer {
   private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
     const lr = lrAt(this.config.lr, this.config.lrFinal, it, this.config.iterations);
     for (const p of this.policies.values()) p.optimizer.settings.lr = lr;
-    return policyUpdate(this.compute, this.policies, samples, this.config.update);
+    return policyUpdate(this.compute, this.policies, samples, this.config.update, this.refMemory);
   }
 
   /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */

@@ -27,9 +27,12 @@ export interface HeldOutChange {
   verdict: 'gain' | 'loss' | 'none' | null;
 }
 
-/** The change of both passes, greedy then sampled (at `evalTemperature`), from the untrained team's evaluation to the trained one's. */
+/**
+ * The change of both passes, greedy then sampled (at `evalTemperature`), from the untrained team's evaluation to the
+ * trained one's; greedy alone at evalTemperature 0 (one pass was played).
+ */
 export function heldOutChanges(baseline: EvalResult | null, final: EvalResult | null, evalTemperature: number): HeldOutChange[] {
-  return (['greedy', 'sampled'] as const).map((pass) => {
+  return (evalTemperature > 0 ? ['greedy', 'sampled'] as const : ['greedy'] as const).map((pass) => {
     const acc = (r: EvalResult | null) => (r ? accuracyInterval(r[pass], r.tasks, r.perTask?.[pass]) : null);
     const same = baseline?.perTask && final?.perTask && baseline.perTask.ids.join() === final.perTask.ids.join();
     const d = same ? pairedDifference(final!.perTask![pass], baseline!.perTask![pass]) : null;

@@ -26,28 +26,36 @@ import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJo
 import type { BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
 import { agentMetrics, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics } from './update-steps.ts';
 import type { UpdateSettings } from './update-settings.ts';
+import { knownLogProbs, missing, type RefMemory } from './known-logprobs.ts';
 
 type BatchedCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'batchedGradients'>> & Gradients;
 
 /** Stage 1: old (own adapter) and reference log-probs of every sample, micro-batches taken agent after agent. */
-async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, samples: TrainSample[], microBatchSize: number, sharedPrefix: boolean) {
-  const old: number[][] = new Array(samples.length);
-  const ref: number[][] = new Array(samples.length);
+async function teamSamplingLogProbs(gradients: BatchedCompute, team: TeamOf, samples: TrainSample[], s: UpdateSettings, memory?: RefMemory) {
+  const known = knownLogProbs(samples, { reuseSampled: s.reuseRolloutLogprobs, memory });
+  const old = known.old as number[][];
+  const ref = known.ref as number[][];
   const own: BatchedLogProbJob[] = [];
   const base: LogProbJob[] = [];
-  const parts: { rows: number[]; perRow: number[][] }[] = [];
-  for (const rows of microBatches(samples, team.order, microBatchSize)) {
+  const ownParts: { rows: number[]; perRow: number[][] }[] = [];
+  const baseParts: { rows: number[]; perRow: number[][] }[] = [];
+  for (const rows of microBatches(samples, missing(old, team.order), s.microBatchSize)) {
     const { ids, mask, perRow } = logProbRows(samples, rows);
     const rowAdapter = rows.map((i) => team.agentOf[i]);
-    own.push({ adapters: team.adapters, rowAdapter, ids, mask, positions: perRow.flat(), ...(sharedPrefix ? { sharePrefix: true } : {}) });
-    base.push({ adapter: null, ids, mask, positions: perRow.flat(), ...(sharedPrefix ? { prefixGroups: rowAdapter } : {}) });
-    parts.push({ rows, perRow });
+    own.push({ adapters: team.adapters, rowAdapter, ids, mask, positions: perRow.flat(), ...(s.sharedPrefix ? { sharePrefix: true } : {}) });
+    ownParts.push({ rows, perRow });
   }
-  const mine = await gradients.batchedLogProbs(own);
-  const refs = await gradients.logProbs(base);
-  parts.forEach((p, k) => {
-    perSample(old, p.rows, p.perRow, mine[k]);
+  for (const rows of microBatches(samples, missing(ref, team.order), s.microBatchSize)) {
+    const { ids, mask, perRow } = logProbRows(samples, rows);
+    base.push({ adapter: null, ids, mask, positions: perRow.flat(), ...(s.sharedPrefix ? { prefixGroups: rows.map((i) => team.agentOf[i]) } : {}) });
+    baseParts.push({ rows, perRow });
+  }
+  const mine = own.length ? await gradients.batchedLogProbs(own) : [];
+  const refs = base.length ? await gradients.logProbs(base) : [];
+  ownParts.forEach((p, k) => perSample(old, p.rows, p.perRow, mine[k]));
+  baseParts.forEach((p, k) => {
     perSample(ref, p.rows, p.perRow, refs[k]);
+    if (memory) for (const i of p.rows) memory.keep(samples[i], ref[i]);
   });
   return { old, ref };
 }
@@ -102,12 +110,12 @@ async function roundGradients(gradients: BatchedCompute, team: TeamOf, jobs: Bat
 
 /** The batched update (see the top comment); `s` is the whole settings, the samples already checked. */
 export async function batchedPolicyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  s: UpdateSettings): Promise<UpdateMetrics> {
+  s: UpdateSettings, memory?: RefMemory): Promise<UpdateMetrics> {
   if (!gradients.batchedLogProbs || !gradients.batchedGradients) throw new Error('a batched update needs a compute with team passes');
   const compute = gradients as BatchedCompute;
   const started = performance.now();
   const team = teamOf(policies, samples);
-  const { old, ref } = await teamSamplingLogProbs(compute, team, samples, s.microBatchSize, s.sharedPrefix);
+  const { old, ref } = await teamSamplingLogProbs(compute, team, samples, s, memory);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },

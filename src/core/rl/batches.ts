@@ -27,6 +27,8 @@ export interface TrainSample {
   group?: string;
   /** The action hit its token budget: masked out of the loss. */
   truncated?: boolean;
+  /** The sampler's log-prob of each action token (a rollout's; the policy's own at temperature 1: rl/known-logprobs.ts). */
+  sampledLogprobs?: number[];
 }
 
 /** One micro-batch's right-padded rows, as plain arrays (what a gradient is computed on, here or elsewhere). */

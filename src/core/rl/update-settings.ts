@@ -39,9 +39,16 @@ export interface UpdateSettings {
    * (docs/performance.md, "Speed at scale"). Off by default.
    */
   sharedPrefix: boolean;
+  /**
+   * Take the sampling policy's log-probs from the rollout instead of a pass of the update's own: the same
+   * values to float tolerance where the rollouts sample at temperature 1 (the config refuses it at any
+   * other), one forward pass of the update's four saved (rl/known-logprobs.ts). Off by default.
+   */
+  reuseRolloutLogprobs: boolean;
 }
 
 export const DEFAULT_UPDATE: UpdateSettings = {
   klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true, batched: false, sharedPrefix: false,
+  reuseRolloutLogprobs: false,
 };
 

@@ -18,7 +18,8 @@
  *      (`miniBatchGradient`, each micro-batch's part is ppo.ts's `ppoGradient`), clip by the global
  *      norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the adapter as it
  *      was, and report it (`clippedStep`).
- * The passes of stages 1 and 3 are asked of `Gradients` (below), whoever runs them.
+ * The passes of stages 1 and 3 are asked of `Gradients` (below), whoever runs them. `memory` (a
+ * RefMemory the trainer keeps for the run) answers the reference's log-probs of samples seen before.
  *
  * Example: const m = await policyUpdate(gradients, policies, samples, { epochs: 1 });
  *          m.agents.solver.steps   // 1: one AdamW step on the solver's adapter
@@ -32,27 +33,34 @@ import {
   agentMetrics, checkSamples, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics,
 } from './update-steps.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
+import { knownLogProbs, missing, type RefMemory } from './known-logprobs.ts';
 
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
- * and the reference (adapter off), no gradient; one job per micro-batch and adapter.
+ * and the reference (adapter off), no gradient; one job per micro-batch and adapter, for the rows
+ * whose log-probs are not known already (known-logprobs.ts: the rollout's, the reference's memory).
  */
 async function samplingLogProbs(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
-  microBatchSize: number, sharedPrefix: boolean): Promise<{ old: number[][]; ref: number[][] }> {
-  const old: number[][] = new Array(samples.length);
-  const ref: number[][] = new Array(samples.length);
+  s: UpdateSettings, memory?: RefMemory): Promise<{ old: number[][]; ref: number[][] }> {
+  const known = knownLogProbs(samples, { reuseSampled: s.reuseRolloutLogprobs, memory });
+  const old = known.old as number[][];
+  const ref = known.ref as number[][];
   const jobs: (LogProbJob & { rows: number[]; perRow: number[][]; into: number[][] })[] = [];
   for (const [agent, idx] of byAgent) {
     const adapter = policies.get(agent)!.adapter;
-    for (const rows of microBatches(samples, idx, microBatchSize)) {
-      const { ids, mask, perRow } = logProbRows(samples, rows);
-      const job = { rows, ids, mask, perRow, positions: perRow.flat(), ...(sharedPrefix ? { prefixGroups: rows.map(() => 0) } : {}) };
-      jobs.push({ ...job, adapter, into: old }, { ...job, adapter: null, into: ref });
+    for (const [into, jobAdapter] of [[old, adapter], [ref, null]] as const) {
+      for (const rows of microBatches(samples, missing(into, idx), s.microBatchSize)) {
+        const { ids, mask, perRow } = logProbRows(samples, rows);
+        jobs.push({ rows, ids, mask, perRow, positions: perRow.flat(), ...(s.sharedPrefix ? { prefixGroups: rows.map(() => 0) } : {}), adapter: jobAdapter, into });
+      }
     }
   }
   const results = await gradients.logProbs(jobs);
-  jobs.forEach((j, k) => perSample(j.into, j.rows, j.perRow, results[k]));
+  jobs.forEach((j, k) => {
+    perSample(j.into, j.rows, j.perRow, results[k]);
+    if (memory && j.into === ref) for (const i of j.rows) memory.keep(samples[i], ref[i]);
+  });
   return { old, ref };
 }
 
@@ -91,16 +99,16 @@ async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, bat
  * and each sample's mean advantage (what the trainer records on its action).
  */
 export async function policyUpdate(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[],
-  settings: Partial<UpdateSettings> = {}): Promise<UpdateMetrics> {
+  settings: Partial<UpdateSettings> = {}, memory?: RefMemory): Promise<UpdateMetrics> {
   const s = { ...DEFAULT_UPDATE, ...settings };
   const started = performance.now();
   if (!s.maskTruncated) samples = samples.map((x) => ({ ...x, truncated: false }));
   checkSamples(samples, policies);
-  if (s.batched && gradients.batchedLogProbs && gradients.batchedGradients) return batchedPolicyUpdate(gradients, policies, samples, s);
+  if (s.batched && gradients.batchedLogProbs && gradients.batchedGradients) return batchedPolicyUpdate(gradients, policies, samples, s, memory);
   const byAgent = new Map<string, number[]>();
   samples.forEach((x, i) => byAgent.set(x.agent, [...(byAgent.get(x.agent) ?? []), i]));
 
-  const { old, ref } = await samplingLogProbs(gradients, policies, samples, byAgent, s.microBatchSize, s.sharedPrefix);
+  const { old, ref } = await samplingLogProbs(gradients, policies, samples, byAgent, s, memory);
   const { advantages, meanKl } = computeAdvantages(
     samples.map((x, i) => ({ ...x, oldLogprobs: old[i], refLogprobs: ref[i] })),
     { klCoef: s.klCoef, whitening: s.whitening },

@@ -68,6 +68,35 @@ describe('models/relay-judge', () => {
     expect(() => resolveTrainConfig({ workflow: relayWorkflow(4), coach: { batch: 0 } })).toThrow(/coach.batch/);
   }, 300_000);
 
+  // The judge reads the input cell and the reply, not the task: two tasks whose agent 3 sees the same digits are one prompt.
+  // Such a prompt runs once in a coach's life, and its answer is the one a fresh coach gives it.
+  it('runs each prompt once: a repeated prompt (another task, the same cell) is answered from memory, as a fresh coach answers it', async () => {
+    const n = 8;
+    const tasks = relayHeldOut(n);
+    const cellOf = (i: number) => {
+      const t = tasks[i];
+      return `${t.adds.slice(0, 2).reduce(relayStep, t.start)}+${t.parts[2]}`;
+    };
+    const seen = new Map<string, number>();
+    let pair: [number, number] | undefined;
+    for (let i = 0; i < tasks.length && !pair; i++) {
+      const j = seen.get(cellOf(i));
+      if (j !== undefined && tasks[j].problem !== tasks[i].problem) pair = [j, i];
+      seen.set(cellOf(i), i);
+    }
+    const [a, b] = pair!;
+    const contexts = [stepContext(n, 3, a, relayStep), stepContext(n, 3, b, relayStep), stepContext(n, 3, a, (x) => x), stepContext(n, 4, a, relayStep)];
+    expect(contexts[0].problem).not.toBe(contexts[1].problem);
+    const coach = new ModelCoach(judge, RELAY_COACH_TEMPLATE);
+    const first = await coach.scoreBatch(contexts);
+    expect([coach.asked, coach.generated]).toEqual([4, 3]);
+    const again = await coach.scoreBatch(contexts.slice(0, 2));
+    expect([coach.asked, coach.generated]).toEqual([6, 3]);
+    expect(again.map((r) => r.raw)).toEqual(first.slice(0, 2).map((r) => r.raw));
+    const fresh = await Promise.all(contexts.map(async (c) => (await new ModelCoach(judge, RELAY_COACH_TEMPLATE).scoreBatch([c]))[0].raw));
+    expect(first.map((r) => r.raw)).toEqual(fresh);
+  }, 300_000);
+
   it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
     const relay = teamOf(relayWorkflow(4));
     expect(relay.judgeModel).toBe(RELAY_JUDGE_MODEL);

@@ -167,11 +167,12 @@ describe('relay configs', () => {
     for (const n of [16, 32, 64, 128]) {
       const c = resolveTrainConfig(relayConfigFile(n));
       expect(c.promptsPerIteration * c.samplesPerPrompt).toBe(64);
-      expect([c.rolloutBatch, c.coach.batch, c.update.microBatchSize, c.update.sharedPrefix]).toEqual([64, 64, 64, true]);
+      expect([c.rolloutBatch, c.coach.batch, c.update.microBatchSize, c.update.sharedPrefix, c.update.reuseRolloutLogprobs]).toEqual([64, 64, 64, true, true]);
+      expect([c.temperature, c.evalTemperature]).toEqual([1, 0]); // the rollout's log-probs are the policy's at T = 1; greedy evaluation only
       expect(c.evalEvery).toBe(c.iterations);
       expect(c.coach.kind).toBe('model');
       expect(c.lr).toBe(relayConfig(n).lr); // the team's own rate: 6e-3 broke greedy cells (docs/relay-128-recipe.md)
     }
-    expect(resolveTrainConfig(relayConfigFile(128)).iterations).toBe(14);
+    expect(resolveTrainConfig(relayConfigFile(128)).iterations).toBe(24);
   });
 });

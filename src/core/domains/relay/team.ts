@@ -187,11 +187,11 @@ const RELAY_SCALE_FROM = 16;
  * at the end only (an evaluation of 200 tasks at 128 agents costs most of an iteration). The learning rate
  * stays 2e-3: 6e-3 moved sampled accuracy faster and broke greedy cells (off-by-one replies). Iterations
  * are what fits 15 min of one wasm thread. Smaller relays keep relayConfig's settings.
- * Example: relayScaleRecipe(128).iterations -> 14; relayScaleRecipe(8) -> {}
+ * Example: relayScaleRecipe(128).iterations -> 24; relayScaleRecipe(8) -> {}
  */
 export function relayScaleRecipe(n: number): Record<string, unknown> {
   if (n < RELAY_SCALE_FROM) return {};
-  const iterations = n >= 128 ? 14 : n >= 64 ? 25 : 20;
+  const iterations = n >= 128 ? 24 : n >= 32 ? 30 : 20;
   return {
     iterations,
     promptsPerIteration: 32,
@@ -199,7 +199,8 @@ export function relayScaleRecipe(n: number): Record<string, unknown> {
     rolloutBatch: 64,
     evalEvery: iterations,
     checkpointEvery: Math.ceil(iterations / 2),
-    update: { microBatchSize: 64, sharedPrefix: true },
+    evalTemperature: 0,
+    update: { microBatchSize: 64, sharedPrefix: true, reuseRolloutLogprobs: true },
     coach: { kind: 'model', batch: 64 },
   };
 }
