@@ -96,6 +96,20 @@ export class LaneCompute implements Compute {
       }, this.failed);
   }
 
+  /** Every item's jobs shared over this thread and the lanes together (per agent, one micro-batch would run here alone). */
+  async gradientsOfMany(items: { adapter: LoraAdapter; jobs: GradientJob[] }[]): Promise<Gradient[][]> {
+    const values = new Map<LoraAdapter, AdapterValues>();
+    const valuesOf = (a: LoraAdapter) => values.get(a) ?? values.set(a, adapterValues(a)).get(a)!;
+    const flat = items.flatMap((it) => it.jobs.map((job) => ({ adapter: it.adapter, job })));
+    const results = await shareJobs(flat, (f) => rowsCost(f.job.batch), this.lanes, async (f) => (await this.here.gradients(f.adapter, [f.job]))[0],
+      async (lane, f) => {
+        const r = expect(await this.send(lane, { kind: 'gradients', adapter: valuesOf(f.adapter), job: f.job }), 'gradients');
+        return { loss: r.loss, grads: unflatten(r.grads, f.adapter.variables()), side: r.side };
+      }, this.failed);
+    let at = 0;
+    return items.map((it) => results.slice(at, (at += it.jobs.length)));
+  }
+
   playTeam(passes: TeamPass[], opts: PlayOptions = {}): Promise<Trajectory[][]> {
     return this.playOn(passes, opts, false);
   }

@@ -21,6 +21,11 @@ export interface Gradients {
   logProbs(jobs: LogProbJob[]): Promise<Float32Array[]>;
   gradients(adapter: LoraAdapter, jobs: GradientJob[]): Promise<Gradient[]>;
   /**
+   * Several agents' jobs at once, each item's results in its jobs' order: where the compute has lanes,
+   * one agent's single micro-batch no longer leaves the other lanes idle. Absent: one agent at a time.
+   */
+  gradientsOfMany?(items: { adapter: LoraAdapter; jobs: GradientJob[] }[]): Promise<Gradient[][]>;
+  /**
    * The team's passes, rows of several agents in one pass (batched-passes.ts), where this compute offers
    * them; without them a `batched` update runs per agent.
    */

@@ -14,7 +14,8 @@
  *   1. log-probs of every action under the sampling policy (adapter as it is now) and the
  *      reference (adapter off) — no gradient (`samplingLogProbs`);
  *   2. advantages (KL folded into the per-token reward, whitened; advantages.ts);
- *   3. per agent, per mini-batch: accumulate d(loss)/d(adapter) over micro-batches
+ *   3. per agent, per mini-batch (in rounds: every agent's first mini-batch, then every agent's second...,
+ *      so that a compute with lanes runs several agents' at once): accumulate d(loss)/d(adapter) over micro-batches
  *      (`miniBatchGradient`, each micro-batch's part is ppo.ts's `ppoGradient`), clip by the global
  *      norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the adapter as it
  *      was, and report it (`clippedStep`).
@@ -25,7 +26,7 @@
  *          m.agents.solver.steps   // 1: one AdamW step on the solver's adapter
  */
 import * as tf from '@tensorflow/tfjs-core';
-import type { LoraAdapter } from '../engine/lora/adapter.ts';
+import type { Gradient, GradientJob } from './ppo.ts';
 import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type MicroBatch, type TrainSample } from './batches.ts';
 import { batchedPolicyUpdate } from './batched-update.ts';
@@ -74,10 +75,13 @@ interface MiniBatchGradient {
   sides: [number, number, number][];
 }
 
-/** Stage 3a: the PPO gradient of one mini-batch, summed over its micro-batches in order. */
-async function miniBatchGradient(gradients: Gradients, adapter: LoraAdapter, batches: MicroBatch[], clipEps: number,
-  tokenCount: number, sharePrefix: boolean): Promise<MiniBatchGradient> {
-  const parts = await gradients.gradients(adapter, batches.map((batch) => ({ batch, clipEps, tokenCount, ...(sharePrefix ? { sharePrefix } : {}) })));
+/** Stage 3a's jobs: one mini-batch's micro-batches, each a PPO gradient (ppo.ts's `ppoGradient`). */
+function miniBatchJobs(batches: MicroBatch[], clipEps: number, tokenCount: number, sharePrefix: boolean): GradientJob[] {
+  return batches.map((batch) => ({ batch, clipEps, tokenCount, ...(sharePrefix ? { sharePrefix } : {}) }));
+}
+
+/** Stage 3a's result: the mini-batch's gradient and loss, its micro-batches' parts summed in order. */
+function miniBatchGradient(batches: MicroBatch[], parts: Gradient[]): MiniBatchGradient {
   const out: MiniBatchGradient = { grads: null, loss: 0, cells: 0, sides: parts.map((p) => p.side) };
   for (const [k, part] of parts.entries()) {
     out.cells += batches[k].ids.length * batches[k].ids[0].length;
@@ -115,25 +119,39 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   );
 
   const agents: Record<string, AgentUpdateMetrics> = {};
-  let cells = 0;
+  const trained: { agent: string; policy: AgentPolicy; minis: number[][]; side: number[] }[] = [];
   for (const [agent, idx] of byAgent) {
     const policy = policies.get(agent)!;
-    const m = agentMetrics(samples, idx);
-    agents[agent] = m;
-    if (!policy.trainable) continue;
-    const side = [0, 0, 0]; // entropy, clipped, kl sums over the agent's tokens
-    for (let epoch = 0; epoch < s.epochs; epoch++) {
-      for (const mini of chunks(idx, Math.ceil(idx.length / s.miniBatches))) {
+    agents[agent] = agentMetrics(samples, idx);
+    if (policy.trainable) trained.push({ agent, policy, minis: chunks(idx, Math.ceil(idx.length / s.miniBatches)), side: [0, 0, 0] });
+  }
+  let cells = 0;
+  const rounds = Math.max(0, ...trained.map((t) => t.minis.length));
+  for (let epoch = 0; epoch < s.epochs; epoch++) {
+    for (let round = 0; round < rounds; round++) {
+      // Each agent's mini-batch of this round: its token count and micro-batches (truncated rows alone: nothing to learn from).
+      const due = trained.flatMap((t) => {
+        const mini = t.minis[round];
+        if (!mini) return [];
         const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
-        if (tokenCount === 0) continue;
+        if (tokenCount === 0) return [];
         const batches = microBatches(samples, mini, s.microBatchSize)
-          .filter((micro) => !micro.every((i) => samples[i].truncated)) // nothing to learn from
+          .filter((micro) => !micro.every((i) => samples[i].truncated))
           .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        const g = await miniBatchGradient(gradients, policy.adapter, batches, s.clipEps, tokenCount, s.sharedPrefix);
-        for (const part of g.sides) part.forEach((v, j) => (side[j] += v));
+        return [{ t, tokenCount, batches }];
+      });
+      // Each agent's gradient depends on its own adapter alone: where the compute shares several agents' jobs over its
+      // lanes (`gradientsOfMany`), the round's are asked at once; else each agent's is computed just before its step.
+      const jobs = due.map((d) => miniBatchJobs(d.batches, s.clipEps, d.tokenCount, s.sharedPrefix));
+      const together = gradients.gradientsOfMany && due.length > 1
+        ? await gradients.gradientsOfMany(due.map((d, k) => ({ adapter: d.t.policy.adapter, jobs: jobs[k] }))) : null;
+      for (const [k, { t, tokenCount, batches }] of due.entries()) {
+        const g = miniBatchGradient(batches, together?.[k] ?? await gradients.gradients(t.policy.adapter, jobs[k]));
+        for (const part of g.sides) part.forEach((v, j) => (t.side[j] += v));
         cells += g.cells;
         if (g.grads === null) continue;
-        const { gradNorm, skipped } = await clippedStep(policy, g.grads, g.loss, s.maxGradNorm);
+        const m = agents[t.agent];
+        const { gradNorm, skipped } = await clippedStep(t.policy, g.grads, g.loss, s.maxGradNorm);
         m.steps++;
         if (skipped) {
           m.skippedSteps++;
@@ -144,8 +162,8 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
         m.tokens += tokenCount;
       }
     }
-    closeMetrics(m, side);
   }
+  for (const t of trained) closeMetrics(agents[t.agent], t.side);
   const seconds = (performance.now() - started) / 1000;
   const sampleAdvantages = advantages.map((a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0));
   return { agents, kl: meanKl, tokensPerSecond: cells / Math.max(seconds, 1e-9), seconds, sampleAdvantages };

@@ -91,6 +91,22 @@ describe('LaneCompute: the update shared with lane threads', () => {
     for (const p of [...serial.values(), ...shared.values()]) p.adapter.dispose();
   }, 300_000);
 
+  // The relay recipe's shape: each agent's samples are one micro-batch. Per agent, its one job would run here alone;
+  // the agents' jobs are shared together (gradientsOfMany), and the adapters are still the single thread's to the bit.
+  it('one micro-batch an agent: the agents\' gradients are shared over the lanes, the update equal to the bit', async () => {
+    const serial = policies('one');
+    const shared = policies('one');
+    const jobs: string[] = [];
+    const counted: Lanes = { count: 1, post: (lane, job) => (jobs.push(job.kind), workers.post(lane, job)), close: async () => {} };
+    const compute = new LaneCompute(thisThread(base.model), counted);
+    const a = await policyUpdate(thisThread(base.model), serial, samples(3), { microBatchSize: 64 });
+    const b = await policyUpdate(compute, shared, samples(3), { microBatchSize: 64 });
+    expect(jobs.filter((k) => k === 'gradients')).toHaveLength(1); // one of the two agents' gradients ran on the lane
+    for (const id of ['solver', 'verifier']) expect(b.agents[id]).toMatchObject({ loss: a.agents[id].loss, gradNorm: a.agents[id].gradNorm, steps: 1 });
+    expect(await flat(shared)).toEqual(await flat(serial));
+    for (const p of [...serial.values(), ...shared.values()]) p.adapter.dispose();
+  }, 300_000);
+
   it('a lane that fails has its jobs redone here, is reported once, and the update equals the single-thread one', async () => {
     const serial = policies('team2');
     const rescued = policies('team2');
