@@ -47,6 +47,18 @@ export interface AgentBackend {
   readonly trainable: boolean;
 }
 
+/** Per request: the earlier request of the call whose greedy reply it repeats (the same prompt and budget), else -1. */
+function greedyRepeats(requests: GenerationRequest[], prompts: { promptTokens: number[] }[]): number[] {
+  const firstOf = new Map<string, number>();
+  return requests.map((r, i) => {
+    if (r.temperature > 0) return -1;
+    const k = `${r.maxTokens}/${prompts[i].promptTokens.join(',')}`;
+    const first = firstOf.get(k);
+    if (first === undefined) firstOf.set(k, i);
+    return first ?? -1;
+  });
+}
+
 /** The project's engine: one base model, one adapter per agent (null = the base model). */
 export class EngineAgents implements AgentBackend {
   readonly trainable = true;
@@ -78,16 +90,9 @@ export class EngineAgents implements AgentBackend {
     // A greedy request whose prompt an earlier request of this call has is answered by that one's
     // reply: greedy decoding is a function of the prompt (a relay agent meets 90 input cells, so an
     // evaluation of 200 tasks asks each about twice).
-    const firstOf = new Map<string, number>();
-    const copyOf = requests.map((r, i) => {
-      if (r.temperature > 0) return -1;
-      const k = `${r.maxTokens}/${prompts[i].promptTokens.join(',')}`;
-      const first = firstOf.get(k);
-      if (first === undefined) firstOf.set(k, i);
-      return first ?? -1;
-    });
+    const copyOf = greedyRepeats(requests, prompts);
     // Requests with equal settings are generated as one padded batch (slices of the call's requests in
-    // order, so that a sampled row's batch and seed do not depend on the greedy rows beside it).
+    // order, so that a sampled row's batch and seed do not depend on the greedy rows next to it).
     for (let start = 0; start < requests.length; start += this.maxBatch) {
       const groups = new Map<string, number[]>();
       for (let i = start; i < Math.min(requests.length, start + this.maxBatch); i++) {

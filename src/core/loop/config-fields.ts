@@ -142,10 +142,17 @@ function fieldProblem(f: FieldSpec, value: unknown): string | null {
   return ok ? null : `must be ${accepts(f)}, got ${JSON.stringify(value) ?? String(value)}`;
 }
 
+/** update.reuseRolloutLogprobs takes the rollout's log-probs as the policy's: true only at temperature 1. */
+export function checkReuse(c: { temperature?: unknown; update?: { reuseRolloutLogprobs?: unknown } }): void {
+  if (c.update?.reuseRolloutLogprobs !== true || c.temperature === 1) return;
+  throw new ConfigFileError(`update.reuseRolloutLogprobs (${fieldLabel('update.reuseRolloutLogprobs')}): needs temperature 1, got temperature ` +
+    `${JSON.stringify(c.temperature)}; a rollout at another temperature holds the tempered distribution's log-probs, not the policy's: set it to false`,
+  'update.reuseRolloutLogprobs', fieldLabel('update.reuseRolloutLogprobs'));
+}
+
 /** Throws ConfigFileError for the first setting out of its range (optional ones only when present). */
 export function checkFields(c: {
   coach: { miscalibration: unknown; tiers?: unknown; kind?: unknown }; lora: { targetModules: unknown }; rewards: { fanOut: unknown }; workflow: { agents: unknown[] };
-  temperature?: unknown; update?: { reuseRolloutLogprobs?: unknown };
 }): void {
   const m = c.coach.miscalibration;
   if (m !== null && (typeof m !== 'object' || Array.isArray(m))) {
@@ -192,11 +199,6 @@ export function checkFields(c: {
       throw new ConfigFileError(`coach.tiers.pick / coach.tiers.teachEvery: pick "spread" and teaching need a judge model as tier 1 (coach.kind "model"); ` +
         `with the rubric as tier 1 set pick to random or first-wrong and teachEvery to 0`, 'coach.tiers.pick', fieldLabel('coach.tiers.pick'));
     }
-  }
-  if (c.update?.reuseRolloutLogprobs === true && c.temperature !== 1) {
-    throw new ConfigFileError(`update.reuseRolloutLogprobs (${fieldLabel('update.reuseRolloutLogprobs')}): needs temperature 1, got temperature ` +
-      `${JSON.stringify(c.temperature)}; a rollout at another temperature holds the tempered distribution's log-probs, not the policy's: set it to false`,
-    'update.reuseRolloutLogprobs', fieldLabel('update.reuseRolloutLogprobs'));
   }
   const fan = c.rewards.fanOut;
   if (!Array.isArray(fan) || fan.length > c.workflow.agents.length || fan.some((k) => !Number.isInteger(k) || k < 1 || k > 16)) {

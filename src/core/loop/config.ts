@@ -22,7 +22,7 @@ import { DEFAULT_REWARDS, type RewardSettings } from './rewards.ts';
 import { DEFAULT_TIMEOUT_MS } from '../tools/sandbox.ts';
 import { validateWorkflow, type WorkflowSpec } from './workflow.ts';
 import { expandWorkflow } from './workflow-repeat.ts';
-import { checkFields, ConfigFileError, fieldLabel } from './config-fields.ts';
+import { checkFields, checkReuse, ConfigFileError, fieldLabel } from './config-fields.ts';
 
 
 export interface TrainConfig {
@@ -158,5 +158,6 @@ export function resolveConfig(partial: unknown, teams: ConfigTeams): TrainConfig
     c.coach = { ...c.coach, tiers: merge(DEFAULT_TIERS, c.coach.tiers, 'coach.tiers') };
   }
   checkFields(c);
+  checkReuse(c);
   return c;
 }

@@ -25,7 +25,7 @@
 import { AdamW, lrAt } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
 import { policyUpdate } from '../rl/update.ts';
-import { RefMemory } from '../rl/known-logprobs.ts';
+import { RefMemory } from '../rl/update-steps.ts';
 import { type AgentPolicy, type Gradients, type UpdateMetrics } from '../rl/update-steps.ts';
 import { MAX_TRAIN_TOKENS, type TrainSample } from '../rl/batches.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
@@ -153,7 +153,7 @@ export class Trainer {
   readonly metrics: IterationMetrics[] = [];
   readonly compute: Compute;
   private listeners = new Set<(e: TrainEvent) => void>();
-  /** The reference model's log-probs of samples already scored (it is frozen: rl/known-logprobs.ts). */
+  /** The reference model's log-probs of samples already scored (it is frozen: rl/update-steps.ts). */
   private readonly refMemory = new RefMemory();
 
   private constructor(

@@ -24,9 +24,10 @@ import * as tf from '@tensorflow/tfjs-core';
 import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type TrainSample } from './batches.ts';
 import type { BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
-import { agentMetrics, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics } from './update-steps.ts';
+import {
+  agentMetrics, clippedStep, closeMetrics, knownLogProbs, missing, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type RefMemory, type UpdateMetrics,
+} from './update-steps.ts';
 import type { UpdateSettings } from './update-settings.ts';
-import { knownLogProbs, missing, type RefMemory } from './known-logprobs.ts';
 
 type BatchedCompute = Required<Pick<Gradients, 'batchedLogProbs' | 'batchedGradients'>> & Gradients;
 

@@ -27,7 +27,7 @@ export interface TrainSample {
   group?: string;
   /** The action hit its token budget: masked out of the loss. */
   truncated?: boolean;
-  /** The sampler's log-prob of each action token (a rollout's; the policy's own at temperature 1: rl/known-logprobs.ts). */
+  /** The sampler's log-prob of each action token (a rollout's; the policy's own at temperature 1: rl/update-steps.ts). */
   sampledLogprobs?: number[];
 }
 

@@ -42,7 +42,7 @@ export interface UpdateSettings {
   /**
    * Take the sampling policy's log-probs from the rollout instead of a pass of the update's own: the same
    * values to float tolerance where the rollouts sample at temperature 1 (the config refuses it at any
-   * other), one forward pass of the update's four saved (rl/known-logprobs.ts). Off by default.
+   * other), one forward pass of the update's four saved (rl/update-steps.ts). Off by default.
    */
   reuseRolloutLogprobs: boolean;
 }

@@ -15,7 +15,7 @@
  *      reference (adapter off) — no gradient (`samplingLogProbs`);
  *   2. advantages (KL folded into the per-token reward, whitened; advantages.ts);
  *   3. per agent, per mini-batch (in rounds: every agent's first mini-batch, then every agent's second...,
- *      so that a compute with lanes runs several agents' at once): accumulate d(loss)/d(adapter) over micro-batches
+ *      so that a compute that runs jobs side by side can take several agents' at once): accumulate d(loss)/d(adapter) over micro-batches
  *      (`miniBatchGradient`, each micro-batch's part is ppo.ts's `ppoGradient`), clip by the global
  *      norm, one AdamW step — unless loss or gradient is not finite: then skip, keep the adapter as it
  *      was, and report it (`clippedStep`).
@@ -31,16 +31,16 @@ import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type MicroBatch, type TrainSample } from './batches.ts';
 import { batchedPolicyUpdate } from './batched-update.ts';
 import {
-  agentMetrics, checkSamples, clippedStep, closeMetrics, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type UpdateMetrics,
+  agentMetrics, checkSamples, clippedStep, closeMetrics, knownLogProbs, missing, type AgentPolicy, type AgentUpdateMetrics, type Gradients,
+  type RefMemory, type UpdateMetrics,
 } from './update-steps.ts';
 import { DEFAULT_UPDATE, type UpdateSettings } from './update-settings.ts';
-import { knownLogProbs, missing, type RefMemory } from './known-logprobs.ts';
 
 
 /**
  * Stage 1: every action's log-probs under the sampling policy (its agent's adapter as it is now)
  * and the reference (adapter off), no gradient; one job per micro-batch and adapter, for the rows
- * whose log-probs are not known already (known-logprobs.ts: the rollout's, the reference's memory).
+ * whose log-probs are not known already (update-steps.ts `knownLogProbs`: the rollout's, the reference's memory).
  */
 async function samplingLogProbs(gradients: Gradients, policies: Map<string, AgentPolicy>, samples: TrainSample[], byAgent: Map<string, number[]>,
   s: UpdateSettings, memory?: RefMemory): Promise<{ old: number[][]; ref: number[][] }> {
@@ -97,6 +97,37 @@ function miniBatchGradient(batches: MicroBatch[], parts: Gradient[]): MiniBatchG
   return out;
 }
 
+/** An agent the update trains: its policy, its samples in mini-batches, and its [entropy, clipped, kl] sums. */
+interface Trained { agent: string; policy: AgentPolicy; minis: number[][]; side: number[] }
+
+/** Stage 3, one round: each trained agent's mini-batch `round`, its token count and micro-batches (truncated rows alone: nothing to learn from). */
+function roundBatches(samples: TrainSample[], trained: Trained[], round: number, s: UpdateSettings,
+  values: { adv: number[][]; old: number[][]; ref: number[][] }): { t: Trained; tokenCount: number; batches: MicroBatch[] }[] {
+  return trained.flatMap((t) => {
+    const mini = t.minis[round];
+    if (!mini) return [];
+    const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
+    if (tokenCount === 0) return [];
+    const batches = microBatches(samples, mini, s.microBatchSize)
+      .filter((micro) => !micro.every((i) => samples[i].truncated))
+      .map((micro) => makeBatch(samples, values, micro));
+    return [{ t, tokenCount, batches }];
+  });
+}
+
+/** Stage 3b: one agent's clipped AdamW step on its mini-batch's gradient, counted in its metrics. */
+async function stepAgent(policy: AgentPolicy, g: MiniBatchGradient, tokenCount: number, m: AgentUpdateMetrics, maxGradNorm: number): Promise<void> {
+  const { gradNorm, skipped } = await clippedStep(policy, g.grads!, g.loss, maxGradNorm);
+  m.steps++;
+  if (skipped) {
+    m.skippedSteps++;
+    m.skipReasons.push(skipped);
+  }
+  m.loss += g.loss;
+  m.gradNorm += gradNorm;
+  m.tokens += tokenCount;
+}
+
 /**
  * The update (see the top comment): check -> stage 1 log-probs -> stage 2 advantages -> stage 3 per
  * trainable agent, per mini-batch: gradient (3a) and clipped step (3b). Returns per-agent metrics
@@ -119,7 +150,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   );
 
   const agents: Record<string, AgentUpdateMetrics> = {};
-  const trained: { agent: string; policy: AgentPolicy; minis: number[][]; side: number[] }[] = [];
+  const trained: Trained[] = [];
   for (const [agent, idx] of byAgent) {
     const policy = policies.get(agent)!;
     agents[agent] = agentMetrics(samples, idx);
@@ -129,19 +160,9 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
   const rounds = Math.max(0, ...trained.map((t) => t.minis.length));
   for (let epoch = 0; epoch < s.epochs; epoch++) {
     for (let round = 0; round < rounds; round++) {
-      // Each agent's mini-batch of this round: its token count and micro-batches (truncated rows alone: nothing to learn from).
-      const due = trained.flatMap((t) => {
-        const mini = t.minis[round];
-        if (!mini) return [];
-        const tokenCount = mini.reduce((a, i) => a + (samples[i].truncated ? 0 : samples[i].action.length), 0);
-        if (tokenCount === 0) return [];
-        const batches = microBatches(samples, mini, s.microBatchSize)
-          .filter((micro) => !micro.every((i) => samples[i].truncated))
-          .map((micro) => makeBatch(samples, { adv: advantages, old, ref }, micro));
-        return [{ t, tokenCount, batches }];
-      });
-      // Each agent's gradient depends on its own adapter alone: where the compute shares several agents' jobs over its
-      // lanes (`gradientsOfMany`), the round's are asked at once; else each agent's is computed just before its step.
+      const due = roundBatches(samples, trained, round, s, { adv: advantages, old, ref });
+      // Each agent's gradient depends on its own adapter alone: where the compute takes several agents' jobs together
+      // (`gradientsOfMany`), the round's are asked at once; else each agent's is computed just before its step.
       const jobs = due.map((d) => miniBatchJobs(d.batches, s.clipEps, d.tokenCount, s.sharedPrefix));
       const together = gradients.gradientsOfMany && due.length > 1
         ? await gradients.gradientsOfMany(due.map((d, k) => ({ adapter: d.t.policy.adapter, jobs: jobs[k] }))) : null;
@@ -149,17 +170,7 @@ export async function policyUpdate(gradients: Gradients, policies: Map<string, A
         const g = miniBatchGradient(batches, together?.[k] ?? await gradients.gradients(t.policy.adapter, jobs[k]));
         for (const part of g.sides) part.forEach((v, j) => (t.side[j] += v));
         cells += g.cells;
-        if (g.grads === null) continue;
-        const m = agents[t.agent];
-        const { gradNorm, skipped } = await clippedStep(t.policy, g.grads, g.loss, s.maxGradNorm);
-        m.steps++;
-        if (skipped) {
-          m.skippedSteps++;
-          m.skipReasons.push(skipped);
-        }
-        m.loss += g.loss;
-        m.gradNorm += gradNorm;
-        m.tokens += tokenCount;
+        if (g.grads !== null) await stepAgent(t.policy, g, tokenCount, agents[t.agent], s.maxGradNorm);
       }
     }
   }

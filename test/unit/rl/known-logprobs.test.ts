@@ -1,5 +1,5 @@
 /**
- * Log-probs the update need not compute (rl/known-logprobs.ts), against the passes they replace, on the
+ * Log-probs the update need not compute (rl/update-steps.ts `knownLogProbs`, `RefMemory`), against the passes they replace, on the
  * cpu backend: the rollout's own log-probs at temperature 1 (real `generate` on the parity fixture,
  * each agent through its adapter) leave the adapters where the update's own sampling pass leaves them,
  * and the reference's remembered log-probs give a second update exactly what a fresh one computes;
@@ -16,10 +16,9 @@ import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
 import { policyUpdate } from '../../../src/core/rl/update.ts';
-import { type AgentPolicy, type Gradients } from '../../../src/core/rl/update-steps.ts';
+import { knownLogProbs, RefMemory, type AgentPolicy, type Gradients } from '../../../src/core/rl/update-steps.ts';
 import { type UpdateSettings } from '../../../src/core/rl/update-settings.ts';
 import { type TrainSample } from '../../../src/core/rl/batches.ts';
-import { knownLogProbs, RefMemory } from '../../../src/core/rl/known-logprobs.ts';
 import { thisThread } from '../../../src/core/compute/local.ts';
 import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
