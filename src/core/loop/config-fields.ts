@@ -46,7 +46,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   bool('lora.rsLora', 'rank-stabilised LoRA scale'),
   num('update.klCoef', 'KL coefficient', 0, 100),
   num('update.clipEps', 'clip ε', 0, 10, true),
-  { path: 'update.whitening', label: 'advantage whitening', kind: 'enum', values: ['batch', 'agent', 'group'] },
+  { path: 'update.whitening', label: 'advantage whitening', kind: 'enum', values: ['batch', 'agent', 'group', 'state'] },
   int('update.microBatchSize', 'micro-batch size', 1, 4096),
   int('update.miniBatches', 'mini-batches', 1, 4096),
   int('update.epochs', 'epochs per iteration', 1, 100),

@@ -26,6 +26,7 @@ import { AdamW, lrAt } from '../rl/adamw.ts';
 import { mean } from '../stats/intervals.ts';
 import { policyUpdate } from '../rl/update.ts';
 import { RefMemory } from '../rl/update-steps.ts';
+import { StateBaselines } from '../rl/advantages.ts';
 import { type AgentPolicy, type Gradients, type UpdateMetrics } from '../rl/update-steps.ts';
 import { MAX_TRAIN_TOKENS, type TrainSample } from '../rl/batches.ts';
 import { LoraAdapter } from '../engine/lora/adapter.ts';
@@ -155,6 +156,8 @@ export class Trainer {
   private listeners = new Set<(e: TrainEvent) => void>();
   /** The reference model's log-probs of samples already scored (it is frozen: rl/update-steps.ts). */
   private readonly refMemory = new RefMemory();
+  /** 'state' whitening's baselines: the mean reward of each agent's input so far (rl/advantages.ts). */
+  private readonly stateBaselines = new StateBaselines();
 
   private constructor(
     readonly config: TrainConfig,
@@ -302,7 +305,9 @@ export class Trainer {
   private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
     const lr = lrAt(this.config.lr, this.config.lrFinal, it, this.config.iterations);
     for (const p of this.policies.values()) p.optimizer.settings.lr = lr;
-    return policyUpdate(this.compute, this.policies, samples, this.config.update, this.refMemory);
+    if (this.config.update.whitening !== 'state') return policyUpdate(this.compute, this.policies, samples, this.config.update, this.refMemory);
+    const update = policyUpdate(this.compute, this.policies, this.stateBaselines.attach(samples), this.config.update, this.refMemory);
+    return update.then((m) => (this.stateBaselines.record(samples), m));
   }
 
   /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */

@@ -9,14 +9,19 @@
  * Return with discount 1: G_t = sum_{s >= t} r_s. Then whitening:
  *   'batch' (default): (G - mean) / std over every action token of the whole batch, all agents;
  *   'agent': the same per agent;  'group': GRPO-style, the scalar reward normalised within its
- *   prompt group (mean/std of the group's rewards), KL folded per token, no further whitening.
+ *   prompt group (mean/std of the group's rewards), KL folded per token, no further whitening;
+ *   'state': a per-state baseline, (G - b) / std: b is the mean reward this agent has earned from this very
+ *   input in earlier iterations (`StateBaselines`, the trainer's; the agent's batch mean for an input not met
+ *   before), std over the batch's (G - b). An action right where the agent is always right has advantage
+ *   about 0, so it no longer pushes the adapter (and its neighbouring inputs) around; unbiased, since b does
+ *   not depend on the action.
  * Truncated actions get advantage 0 (masked out).
  *
  * Worked example (klCoef 0, batch whitening): two one-token actions with rewards 1 and 0 ->
  * returns [1], [0] -> mean 0.5, std 0.5 -> advantages [1], [-1].
  */
 
-export type Whitening = 'batch' | 'agent' | 'group';
+export type Whitening = 'batch' | 'agent' | 'group' | 'state';
 
 export interface AdvantageInput {
   agent: string;
@@ -28,6 +33,8 @@ export interface AdvantageInput {
   tokenRewards?: number[];
   /** Prompt group for 'group' whitening (samples of the same prompt and agent). */
   group?: string;
+  /** 'state' whitening: the reward this agent's input has earned before (StateBaselines.attach); absent: the agent's batch mean. */
+  baseline?: number;
   truncated?: boolean;
 }
 
@@ -89,7 +96,13 @@ export function computeAdvantages(samples: AdvantageInput[], opts: AdvantageOpti
   });
 
   const advantages = returns.map((g) => g.slice());
-  if (opts.whitening !== 'group') {
+  if (opts.whitening === 'state') {
+    const agentMean = new Map<string, number>();
+    for (const a of new Set(samples.map((s) => s.agent))) agentMean.set(a, meanStd(samples.filter((s) => s.agent === a).map((s) => s.reward)).mean);
+    const centred = returns.map((g, i) => g.map((x) => x - (samples[i].baseline ?? agentMean.get(samples[i].agent)!)));
+    const { std } = meanStd(centred.flatMap((c, i) => (samples[i].truncated ? [] : c)));
+    centred.forEach((c, i) => (advantages[i] = c.map((x) => x / (std + eps))));
+  } else if (opts.whitening !== 'group') {
     const pools = new Map<string, number[]>();
     samples.forEach((s, i) => {
       if (s.truncated) return;
@@ -105,4 +118,38 @@ export function computeAdvantages(samples: AdvantageInput[], opts: AdvantageOpti
     if (s.truncated) advantages[i] = advantages[i].map(() => 0);
   });
   return { advantages, returns, meanKl: klCount ? klSum / klCount : 0 };
+}
+
+/**
+ * The trainer's per-state baselines for 'state' whitening: the mean reward of each (agent, exact prompt), over
+ * its last WINDOW samples (a running mean that forgets as the policy moves on).
+ * Example: const b = new StateBaselines(); b.record([{agent: 'a', prompt: [1], reward: 1}]);
+ *          b.attach([{agent: 'a', prompt: [1], ...}])[0].baseline   // 1
+ */
+export class StateBaselines {
+  private readonly means = new Map<string, { mean: number; n: number }>();
+  constructor(readonly window = 8) {}
+
+  private static key(s: { agent: string; prompt: number[] }): string {
+    return `${s.agent}|${s.prompt.join(',')}`;
+  }
+
+  /** The samples with the baseline of their state where one is known. */
+  attach<S extends { agent: string; prompt: number[] }>(samples: S[]): (S & { baseline?: number })[] {
+    return samples.map((s) => {
+      const m = this.means.get(StateBaselines.key(s));
+      return m ? { ...s, baseline: m.mean } : s;
+    });
+  }
+
+  /** Folds this iteration's rewards in (after the update has used the baselines from before it). */
+  record(samples: { agent: string; prompt: number[]; reward: number }[]): void {
+    for (const s of samples) {
+      const k = StateBaselines.key(s);
+      const m = this.means.get(k) ?? { mean: 0, n: 0 };
+      m.n = Math.min(m.n + 1, this.window);
+      m.mean += (s.reward - m.mean) / m.n;
+      this.means.set(k, m);
+    }
+  }
 }

@@ -27,6 +27,8 @@ export interface TrainSample {
   group?: string;
   /** The action hit its token budget: masked out of the loss. */
   truncated?: boolean;
+  /** 'state' whitening: the mean reward this agent's prompt has earned before (advantages.ts StateBaselines). */
+  baseline?: number;
   /** The sampler's log-prob of each action token (a rollout's; the policy's own at temperature 1: rl/update-steps.ts). */
   sampledLogprobs?: number[];
 }

@@ -1,6 +1,6 @@
 /** REINFORCE++ advantages on hand-worked examples. */
 import { describe, expect, it } from 'vitest';
-import { computeAdvantages, type AdvantageInput } from '../../../src/core/rl/advantages.ts';
+import { computeAdvantages, StateBaselines, type AdvantageInput } from '../../../src/core/rl/advantages.ts';
 
 const s = (agent: string, reward: number, old: number[], ref = old.map(() => 0), extra: Partial<AdvantageInput> = {}): AdvantageInput =>
   ({ agent, reward, oldLogprobs: old, refLogprobs: ref, ...extra });
@@ -27,6 +27,26 @@ describe('computeAdvantages', () => {
     expect(batch.advantages[0][1]).toBeCloseTo(0.025 / std, 4);
     expect(batch.advantages[0][2]).toBeCloseTo(0, 4);
     expect(batch.meanKl).toBeCloseTo((0.5 - 0.25 + 1) / 3, 10);
+  });
+
+  it('state whitening: each reward against the baseline of its own input (else the batch mean of its agent), over the batch std', () => {
+    // a's first input has earned 1 before and is right again: (1 - 1) = 0. Its second input has earned 0.5: a right
+    // reply gets +0.5. b's input is new: its baseline is b's batch mean, (0 + 1) / 2 = 0.5, so -0.5 and +0.5.
+    const xs = [s('a', 1, [0], [0], { baseline: 1 }), s('a', 1, [0], [0], { baseline: 0.5 }), s('b', 0, [0]), s('b', 1, [0])];
+    const out = computeAdvantages(xs, { klCoef: 0, whitening: 'state' });
+    // centred [0, 0.5, -0.5, 0.5]: mean 0.125, std sqrt((0.125^2 + 2 * 0.375^2 + 0.625^2) / 4) = 0.41458; no mean taken out.
+    const std = Math.sqrt((0.125 ** 2 + 2 * 0.375 ** 2 + 0.625 ** 2) / 4);
+    expect(out.advantages.map((a) => a[0])).toEqual([0, 0.5 / std, -0.5 / std, 0.5 / std].map((x) => expect.closeTo(x, 5)));
+  });
+
+  it('StateBaselines: the mean reward of an agent\'s exact input over its last few samples, per agent', () => {
+    const b = new StateBaselines(2);
+    const x = (agent: string, prompt: number[], reward = 0) => ({ agent, prompt, reward });
+    expect(b.attach([x('a', [1])])[0].baseline).toBeUndefined();
+    b.record([x('a', [1], 1), x('a', [1], 0), x('b', [1], 1)]);
+    expect(b.attach([x('a', [1]), x('b', [1]), x('a', [2])]).map((y) => y.baseline)).toEqual([0.5, 1, undefined]);
+    b.record([x('a', [1], 1)]); // a window of 2: 0.5 + (1 - 0.5) / 2
+    expect(b.attach([x('a', [1])])[0].baseline).toBe(0.75);
   });
 
   it('per-token shaping rewards add to the returns', () => {
