@@ -20,6 +20,7 @@ import { type TrainSample } from '../../../src/core/rl/batches.ts';
 import { thisThread } from '../../../src/core/compute/local.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
+import { adapterData, maxRelDiff } from '../../helpers/adapter-diff.ts';
 
 let base: LoadedModel;
 const FORM = BatchedAdapter.form;
@@ -59,18 +60,6 @@ function samplesFor(counts: Record<string, number>, seed: number): TrainSample[]
   }
   // Interleave agents, as the trainer's samples come (trajectory after trajectory).
   return out.map((x, i) => ({ x, k: rng.next() + i * 0 })).sort((a, b) => a.k - b.k).map((e) => e.x);
-}
-
-async function values(p: Map<string, AgentPolicy>): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (const x of p.values()) for (const v of x.adapter.variables()) out.push((await v.data()) as Float32Array);
-  return out;
-}
-
-function maxRelDiff(a: Float32Array[], b: Float32Array[]): number {
-  let worst = 0;
-  a.forEach((x, i) => x.forEach((v, j) => (worst = Math.max(worst, Math.abs(v - b[i][j]) / (1e-3 + Math.abs(v))))));
-  return worst;
 }
 
 describe('a team pass: every row through its own adapter', () => {
@@ -115,8 +104,8 @@ describe('the batched update equals the per-agent update', () => {
     samples.find((x) => x.agent === 'coder')!.truncated = true; // masked out of the loss in both paths
     const perAgent = await team(names, ['frozen']);
     const batched = await team(names, ['frozen']);
-    const initial = await values(batched);
-    expect(maxRelDiff(await values(perAgent), initial)).toBe(0);
+    const initial = await adapterData(batched);
+    expect(maxRelDiff(await adapterData(perAgent), initial)).toBe(0);
     const compute = thisThread(base.model);
     const before = tf.memory().numTensors;
     const a = await policyUpdate(compute, perAgent, samples, settings);
@@ -125,8 +114,8 @@ describe('the batched update equals the per-agent update', () => {
     expect(tf.memory().numTensors).toBe(afterPerAgent); // the batched update leaves nothing behind
     expect(afterPerAgent).toBeGreaterThanOrEqual(before);
 
-    expect(maxRelDiff(initial, await values(batched))).toBeGreaterThan(1e-2); // it did move the adapters
-    expect(maxRelDiff(await values(perAgent), await values(batched))).toBeLessThan(1e-4);
+    expect(maxRelDiff(initial, await adapterData(batched))).toBeGreaterThan(1e-2); // it did move the adapters
+    expect(maxRelDiff(await adapterData(perAgent), await adapterData(batched))).toBeLessThan(1e-4);
     for (const [name, p] of perAgent) {
       const q = batched.get(name)!;
       // The optimizer's moments too: the next step starts from the same state.

@@ -24,6 +24,7 @@ import { resolveTrainConfig } from '../../../src/core/domains/index.ts';
 import { relayWorkflow } from '../../../src/core/domains/relay/team.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { PARITY } from '../../helpers/fixtures.ts';
+import { adapterData, maxRelDiff } from '../../helpers/adapter-diff.ts';
 
 let base: LoadedModel;
 beforeAll(async () => {
@@ -76,18 +77,6 @@ function counted(): Gradients & { rows: { own: number; ref: number } } {
   };
 }
 
-async function values(p: Map<string, AgentPolicy>): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (const x of p.values()) for (const v of x.adapter.variables()) out.push((await v.data()) as Float32Array);
-  return out;
-}
-
-function maxRelDiff(a: Float32Array[], b: Float32Array[]): number {
-  let worst = 0;
-  a.forEach((x, i) => x.forEach((v, j) => (worst = Math.max(worst, Math.abs(v - b[i][j]) / (1e-3 + Math.abs(v))))));
-  return worst;
-}
-
 function dispose(...teams: Map<string, AgentPolicy>[]): void {
   for (const t of teams) for (const p of t.values()) {
     p.adapter.dispose();
@@ -95,11 +84,14 @@ function dispose(...teams: Map<string, AgentPolicy>[]): void {
   }
 }
 
+/** The two updates: one pass per agent, and one pass over the whole team. */
+const SHAPES: [string, Partial<UpdateSettings>][] = [
+  ['per agent', { microBatchSize: 4 }],
+  ['batched over the team', { microBatchSize: 8, batched: true }],
+];
+
 describe('log-probs the update already knows', () => {
-  it.each<[string, Partial<UpdateSettings>]>([
-    ['per agent', { microBatchSize: 4 }],
-    ['batched over the team', { microBatchSize: 8, batched: true }],
-  ])('the rollout\'s log-probs at T = 1 leave the adapters where the sampling pass does, with no sampling pass (%s)', async (_name, settings) => {
+  it.each(SHAPES)('the rollout\'s log-probs at T = 1 leave the adapters where the sampling pass does, with no sampling pass (%s)', async (_name, settings) => {
     const names = ['a', 'b'];
     const own = team(names);
     const reused = team(names);
@@ -113,16 +105,13 @@ describe('log-probs the update already knows', () => {
     expect(plain.rows.own).toBe(10);
     expect(fast.rows.own).toBe(0);
     expect(fast.rows.ref).toBe(10);
-    expect(maxRelDiff(await values(own), await values(reused))).toBeLessThan(1e-4);
+    expect(maxRelDiff(await adapterData(own), await adapterData(reused))).toBeLessThan(1e-4);
     expect(m2.kl).toBeCloseTo(m1.kl, 5);
     for (const n of names) expect(m2.agents[n].clipFraction).toBe(m1.agents[n].clipFraction);
     dispose(own, reused);
   }, 120_000);
 
-  it.each<[string, Partial<UpdateSettings>]>([
-    ['per agent', { microBatchSize: 4 }],
-    ['batched over the team', { microBatchSize: 8, batched: true }],
-  ])('the reference\'s remembered log-probs give a later update what a fresh pass gives, without the pass (%s)', async (_name, settings) => {
+  it.each(SHAPES)('the reference\'s remembered log-probs give a later update what a fresh pass gives, without the pass (%s)', async (_name, settings) => {
     const names = ['a', 'b'];
     const p1 = team(names);
     const p2 = team(names);
@@ -139,7 +128,7 @@ describe('log-probs the update already knows', () => {
     expect(remembered.rows.ref).toBe(0);
     expect(fresh.rows.ref).toBe(8);
     expect(a.kl).toBeCloseTo(b.kl, 5);
-    expect(maxRelDiff(await values(p1), await values(p2))).toBeLessThan(1e-4);
+    expect(maxRelDiff(await adapterData(p1), await adapterData(p2))).toBeLessThan(1e-4);
     dispose(p1, p2);
   }, 120_000);
 
