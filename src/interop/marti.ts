@@ -184,6 +184,12 @@ function modelRows(config: TrainConfig, plan: MartiPlan): Row[] {
   ];
 }
 
+/** What the authors' trainer has no counterpart for, said beside the estimator. */
+const WHITENING_NOTE: Partial<Record<TrainConfig['update']['whitening'], string>> = {
+  agent: ' (no per-agent counterpart; REINFORCE++ whitens the batch)',
+  state: ' (no per-state baseline there; REINFORCE++ whitens the batch)',
+};
+
 /** default_agent: REINFORCE++ as the sandbox runs it. */
 function algorithmRows(config: TrainConfig): Row[] {
   const u = config.update;
@@ -191,7 +197,7 @@ function algorithmRows(config: TrainConfig): Row[] {
   return [
     'Algorithm (MAPPA section 4)',
     ['advantage_estimator', estimator,
-      `ours: update.whitening "${u.whitening}"${u.whitening === 'agent' ? ' (no per-agent counterpart; REINFORCE++ whitens the batch)' : ''}`],
+      `ours: update.whitening "${u.whitening}"${WHITENING_NOTE[u.whitening] ?? ''}`],
     ['training_mode', 'rl'],
     ['normalize_reward', true],
     ['gamma', 1],
