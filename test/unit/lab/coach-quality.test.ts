@@ -59,6 +59,8 @@ describe('the end of a run, in words', () => {
     expect(changeWords(g)).toMatch(/paired — no change beyond the noise$/);
     expect(changeWords(s)).toMatch(/paired — a gain beyond the noise$/);
     expect(heldOutChanges(null, ev(30), 0.6)[0].paired).toBeNull();
+    // evalTemperature 0: greedy only (one pass was played), no second "T=0" line.
+    expect(heldOutChanges(ev(25), ev(26), 0).map((c) => c.name)).toEqual(['greedy']);
   });
 
   it('says when the trained team ends below the untrained one, and names a weak coach as the likely cause', () => {
