@@ -69,6 +69,8 @@ export interface LoopState {
   curriculum: CurriculumState;
   metrics: unknown[];
   config: unknown;
+  /** 'state' whitening's per-state baselines (rl/advantages.ts StateBaselines.entries), so a resumed run goes on with them. */
+  baselines?: [string, number, number][];
 }
 
 export interface AgentState {

@@ -55,6 +55,7 @@ export const CONFIG_FIELDS: readonly FieldSpec[] = [
   bool('update.batched', 'one pass for every agent\'s adapter (batched update)'),
   bool('update.sharedPrefix', 'each agent\'s common prompt prefix run once an update pass'),
   bool('update.reuseRolloutLogprobs', 'the rollout\'s log-probs as the sampling policy\'s (temperature 1 only)'),
+  bool('update.rememberReference', 'the reference\'s log-probs remembered for the run'),
   {
     path: 'rewards.mode', label: 'reward', kind: 'enum', values: [...REWARD_MODES],
     hint: 'process: the coach scores each action; outcome: the team\'s final answer; counterfactual: replays of each agent\'s turn, no coach; ' +

@@ -192,6 +192,7 @@ export class Trainer {
     if (resumed) {
       trainer.iteration = resumed.loop.iteration;
       trainer.metrics.push(...(resumed.loop.metrics as IterationMetrics[]));
+      if (resumed.loop.baselines) trainer.stateBaselines.restore(resumed.loop.baselines);
       queueMicrotask(() => trainer.emit({ type: 'resumed', iteration: trainer.iteration }));
     }
     return trainer;
@@ -305,8 +306,9 @@ export class Trainer {
   private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
     const lr = lrAt(this.config.lr, this.config.lrFinal, it, this.config.iterations);
     for (const p of this.policies.values()) p.optimizer.settings.lr = lr;
-    if (this.config.update.whitening !== 'state') return policyUpdate(this.compute, this.policies, samples, this.config.update, this.refMemory);
-    const update = policyUpdate(this.compute, this.policies, this.stateBaselines.attach(samples), this.config.update, this.refMemory);
+    const memory = this.config.update.rememberReference ? this.refMemory : undefined;
+    if (this.config.update.whitening !== 'state') return policyUpdate(this.compute, this.policies, samples, this.config.update, memory);
+    const update = policyUpdate(this.compute, this.policies, this.stateBaselines.attach(samples), this.config.update, memory);
     return update.then((m) => (this.stateBaselines.record(samples), m));
   }
 
@@ -374,7 +376,8 @@ export class Trainer {
     const agents = new Map(await Promise.all([...this.policies].map(async ([id, p]) =>
       [id, { adapter: p.adapter, optimizer: await p.optimizer.getState() }] as const)));
     await this.store.save(await encodeCheckpoint(
-      { iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config }, agents));
+      { iteration: this.iteration, curriculum: this.curriculumState, metrics: this.metrics, config: this.config,
+        ...(this.config.update.whitening === 'state' ? { baselines: this.stateBaselines.entries() } : {}) }, agents));
     this.emit({ type: 'checkpoint', iteration: this.iteration });
   }
 

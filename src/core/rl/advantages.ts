@@ -142,6 +142,16 @@ export class StateBaselines {
     });
   }
 
+  /** Every state's [key, mean, count], for a checkpoint; `restore` takes them back. */
+  entries(): [string, number, number][] {
+    return [...this.means].map(([k, m]) => [k, m.mean, m.n]);
+  }
+
+  restore(entries: [string, number, number][]): void {
+    this.means.clear();
+    for (const [k, mean, n] of entries) this.means.set(k, { mean, n });
+  }
+
   /** Folds this iteration's rewards in (after the update has used the baselines from before it). */
   record(samples: { agent: string; prompt: number[]; reward: number }[]): void {
     for (const s of samples) {

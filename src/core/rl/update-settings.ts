@@ -45,10 +45,16 @@ export interface UpdateSettings {
    * other), one forward pass of the update's four saved (rl/update-steps.ts). Off by default.
    */
   reuseRolloutLogprobs: boolean;
+  /**
+   * Remember the reference model's log-probs of every (prompt, action) it has scored, for the run (it is frozen;
+   * update-steps.ts `RefMemory`): a relay agent meets the same input cells every iteration. Equal to float tolerance,
+   * not to the bit: a run resumed after a kill starts with an empty memory. Off by default.
+   */
+  rememberReference: boolean;
 }
 
 export const DEFAULT_UPDATE: UpdateSettings = {
   klCoef: 0.01, clipEps: 0.2, whitening: 'batch', microBatchSize: 4, miniBatches: 1, epochs: 1, maxGradNorm: 1, maskTruncated: true, batched: false, sharedPrefix: false,
-  reuseRolloutLogprobs: false,
+  reuseRolloutLogprobs: false, rememberReference: false,
 };
 

@@ -109,10 +109,11 @@ describe('the MAPPA loop', () => {
     trainer.dispose();
   }, 300_000);
 
-  it('resume after a kill continues exactly as an uninterrupted run', async () => {
+  // With the per-state baseline too: its baselines travel in the checkpoint (state.json "baselines").
+  it.each(['batch', 'state'] as const)('resume after a kill continues exactly as an uninterrupted run (%s whitening)', async (whitening) => {
     // Two iterations (the second with an evaluation) are enough to resume across; the CLI's kill -9 test
     // (test/unit/cli/run-safety.test.ts) covers whole runs.
-    const two = { ...config, iterations: 2 };
+    const two = { ...config, iterations: 2, update: { ...config.update, whitening } };
     const full = await Trainer.create(two, run(model), { store: new MemoryStore() });
     const uninterrupted = await runAll(full);
     full.dispose();
@@ -121,6 +122,8 @@ describe('the MAPPA loop', () => {
     const first = await Trainer.create(two, run(model), { store });
     await first.step(); // checkpointEvery 1: saved after iteration 1
     first.dispose(); // "killed"
+    const saved = JSON.parse(new TextDecoder().decode(store.files!['state.json'])) as { baselines?: unknown[] };
+    expect((saved.baselines?.length ?? 0) > 0).toBe(whitening === 'state'); // the trained agents' inputs of iteration 1
     const resumed = await Trainer.create(two, run(model), { store, resume: true });
     expect(resumed.iteration).toBe(1);
     const rest = await runAll(resumed);

@@ -168,7 +168,7 @@ describe('relay configs', () => {
       const c = resolveTrainConfig(relayConfigFile(n));
       expect(c.promptsPerIteration * c.samplesPerPrompt).toBe(64);
       expect([c.rolloutBatch, c.coach.batch, c.update.microBatchSize, c.update.sharedPrefix, c.update.reuseRolloutLogprobs]).toEqual([64, 64, 64, true, true]);
-      expect(c.update.whitening).toBe('state'); // a per-state baseline: the stubborn cells learn (docs/relay-128-recipe.md)
+      expect([c.update.whitening, c.update.rememberReference]).toEqual(['state', true]); // a per-state baseline: the stubborn cells learn (docs/relay-128-recipe.md)
       expect([c.temperature, c.evalTemperature]).toEqual([1, 0]); // the rollout's log-probs are the policy's at T = 1; greedy evaluation only
       expect(c.evalEvery).toBe(c.iterations);
       expect(c.coach.kind).toBe('model');

@@ -47,6 +47,11 @@ describe('computeAdvantages', () => {
     expect(b.attach([x('a', [1]), x('b', [1]), x('a', [2])]).map((y) => y.baseline)).toEqual([0.5, 1, undefined]);
     b.record([x('a', [1], 1)]); // a window of 2: 0.5 + (1 - 0.5) / 2
     expect(b.attach([x('a', [1])])[0].baseline).toBe(0.75);
+    const again = new StateBaselines(2); // as a resumed run restores them from its checkpoint
+    again.restore(b.entries());
+    again.record([x('a', [1], 0)]);
+    b.record([x('a', [1], 0)]);
+    expect(again.entries()).toEqual(b.entries());
   });
 
   it('per-token shaping rewards add to the returns', () => {

@@ -200,7 +200,7 @@ export function relayScaleRecipe(n: number): Record<string, unknown> {
     evalEvery: iterations,
     checkpointEvery: Math.ceil(iterations / 2),
     evalTemperature: 0,
-    update: { microBatchSize: 64, sharedPrefix: true, reuseRolloutLogprobs: true, whitening: 'state' },
+    update: { microBatchSize: 64, sharedPrefix: true, reuseRolloutLogprobs: true, rememberReference: true, whitening: 'state' },
     coach: { kind: 'model', batch: 64 },
   };
 }
