@@ -2,7 +2,7 @@
  * A repeated agent in a workflow: a team of any size written once. An entry of a workflow's "agents"
  * with a "repeat" count stands for that many agents, one after another; the loader (resolveConfig)
  * expands it before the workflow is validated, so everything past loading sees the plain list it has
- * always seen (configs/relay-128.json: 50 lines, the same 128 agents as the 1,310 lines it replaced).
+ * always seen (configs/relay-128.json: 53 lines, the same 128 agents as the 1,310 lines it replaced).
  *
  *   "agents": [{
  *     "repeat": 128,
