@@ -40,7 +40,7 @@ import { tInterval } from '../src/core/stats/intervals.ts';
  */
 export const TODAY_PATH: Record<string, unknown> = {
   promptsPerIteration: 8, samplesPerPrompt: 2, rolloutPasses: 2, rolloutBatch: 16, evalEvery: 5, evalTemperature: 1,
-  coach: { batch: 16 }, update: { microBatchSize: 16, sharedPrefix: false, reuseRolloutLogprobs: false },
+  coach: { batch: 16 }, update: { microBatchSize: 16, sharedPrefix: false, reuseRolloutLogprobs: false, rememberReference: false, whitening: 'batch' },
 };
 /** The new path: the shipped configs/relay-N.json as they are (their recipe carries the speed settings). */
 export const NEW_PATH: Record<string, unknown> = {};
