@@ -41,6 +41,10 @@ export function summaryLines(s: {
 
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
+/** The sampled pass after the greedy one ("<sep>T=1 12.0%"), or nothing when the run evaluates greedy only (evalTemperature 0). */
+export const sampledPct = (evalTemperature: number, sampled: number, sep = ' ') =>
+  (evalTemperature > 0 ? `${sep}T=${evalTemperature} ${pct(sampled)}` : '');
+
 /** Progress on stderr: a redrawn bar on a terminal, one line per iteration for logs and CI. */
 export function printer(config: TrainConfig, startIteration: number): (e: TrainEvent) => void {
   const started = Date.now();
@@ -56,7 +60,7 @@ export function printer(config: TrainConfig, startIteration: number): (e: TrainE
     }
     if (e.type === 'iteration') {
       const m = e.metrics;
-      const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)}${config.evalTemperature > 0 ? ` T=${config.evalTemperature} ${pct(m.eval.sampled)}` : ''}` : '';
+      const ev = m.eval ? ` | held-out greedy ${pct(m.eval.greedy)}${sampledPct(config.evalTemperature, m.eval.sampled)}` : '';
       const t = m.coach.tiers;
       const asked = t?.person ? ` person ${t.person.answered}/${t.person.asked} answered (${t.person.skipped} skipped, ${t.person.seconds.toFixed(0)} s)` : '';
       const tiers = t ? ` tiers ${t.scored.join('/')}${asked} judge ${t.judge}${t.taught ? ` taught -> ${t.taught.judge} on ${t.taught.corrections} answers` : ''}` : '';

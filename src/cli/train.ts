@@ -13,7 +13,7 @@ import { type RunParts } from '../core/loop/train.ts';
 import type { EvalResult } from '../core/loop/records.ts';
 import type { TrainConfig } from '../core/loop/config.ts';
 import { runSize } from '../core/measure/run-size.ts';
-import { pct, printer, summaryLines } from './train-output.ts';
+import { pct, printer, sampledPct, summaryLines } from './train-output.ts';
 import { BACKEND_OPTION, CliError, parseIntFlag, parseOptions, startBackend, threadCount, threadsFlag } from './common.ts';
 import { FileStore } from '../platform/node/file-store.ts';
 import { acquireRunLock, RunLockedError } from '../platform/node/run-lock.ts';
@@ -115,7 +115,7 @@ async function trainRun(config: TrainConfig, parts: RunParts, store: FileStore, 
       if (e.type === 'eval' && e.iteration === 0 && e.result.of === undefined) {
         baseline = e.result;
         started = Date.now();
-        process.stderr.write(`untrained: held-out accuracy greedy ${pct(e.result.greedy)}${config.evalTemperature > 0 ? `, T=${config.evalTemperature} ${pct(e.result.sampled)}` : ''}\n`);
+        process.stderr.write(`untrained: held-out accuracy greedy ${pct(e.result.greedy)}${sampledPct(config.evalTemperature, e.result.sampled, ', ')}\n`);
       }
     },
   });

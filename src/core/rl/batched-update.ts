@@ -25,7 +25,8 @@ import { computeAdvantages } from './advantages.ts';
 import { chunks, logProbRows, makeBatch, microBatches, perSample, type LogProbJob, type TrainSample } from './batches.ts';
 import type { BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
 import {
-  agentMetrics, clippedStep, closeMetrics, knownLogProbs, missing, type AgentPolicy, type AgentUpdateMetrics, type Gradients, type RefMemory, type UpdateMetrics,
+  agentMetrics, clippedStep, closeMetrics, knownLogProbs, missing,
+  type AgentPolicy, type AgentUpdateMetrics, type Gradients, type RefMemory, type UpdateMetrics,
 } from './update-steps.ts';
 import type { UpdateSettings } from './update-settings.ts';
 

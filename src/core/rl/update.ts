@@ -53,7 +53,8 @@ async function samplingLogProbs(gradients: Gradients, policies: Map<string, Agen
     for (const [into, jobAdapter] of [[old, adapter], [ref, null]] as const) {
       for (const rows of microBatches(samples, missing(into, idx), s.microBatchSize)) {
         const { ids, mask, perRow } = logProbRows(samples, rows);
-        jobs.push({ rows, ids, mask, perRow, positions: perRow.flat(), ...(s.sharedPrefix ? { prefixGroups: rows.map(() => 0) } : {}), adapter: jobAdapter, into });
+        const prefix = s.sharedPrefix ? { prefixGroups: rows.map(() => 0) } : {};
+        jobs.push({ rows, ids, mask, perRow, positions: perRow.flat(), ...prefix, adapter: jobAdapter, into });
       }
     }
   }
