@@ -120,29 +120,47 @@ export class ModelCoach implements Coach {
 /**
  * How every language-model coach judges: ask each action's coach prompt; where the answer does not
  * parse, ask once more with the answer and FORMAT_REMINDER appended; where that fails too, the action
- * gets NEUTRAL_SCORE and ok = false (both answers kept in `raw`). `ask` answers conversations
- * (alternating user / assistant turns, user first), in order.
+ * gets NEUTRAL_SCORE and ok = false (both answers kept in `raw`). An empty reply is not asked about: it
+ * scores 0 (`isEmptyReply`). `ask` answers conversations (alternating user / assistant turns, user first), in order.
  * Example: askWithRepair([ctx], template, ask) -> [{score: 7, raw: 'PROCESS_SCORE: 7', ok: true, attempts: 1}]
  */
 export async function askWithRepair(actions: ActionContext[], template: string, ask: (conversations: string[][]) => Promise<string[]>): Promise<CoachResult[]> {
-  const prompts = actions.map((a) => coachPrompt(a, template));
   const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
+  const results: (CoachResult | undefined)[] = actions.map((a, i) => (isEmptyReply(a.output) ? emptyReplyResult(wantCorrect(i)) : undefined));
+  const asked = actions.flatMap((_, i) => (results[i] ? [] : [i]));
+  const prompts = asked.map((i) => coachPrompt(actions[i], template));
   const first = await ask(prompts.map((p) => [p]));
-  const results: CoachResult[] = first.map((raw, i) => {
-    const p = parseCoachAnswer(raw, wantCorrect(i));
-    return { score: p.score, correct: p.correct, raw, ok: p.ok, attempts: 1 };
+  asked.forEach((i, j) => {
+    const p = parseCoachAnswer(first[j], wantCorrect(i));
+    results[i] = { score: p.score, correct: p.correct, raw: first[j], ok: p.ok, attempts: 1 };
   });
-  const retry = results.map((r, i) => (r.ok ? -1 : i)).filter((i) => i >= 0);
+  const retry = asked.flatMap((i, j) => (results[i]!.ok ? [] : [j]));
   if (retry.length) {
-    const second = await ask(retry.map((i) => [prompts[i], first[i], FORMAT_REMINDER]));
-    retry.forEach((i, j) => {
-      const p = parseCoachAnswer(second[j], wantCorrect(i));
+    const second = await ask(retry.map((j) => [prompts[j], first[j], FORMAT_REMINDER]));
+    retry.forEach((j, k) => {
+      const i = asked[j];
+      const p = parseCoachAnswer(second[k], wantCorrect(i));
       results[i] = p.ok
-        ? { score: p.score, correct: p.correct, raw: second[j], ok: true, attempts: 2 }
-        : { score: NEUTRAL_SCORE, raw: `${first[i]}\n---\n${second[j]}`, ok: false, attempts: 2 };
+        ? { score: p.score, correct: p.correct, raw: second[k], ok: true, attempts: 2 }
+        : { score: NEUTRAL_SCORE, raw: `${first[j]}\n---\n${second[k]}`, ok: false, attempts: 2 };
     });
   }
-  return results;
+  return results as CoachResult[];
+}
+
+/**
+ * An action with no visible text did nothing: it scores 0 (and, where the coach must say so, a wrong
+ * answer) without being shown to a model coach. A judge asked about an empty reply answers outside what it
+ * was taught: the relay judge, which compares the digit a step should give with the one the reply gave,
+ * read a missing reply as the right digit (measured in docs/relay-128-recipe.md, section 5).
+ * Example: isEmptyReply(' \n') -> true; isEmptyReply('7') -> false
+ */
+export function isEmptyReply(output: string): boolean {
+  return /^[\s\p{C}]*$/u.test(output);
+}
+
+function emptyReplyResult(wantCorrect: boolean): CoachResult {
+  return { score: 0, ...(wantCorrect ? { correct: false } : {}), raw: 'PROCESS_SCORE: 0 (an empty reply, not shown to the coach)', ok: true, attempts: 0 };
 }
 
 /** A coach from a synchronous scoring rule (e.g. the rule-based verifier). */

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
-import { ModelCoach } from '../../../src/core/coach/coach.ts';
+import { isEmptyReply, ModelCoach } from '../../../src/core/coach/coach.ts';
 import { buildCoach, coachTemplateOf, judgeSpec, templateName } from '../../../src/core/coach/coaches.ts';
 import { actionInputText, DEFAULT_COACH_TEMPLATE, type ActionContext } from '../../../src/core/coach/coach-format.ts';
 import { resolveTrainConfig, teamOf } from '../../../src/core/domains/index.ts';
@@ -95,6 +95,23 @@ describe('models/relay-judge', () => {
     expect(again.map((r) => r.raw)).toEqual(first.slice(0, 2).map((r) => r.raw));
     const fresh = await Promise.all(contexts.map(async (c) => (await new ModelCoach(judge, RELAY_COACH_TEMPLATE).scoreBatch([c]))[0].raw));
     expect(first.map((r) => r.raw)).toEqual(fresh);
+  }, 300_000);
+
+  // An empty reply did nothing: it scores 0 (a wrong answer for the last agent) and is never shown to the judge, which
+  // read a missing reply as the right digit in some cells (docs/relay-128-recipe.md, section 5). The other actions of
+  // the batch are judged as they are alone.
+  it('scores an empty reply 0 without asking the judge, and the rest of the batch as alone', async () => {
+    const empty = (c: ActionContext, output: string) => ({ ...c, output });
+    const contexts = [stepContext(16, 3, 2, relayStep), empty(stepContext(16, 5, 1, relayStep), ''), stepContext(16, 5, 1, (x) => x),
+      empty(stepContext(8, 8, 3, relayStep), ' \u001d\n'), stepContext(8, 8, 3, relayStep)];
+    const coach = new ModelCoach(judge, RELAY_COACH_TEMPLATE);
+    const results = await coach.scoreBatch(contexts);
+    expect([coach.asked, coach.generated]).toEqual([3, 3]);
+    expect(results.map((r) => [r.score, r.ok, r.attempts])).toEqual([[10, true, 1], [0, true, 0], [0, true, 1], [0, true, 0], [10, true, 1]]);
+    expect([results[1].correct, results[3].correct]).toEqual([undefined, false]);
+    const alone = await new ModelCoach(judge, RELAY_COACH_TEMPLATE).scoreBatch([contexts[0], contexts[2], contexts[4]]);
+    expect([results[0], results[2], results[4]]).toEqual(alone);
+    expect([isEmptyReply(''), isEmptyReply(' \n\t'), isEmptyReply('\u001d'), isEmptyReply('7'), isEmptyReply(' 0 ')]).toEqual([true, true, true, false, false]);
   }, 300_000);
 
   it('is the relay team\'s own judge ("team"), reading the team\'s own template, unless the config names others', async () => {
