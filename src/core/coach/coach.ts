@@ -159,7 +159,8 @@ export function isEmptyReply(output: string): boolean {
   return /^[\s\p{C}]*$/u.test(output);
 }
 
-function emptyReplyResult(wantCorrect: boolean): CoachResult {
+/** The verdict on an empty reply: 0, a wrong answer where one is wanted, never asked. */
+export function emptyReplyResult(wantCorrect: boolean): CoachResult {
   return { score: 0, ...(wantCorrect ? { correct: false } : {}), raw: 'PROCESS_SCORE: 0 (an empty reply, not shown to the coach)', ok: true, attempts: 0 };
 }
 

@@ -34,7 +34,7 @@
 import { loadModel, type LoadedModel } from '../engine/model/load.ts';
 import type { ModelSource } from '../engine/model/source.ts';
 import { Rng } from '../stats/rng.ts';
-import { MiscalibratedCoach, ModelCoach, type ChainPlace, type Coach, type CoachResult, type Miscalibration, type TierRecord } from './coach.ts';
+import { emptyReplyResult, isEmptyReply, MiscalibratedCoach, ModelCoach, type ChainPlace, type Coach, type CoachResult, type Miscalibration, type TierRecord } from './coach.ts';
 import { coachPrompt, parseCoachAnswer, type ActionContext } from './coach-format.ts';
 import { versionSpec } from './correction-book.ts';
 import type { RatedAction } from './corrections.ts';
@@ -183,9 +183,12 @@ export class TieredCoach implements Coach {
     let spreads: number[] | undefined;
     if (this.settings.pick === 'spread') {
       const readings = await readJudge(this.judge, actions.map((a) => coachPrompt(a, template)), this.options.batch ?? 16);
-      spreads = readings.map((r) => (r.dist ? r.spread : NaN));
+      // An empty reply scores 0 as in a one-coach run (askWithRepair), a verdict with no spread to escalate.
+      const empty = actions.map((a) => isEmptyReply(a.output));
+      spreads = readings.map((r, i) => (empty[i] ? 0 : r.dist ? r.spread : NaN));
       const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
       results = readings.map((r, i) => {
+        if (empty[i]) return emptyReplyResult(wantCorrect(i));
         const p = parseCoachAnswer(r.answer, wantCorrect(i));
         return { score: p.score, correct: p.correct, raw: r.answer, ok: p.ok, attempts: 1 };
       });

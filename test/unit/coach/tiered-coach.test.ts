@@ -11,7 +11,7 @@ import { initBackend } from '../../../src/core/engine/backend.ts';
 import { loadModel, type LoadedModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { actionInputText, type ActionContext } from '../../../src/core/coach/coach-format.ts';
-import { RuleCoach, type ChainPlace } from '../../../src/core/coach/coach.ts';
+import { ModelCoach, RuleCoach, type ChainPlace } from '../../../src/core/coach/coach.ts';
 import { buildCoach } from '../../../src/core/coach/coaches.ts';
 import { TIER2_RATER, TieredCoach } from '../../../src/core/coach/tiered-coach.ts';
 import { AnswerBoard, PERSON_RATER, type Person, type PersonQuestion } from '../../../src/core/coach/person-tier.ts';
@@ -69,6 +69,18 @@ describe('TieredCoach', () => {
     rs.forEach((r, i) => { if (r.tier === 2) expect(r.score).toBe(rubric[i].score); });
     expect(coach.tierRecord()).toEqual({ scored: [24, 8], judge: WEAK, corrections: 8, pending: 8 });
     expect(coach.corrections.every((c) => c.by === TIER2_RATER)).toBe(true);
+  }, 120_000);
+
+  it('an empty reply gets the one-coach run\'s 0 from tier 1 (the judge is not believed), and is not escalated', async () => {
+    const coach = new TieredCoach({ judge, template: RELAY_COACH_TEMPLATE }, relayRuleCoach(), { budget: 0.25, pick: 'spread', threshold: 0, teachEvery: 0 }, { seed: 0 });
+    const { actions, places } = batch(0);
+    const empty = [1, 6, 13, 31];
+    for (const i of empty) actions[i] = { ...actions[i], output: '' };
+    const rs = await coach.scoreBatch(actions, places);
+    const alone = await new ModelCoach(judge, RELAY_COACH_TEMPLATE).scoreBatch(empty.map((i) => actions[i]));
+    expect(empty.map((i) => rs[i])).toEqual(alone.map((r) => ({ ...r, tier: 1 })));
+    expect(alone.map((r) => [r.score, r.attempts])).toEqual(empty.map(() => [0, 0]));
+    expect(alone[3].correct).toBe(false); // the last agent's empty reply is a wrong answer
   }, 120_000);
 
   it('teaches tier 1 every K answers; the version named by its hash scores from the next batch', async () => {
