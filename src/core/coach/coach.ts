@@ -152,7 +152,7 @@ export async function askWithRepair(actions: ActionContext[], template: string, 
  * An action with no visible text did nothing: it scores 0 (and, where the coach must say so, a wrong
  * answer) without being shown to a model coach. A judge asked about an empty reply answers outside what it
  * was taught: the relay judge, which compares the digit a step should give with the one the reply gave,
- * read a missing reply as the right digit (measured in docs/relay-128-recipe.md, section 5).
+ * read a missing reply as the right digit (docs/judges.md, "A blind spot of the relay judge").
  * Example: isEmptyReply(' \n') -> true; isEmptyReply('7') -> false
  */
 export function isEmptyReply(output: string): boolean {
