@@ -98,7 +98,7 @@ describe('models/relay-judge', () => {
   }, 300_000);
 
   // An empty reply did nothing: it scores 0 (a wrong answer for the last agent) and is never shown to the judge, which
-  // read a missing reply as the right digit in some cells (docs/relay-128-recipe.md, section 5). The other actions of
+  // read a missing reply as the right digit in some cells (docs/judges.md, "A blind spot of the relay judge"). The other actions of
   // the batch are judged as they are alone.
   it('scores an empty reply 0 without asking the judge, and the rest of the batch as alone', async () => {
     const empty = (c: ActionContext, output: string) => ({ ...c, output });
