@@ -34,7 +34,9 @@
 import { loadModel, type LoadedModel } from '../engine/model/load.ts';
 import type { ModelSource } from '../engine/model/source.ts';
 import { Rng } from '../stats/rng.ts';
-import { emptyReplyResult, isEmptyReply, MiscalibratedCoach, ModelCoach, type ChainPlace, type Coach, type CoachResult, type Miscalibration, type TierRecord } from './coach.ts';
+import {
+  emptyReplyResult, isEmptyReply, MiscalibratedCoach, ModelCoach, type ChainPlace, type Coach, type CoachResult, type Miscalibration, type TierRecord,
+} from './coach.ts';
 import { coachPrompt, parseCoachAnswer, type ActionContext } from './coach-format.ts';
 import { versionSpec } from './correction-book.ts';
 import type { RatedAction } from './corrections.ts';
@@ -182,13 +184,18 @@ export class TieredCoach implements Coach {
     let results: CoachResult[];
     let spreads: number[] | undefined;
     if (this.settings.pick === 'spread') {
-      const readings = await readJudge(this.judge, actions.map((a) => coachPrompt(a, template)), this.options.batch ?? 16);
-      // An empty reply scores 0 as in a one-coach run (askWithRepair), a verdict with no spread to escalate.
-      const empty = actions.map((a) => isEmptyReply(a.output));
-      spreads = readings.map((r, i) => (empty[i] ? 0 : r.dist ? r.spread : NaN));
+      // An empty reply is not read: it scores 0 as in a one-coach run (askWithRepair), a verdict with no spread to escalate.
+      const asked = actions.flatMap((a, i) => (isEmptyReply(a.output) ? [] : [i]));
+      const read = await readJudge(this.judge, asked.map((i) => coachPrompt(actions[i], template)), this.options.batch ?? 16);
+      const readings = new Map(asked.map((i, j) => [i, read[j]]));
+      spreads = actions.map((_, i) => {
+        const r = readings.get(i);
+        return !r ? 0 : r.dist ? r.spread : NaN;
+      });
       const wantCorrect = (i: number) => Boolean(actions[i].final && actions[i].groundTruth !== undefined);
-      results = readings.map((r, i) => {
-        if (empty[i]) return emptyReplyResult(wantCorrect(i));
+      results = actions.map((_, i) => {
+        const r = readings.get(i);
+        if (!r) return emptyReplyResult(wantCorrect(i));
         const p = parseCoachAnswer(r.answer, wantCorrect(i));
         return { score: p.score, correct: p.correct, raw: r.answer, ok: p.ok, attempts: 1 };
       });

@@ -303,13 +303,14 @@ export class Trainer {
   }
 
   /** Samples -> update: each trainable agent's adapter takes its policy-gradient step, at iteration `it`'s learning rate. */
-  private update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
+  private async update(it: number, samples: TrainSample[]): Promise<UpdateMetrics> {
     const lr = lrAt(this.config.lr, this.config.lrFinal, it, this.config.iterations);
     for (const p of this.policies.values()) p.optimizer.settings.lr = lr;
     const memory = this.config.update.rememberReference ? this.refMemory : undefined;
-    if (this.config.update.whitening !== 'state') return policyUpdate(this.compute, this.policies, samples, this.config.update, memory);
-    const update = policyUpdate(this.compute, this.policies, this.stateBaselines.attach(samples), this.config.update, memory);
-    return update.then((m) => (this.stateBaselines.record(samples), m));
+    const state = this.config.update.whitening === 'state';
+    const m = await policyUpdate(this.compute, this.policies, state ? this.stateBaselines.attach(samples) : samples, this.config.update, memory);
+    if (state) this.stateBaselines.record(samples); // after the update, which used the baselines from before it
+    return m;
   }
 
   /** The record: the trajectories with each action's verdict, reward and the advantage the update trained it on; the iteration's metrics. */

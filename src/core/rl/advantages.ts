@@ -59,6 +59,19 @@ function meanStd(values: number[]): { mean: number; std: number } {
   return { mean, std: Math.sqrt(variance) };
 }
 
+/** 'state' whitening: (G - b) / std, b the sample's state baseline, else its agent's batch mean reward; std over the non-truncated (G - b). */
+function stateAdvantages(samples: AdvantageInput[], returns: number[][], eps: number): number[][] {
+  const sums = new Map<string, [number, number]>(); // agent -> [reward sum, samples], in one pass
+  for (const s of samples) {
+    const t = sums.get(s.agent) ?? [0, 0];
+    sums.set(s.agent, [t[0] + s.reward, t[1] + 1]);
+  }
+  const agentMean = (a: string) => sums.get(a)![0] / sums.get(a)![1];
+  const centred = returns.map((g, i) => g.map((x) => x - (samples[i].baseline ?? agentMean(samples[i].agent))));
+  const { std } = meanStd(centred.flatMap((c, i) => (samples[i].truncated ? [] : c)));
+  return centred.map((c) => c.map((x) => x / (std + eps)));
+}
+
 export function computeAdvantages(samples: AdvantageInput[], opts: AdvantageOptions): AdvantageOutput {
   const eps = opts.eps ?? 1e-8;
   let klSum = 0;
@@ -97,11 +110,7 @@ export function computeAdvantages(samples: AdvantageInput[], opts: AdvantageOpti
 
   const advantages = returns.map((g) => g.slice());
   if (opts.whitening === 'state') {
-    const agentMean = new Map<string, number>();
-    for (const a of new Set(samples.map((s) => s.agent))) agentMean.set(a, meanStd(samples.filter((s) => s.agent === a).map((s) => s.reward)).mean);
-    const centred = returns.map((g, i) => g.map((x) => x - (samples[i].baseline ?? agentMean.get(samples[i].agent)!)));
-    const { std } = meanStd(centred.flatMap((c, i) => (samples[i].truncated ? [] : c)));
-    centred.forEach((c, i) => (advantages[i] = c.map((x) => x / (std + eps))));
+    stateAdvantages(samples, returns, eps).forEach((a, i) => (advantages[i] = a));
   } else if (opts.whitening !== 'group') {
     const pools = new Map<string, number[]>();
     samples.forEach((s, i) => {
