@@ -64,12 +64,32 @@ export function ropeTables(inv: Float64Array, positions: Int32Array, batch: numb
   };
 }
 
-/** Rotate x [B, heads, T, headDim] by the tables [B, 1, T, headDim]. */
+/** Per head size, the [headDim, headDim] matrix R with x R = [-x2 | x1] (one 1 or -1 a column). */
+const rotations = new Map<number, Float32Array>();
+
+function rotation(dim: number): Float32Array {
+  let r = rotations.get(dim);
+  if (!r) {
+    const half = dim / 2;
+    r = new Float32Array(dim * dim);
+    for (let i = 0; i < half; i++) {
+      r[(half + i) * dim + i] = -1; // column i takes -x2[i]
+      r[i * dim + half + i] = 1; // column half + i takes x1[i]
+    }
+    rotations.set(dim, r);
+  }
+  return r;
+}
+
+/**
+ * Rotate x [B, heads, T, headDim] by the tables [B, 1, T, headDim]. [-x2 | x1] is taken as one product
+ * x R: every entry of it is one +-x term plus exact zeros, so the values are those of split, negate and
+ * concat to the bit, in one 2-D product (and its gradient one more) instead of three copying kernels.
+ */
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor4D, sin: tf.Tensor4D): tf.Tensor4D {
   return tf.tidy(() => {
-    const half = x.shape[3] / 2;
-    const [x1, x2] = tf.split(x, [half, half], 3);
-    const rotated = tf.concat([tf.neg(x2), x1], 3); // [-x2 | x1]
+    const [b, h, t, dim] = x.shape;
+    const rotated = tf.reshape(tf.matMul(tf.reshape(x, [b * h * t, dim]), tf.tensor2d(rotation(dim), [dim, dim])), x.shape); // [-x2 | x1]
     return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D;
   });
 }
