@@ -29,6 +29,48 @@ export interface ScoreOptions {
   prefixGroups?: number[];
   /** The adapter of the prefix rows, one per group in order of first appearance (default: `adapter`). */
   prefixAdapter?: AdapterView | null;
+  /**
+   * Rows equal in ids, mask and group run once, their log-probs copied back by a gather (whose gradient
+   * sums the copies): the same numbers to float rounding (a relay agent's 64 samples hold ~20 % repeats).
+   * Not with an adapter view that names rows (batched-adapter.ts): its rows would no longer line up.
+   */
+  uniqueRows?: boolean;
+}
+
+/**
+ * The distinct rows of a batch (equal ids, mask and group label are one row), in order of first
+ * appearance, with the asked positions mapped onto them; null when every row is distinct.
+ * Example: ids [[1, 2], [3, 4], [1, 2]], rows [0, 1, 2] -> ids [[1, 2], [3, 4]], rows [0, 1], back [0, 1, 0].
+ */
+export function distinctRows(ids: number[][], mask: number[][] | undefined, groups: number[] | undefined, rows: number[]):
+  { keep: number[]; rows: number[]; back: number[] } | null {
+  const width = ids[0].length - 1;
+  const seen = new Map<string, number>();
+  const keep: number[] = [];
+  const to = ids.map((row, b) => {
+    const key = `${groups ? groups[b] : 0}|${row.join(',')}|${mask ? mask[b].join('') : ''}`;
+    let u = seen.get(key);
+    if (u === undefined) {
+      u = keep.length;
+      seen.set(key, u);
+      keep.push(b);
+    }
+    return u;
+  });
+  if (keep.length === ids.length) return null;
+  const at = new Map<number, number>();
+  const uniqueRows: number[] = [];
+  const back = rows.map((r) => {
+    const flat = to[Math.floor(r / width)] * width + (r % width);
+    let i = at.get(flat);
+    if (i === undefined) {
+      i = uniqueRows.length;
+      at.set(flat, i);
+      uniqueRows.push(flat);
+    }
+    return i;
+  });
+  return { keep, rows: uniqueRows, back };
 }
 
 /**
@@ -40,6 +82,17 @@ export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], op
   const batch = ids.length;
   const steps = ids[0].length;
   if (steps < 2) throw new Error('rowLogProbs: sequences need at least 2 tokens');
+  const distinct = opts.uniqueRows ? distinctRows(ids, opts.attentionMask, opts.prefixGroups, rows) : null;
+  if (distinct) {
+    const pick = <T>(xs: T[] | undefined) => xs && distinct.keep.map((b) => xs[b]);
+    return tf.tidy(() => {
+      const once = rowLogProbs(model, pick(ids)!, distinct.rows,
+        { ...opts, uniqueRows: false, attentionMask: pick(opts.attentionMask), prefixGroups: pick(opts.prefixGroups) });
+      const back = tf.tensor1d(distinct.back, 'int32');
+      const logp = tf.gather(once.logp, back) as tf.Tensor1D; // [N]
+      return once.entropy ? { logp, entropy: tf.gather(once.entropy, back) as tf.Tensor1D } : { logp };
+    });
+  }
   const vocab = model.config.vocabSize;
   const chunkRows = Math.max(1, Math.floor((opts.maxLogitBytes ?? 64 << 20) / (vocab * 4)));
   const plan = opts.prefixGroups ? planSharedPrefix(ids, opts.attentionMask, rows, opts.prefixGroups) : null;
