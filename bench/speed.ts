@@ -36,7 +36,8 @@ import { tInterval } from '../src/core/stats/intervals.ts';
 /**
  * Today's path: the loop settings configs/relay-32.json and relay-128.json had when the speed goal was set
  * (commit d9dfc7b): 16 rollouts an iteration in two passes of 8-row batches, the coach's and the update's
- * batches of 16, no shared prefix, 200 held-out tasks every 5 iterations. The engine under it is today's.
+ * batches of 16, no shared prefix, 200 held-out tasks every 5 iterations. The engine under it is today's,
+ * less the exact speed paths added since (src/core/engine/paths.ts: small products, RoPE, repeated rows).
  */
 export const TODAY_PATH: Record<string, unknown> = {
   promptsPerIteration: 8, samplesPerPrompt: 2, rolloutPasses: 2, rolloutBatch: 16, evalEvery: 5, evalTemperature: 1,
@@ -45,7 +46,8 @@ export const TODAY_PATH: Record<string, unknown> = {
 /** The new path: the shipped configs/relay-N.json as they are (their recipe carries the speed settings). */
 export const NEW_PATH: Record<string, unknown> = {};
 
-interface ChildOptions { config: string; patch: Record<string, unknown>; iterations: number; evalTasks: number }
+/** Today's path also runs without the engine's later exact speed paths (src/core/engine/paths.ts). */
+interface ChildOptions { config: string; patch: Record<string, unknown>; iterations: number; evalTasks: number; stockEngine?: boolean }
 type Phase = 'rollout' | 'coach' | 'update' | 'eval';
 interface ChildResult {
   n: number;
@@ -121,6 +123,10 @@ async function measure(_backend: string, o: ChildOptions): Promise<ChildResult> 
   const { FileStore } = await import('../src/platform/node/file-store.ts');
   const { describeBackend, currentBackend } = await import('../src/core/engine/backend.ts');
   await startBackend('wasm');
+  if (o.stockEngine) {
+    const { ENGINE_PATHS } = await import('../src/core/engine/paths.ts');
+    for (const k of Object.keys(ENGINE_PATHS) as (keyof typeof ENGINE_PATHS)[]) ENGINE_PATHS[k] = false;
+  }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-speed-'));
   try {
     const raw = JSON.parse(await readFile(o.config, 'utf8')) as Record<string, unknown>;
@@ -215,7 +221,7 @@ function report(rows: Row[], o: { iterations: number; evalTasks: number; repeats
     '',
     `- date: ${new Date().toISOString()}; ${cpu}, ${os.cpus().length} cores (shared), Node ${process.version}; backend ${first.backend}, threads 1`,
     `- load average at start ${load.map((x) => x.toFixed(2)).join(' ')}, at the end ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} (${minutes.toFixed(1)} min)`,
-    `- today: configs/relay-N.json with ${JSON.stringify(TODAY_PATH)} (its loop settings at d9dfc7b); ${Object.entries(o.variants).map(([k, v]) => `${k}: the same with ${JSON.stringify(v)}`).join('; ')}`,
+    `- today: configs/relay-N.json with ${JSON.stringify(TODAY_PATH)} (its loop settings at d9dfc7b), without the engine's exact speed paths of src/core/engine/paths.ts; ${Object.entries(o.variants).map(([k, v]) => `${k}: the same with ${JSON.stringify(v)}`).join('; ')}`,
     `- ${o.iterations} iteration(s) a run, the first a warm-up (left out when there are two or more); the last evaluates ${o.evalTasks} held-out tasks; ` +
       `${o.repeats} run(s) of each path, alternated (today, new, today, new...)`,
     `- plain matmul in these processes (by CPU seconds): [2048, 64] x [64, 192] ${rows.map((x) => fmt(x.r.matmulRelay)).join(' / ')} GFLOP/s; [2048, 576] x [576, 1536] ${rows.map((x) => fmt(x.r.matmulRef)).join(' / ')} GFLOP/s (one per run, in row order)`,
@@ -298,6 +304,7 @@ export async function main(argv: string[]): Promise<void> {
       log(`relay-${n}, ${p} path, run ${rep + 1} of ${o.repeats}...`);
       const r = await runInChild<ChildResult | null>(import.meta.url, 'wasm', {
         config: `configs/relay-${n}.json`, patch: p === 'today' ? TODAY_PATH : o.variants[p], iterations: o.iterations, evalTasks: o.evalTasks,
+        ...(p === 'today' ? { stockEngine: true } : {}),
       } satisfies ChildOptions, (why) => {
         throw new Error(`bench speed: relay-${n} ${p}: ${why}`);
       });

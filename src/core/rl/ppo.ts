@@ -18,6 +18,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { CausalLM } from '../engine/model/llama.ts';
+import { ENGINE_PATHS } from '../engine/paths.ts';
 import { rowLogProbs } from '../engine/model/score.ts';
 import type { MicroBatch } from './batches.ts';
 
@@ -46,7 +47,7 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, cl
   const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / grid[0].length)][k % grid[0].length]));
   const prefixGroups = sharePrefix ? b.ids.map(() => 0) : undefined;
   // Repeated samples (same prompt and action) run once: their log-probs are copied, their gradients summed.
-  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side, prefixGroups, uniqueRows: true }); // [N]
+  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side, prefixGroups, uniqueRows: ENGINE_PATHS.uniqueRows }); // [N]
   const adv = at(b.advantages);
   const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
   const surr1 = tf.mul(ratio, adv);

@@ -16,6 +16,7 @@
  * Call once after the wasm backend is initialised; a second call is a no-op.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { ENGINE_PATHS } from '../paths.ts';
 import { smallBatchMatMul, smallBatchMatMulAvailable } from './bmm-wasm.ts';
 import type { WasmBackendInternals } from './wasm-backend.ts';
 
@@ -77,7 +78,7 @@ const SMALL_MAX_WORK = 1 << 20;
  * broadcast dimension by dimension, other dtypes, no wasm SIMD).
  */
 function smallEntries(a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, transB: boolean, backend: object): tf.TensorInfo | null {
-  if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
+  if (!ENGINE_PATHS.smallProducts || a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
   const [m, k] = transA ? [a.shape[a.shape.length - 1], a.shape[a.shape.length - 2]] : a.shape.slice(-2);
   const n = b.shape[b.shape.length - (transB ? 2 : 1)];
   const dimsA = a.shape.slice(0, -2);

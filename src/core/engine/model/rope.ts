@@ -10,6 +10,7 @@
  * Example: headDim 4, theta 10000 -> f = [1, 0.01]; at position 2, cos = [cos 2, cos .02, cos 2, cos .02].
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { ENGINE_PATHS } from '../paths.ts';
 import type { ModelConfig } from './config.ts';
 
 /** Inverse frequencies f_i = theta^(-2i/headDim), i < headDim/2, with Llama 3 scaling applied. */
@@ -89,7 +90,13 @@ function rotation(dim: number): Float32Array {
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor4D, sin: tf.Tensor4D): tf.Tensor4D {
   return tf.tidy(() => {
     const [b, h, t, dim] = x.shape;
-    const rotated = tf.reshape(tf.matMul(tf.reshape(x, [b * h * t, dim]), tf.tensor2d(rotation(dim), [dim, dim])), x.shape); // [-x2 | x1]
+    let rotated: tf.Tensor; // [-x2 | x1]
+    if (ENGINE_PATHS.ropeProduct) {
+      rotated = tf.reshape(tf.matMul(tf.reshape(x, [b * h * t, dim]), tf.tensor2d(rotation(dim), [dim, dim])), x.shape);
+    } else {
+      const [x1, x2] = tf.split(x, [dim / 2, dim / 2], 3);
+      rotated = tf.concat([tf.neg(x2), x1], 3);
+    }
     return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D;
   });
 }

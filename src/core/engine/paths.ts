@@ -1,0 +1,14 @@
+/**
+ * Switches for the engine's exact speed paths, each on by default. Each gives the numbers of the path it
+ * replaced, to the bit or to float rounding (its own test says which), so nothing but a benchmark or a
+ * test has a reason to turn one off: bench/speed.ts turns them off for "today's path" to time both in one
+ * run, in a process of its own.
+ *
+ * - smallProducts: batched products of small entries through the project's SIMD kernel
+ *   (kernels/bmm-wasm.ts, from kernels/wasm-matmul.ts), else tfjs-backend-wasm's batched loop.
+ * - ropeProduct: RoPE's rotate_half as one product x R (model/rope.ts), else split, negate and concat.
+ * - uniqueRows: the per-agent PPO pass runs repeated samples once (rl/ppo.ts, model/score.ts).
+ *
+ * Example: ENGINE_PATHS.uniqueRows = false;   // the update runs every sample's row again
+ */
+export const ENGINE_PATHS = { smallProducts: true, ropeProduct: true, uniqueRows: true };
