@@ -11,7 +11,7 @@
  * Example: const coach = cachedCoach(new ModelCoach(judge));
  *          const [r] = await coach.scoreBatch([ctx]);  // {score: 7, ok: true, raw: 'PROCESS_SCORE: 7', attempts: 1}
  */
-import { generate, promptBatches } from '../engine/model/generate.ts';
+import { alikeBatches, generate } from '../engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
 import { Rng } from '../stats/rng.ts';
 import { coachPrompt, DEFAULT_COACH_TEMPLATE, FORMAT_REMINDER, NEUTRAL_SCORE, parseCoachAnswer, type ActionContext } from './coach-format.ts';
@@ -96,7 +96,7 @@ export class ModelCoach implements Coach {
     const ids = todo.map((k) =>
       tok.encodeChat(turnsOf.get(k)!.map((content, j) => ({ role: j % 2 === 0 ? 'user' : 'assistant', content })), { addGenerationPrompt: true }));
     const fresh = new Map<string, string>();
-    for (const batch of promptBatches(ids.map((p) => p.length), this.maxBatch)) {
+    for (const batch of alikeBatches(ids, this.maxBatch)) {
       const gens = await generate(this.judge.model, batch.map((i) => ids[i]), {
         maxNewTokens: this.maxTokens, temperature: 0, eosTokenIds: stopTokenIds(this.judge),
       });

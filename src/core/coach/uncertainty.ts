@@ -21,7 +21,7 @@
  *          pickUncertain(readings, 1) -> [{index: 0, why: 'spread 4.9: P(0) 0.38, P(10) 0.61'}]
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { generate, promptBatches } from '../engine/model/generate.ts';
+import { alikeBatches, generate, promptBatches } from '../engine/model/generate.ts';
 import { stopTokenIds, type LoadedModel } from '../engine/model/load.ts';
 import type { Rng } from '../stats/rng.ts';
 import { parseCoachAnswer } from './coach-format.ts';
@@ -49,7 +49,7 @@ async function judgeAnswers(judge: LoadedModel, prompts: string[], maxBatch = 16
   if (!tok) throw new Error(`${judge.source.name}: the judge needs a tokenizer`);
   const ids = prompts.map((p) => promptIds(judge, p));
   const out: { tokens: number[]; text: string }[] = new Array(prompts.length);
-  for (const batch of promptBatches(ids.map((p) => p.length), maxBatch)) {
+  for (const batch of alikeBatches(ids, maxBatch)) {
     const gens = await generate(judge.model, batch.map((i) => ids[i]), {
       maxNewTokens: judge.generation.maxNewTokens ?? 16, temperature: 0, eosTokenIds: stopTokenIds(judge),
     });

@@ -15,7 +15,7 @@ import { Rng } from '../../stats/rng.ts';
 import { pausePoint } from '../pause-point.ts';
 import { FusedDecoder, type FusedOptions } from './decode-wasm.ts';
 import { GpuDecoder } from './decode-webgpu.ts';
-import { distinctPrefill, leftPad } from './prefill.ts';
+import { distinctPrefill, leftPad, tokenOrder } from './prefill.ts';
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
 import { type SamplingOptions, type UniformSource, sampleToken } from './sampling.ts';
 
@@ -91,6 +91,16 @@ export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 
   });
   if (current.length) batches.push(current);
   return batches;
+}
+
+/**
+ * promptBatches over the prompts in token order: prompts that start alike share a batch, and so their
+ * prefill (prefill.ts runs each group's shared prefix once). Indices into `prompts`.
+ * Example: alikeBatches([[5, 1], [3, 1], [5, 2], [3, 2]], 2) -> [[1, 3], [0, 2]]
+ */
+export function alikeBatches(prompts: number[][], maxRows: number): number[][] {
+  const order = tokenOrder(prompts);
+  return promptBatches(order.map((i) => prompts[i].length), maxRows).map((batch) => batch.map((j) => order[j]));
 }
 
 export async function generate(model: CausalLM, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {

@@ -1,24 +1,26 @@
 /**
  * The prefill of a batch of prompts with the work the rows share done once: a prompt that appears
- * several times (two samples of one task) runs once, and the longest prefix common to every
- * distinct prompt (an agent's system prompt and the chat template's header) runs once for one row,
- * its keys and values copied to each row before the rest of each prompt runs.
+ * several times (two samples of one task) runs once, and prompts that start alike are run in groups
+ * (planPrefill): each group's shared prefix runs once, in one batch of heads, its keys and values
+ * copied to each of its rows before the rest of each prompt runs.
  *
- * Why: a rollout batch is 16-24 rows, half of them twins in the first agent's turn, and every row
- * of an agent starts with the same ~100-token system prompt: a plain left-padded prefill computes
- * all of it once per row. The result is the same cache and logits up to float rounding (the
- * cache holds the rows' padding between the shared prefix and each suffix instead of before the
- * prompt; masked slots add exact zeros, and position ids skip them either way).
+ * Why: a rollout batch's rows of one agent start with the same system prompt and chat header; a
+ * judge's batch of 64 prompts reads "Relay agent 17 replied "3". <the agent's prompt>", ~45 tokens
+ * shared by the rows with the same agent and reply. A plain left-padded prefill computes all of it
+ * once per row. The result is the same cache and logits up to float rounding (the cache holds each
+ * row's padding between its group's prefix and its suffix instead of before the prompt; masked slots
+ * add exact zeros, and position ids skip them either way).
  *
- *   plain:   rows [B, T] left-padded                               -> B x T tokens through the model
- *   shared:  prefix [1, P] once, copied to U distinct rows, then    -> P + U x (T' ) tokens, T' = longest suffix
- *            suffixes [U, T'] left-padded on that cache; rows picked back to B
+ *   plain:   rows [B, T] left-padded                            -> B x T tokens through the model
+ *   grouped: heads [G, P] left-padded once, copied to the U      -> G x P + U x T' tokens, T' = longest suffix
+ *            distinct rows, then suffixes [U, T'] left-padded
+ *            on that cache; rows picked back to B
  *
  * For: generate() (the first step of a cached generation). Not for: training forwards (they need
- * every position's hidden state) or generation without a cache.
+ * every position's hidden state: shared-prefix.ts) or generation without a cache.
  *
- * Example: prompts [[1, 5, 6, 7], [1, 5, 6, 8], [1, 5, 6, 7]]
- *   -> distinct [[1,5,6,7], [1,5,6,8]], order [0, 1, 0]; shared prefix [1, 5, 6] (3 tokens);
+ * Example: prompts [[1, 5, 6, 7], [1, 5, 6, 8], [1, 5, 6, 7]], minPrefix 2
+ *   -> distinct [[1,5,6,7], [1,5,6,8]], order [0, 1, 0]; one group sharing [1, 5, 6] (3 tokens);
  *      suffixes [[7], [8]]; 3 + 2 tokens run instead of 12; the cache and logits come back for 3 rows.
  */
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
@@ -40,11 +42,38 @@ export interface PrefillPlan {
   distinct: number[][];
   /** For each row, the index of its prompt in `distinct`. */
   order: number[];
-  /** Tokens run once for all rows (0 = none shared). */
-  prefix: number;
+  /** For each distinct prompt, its group (empty when nothing is shared). */
+  groups: number[];
+  /** For each group, the tokens its prompts share and run once (at least one token of each prompt is left after it). */
+  prefixes: number[];
 }
 
-/** Which prompts are the same and what prefix all share (at least one token of each is left to run after it). */
+/** Tokens two prompts share from the start. */
+function commonPrefix(a: number[], b: number[]): number {
+  let t = 0;
+  while (t < a.length && t < b.length && a[t] === b[t]) t++;
+  return t;
+}
+
+/** Indices of the prompts in token order (a prompt before the prompts it is a prefix of). Example: [[2], [1, 3], [1]] -> [2, 1, 0]. */
+export function tokenOrder(prompts: number[][]): number[] {
+  return prompts.map((_, i) => i).sort((a, b) => {
+    const x = prompts[a];
+    const y = prompts[b];
+    const t = commonPrefix(x, y);
+    return t < x.length && t < y.length ? x[t] - y[t] : x.length - y.length;
+  });
+}
+
+/**
+ * Which prompts are the same, and which share a prefix: the distinct prompts in token order, cut into
+ * runs that share at least `minPrefix` tokens and half of their first prompt. A run grows while its
+ * shared prefix does not shrink its saving ((size - 1) x prefix tokens not run again), so a long shared
+ * prefix (a judge prompt's template after the agent's name and reply) is not given up for a short one
+ * (the agent's name) that would cover more prompts; a prompt that shares less than half of itself runs
+ * alone, since every row's suffix is padded to the longest. Nothing is shared (empty `groups`) when no
+ * run holds two prompts.
+ */
 export function planPrefill(prompts: number[][], minPrefix = MIN_SHARED_PREFIX): PrefillPlan {
   const index = new Map<string, number>();
   const distinct: number[][] = [];
@@ -58,12 +87,29 @@ export function planPrefill(prompts: number[][], minPrefix = MIN_SHARED_PREFIX):
     }
     return i;
   });
-  let prefix = Math.min(...distinct.map((p) => p.length)) - 1;
-  for (let t = 0; t < prefix; t++) {
-    const id = distinct[0][t];
-    if (distinct.some((p) => p[t] !== id)) prefix = t;
+  const sorted = tokenOrder(distinct);
+  const groups = new Array<number>(distinct.length).fill(0);
+  const prefixes: number[] = [];
+  let first = sorted[0];
+  let prefix = distinct[first].length - 1;
+  let size = 1;
+  let shared = false;
+  for (const i of sorted.slice(1)) {
+    const next = Math.min(prefix, commonPrefix(distinct[first], distinct[i]), distinct[i].length - 1);
+    if (next >= minPrefix && 2 * next >= distinct[first].length && size * next >= (size - 1) * prefix) {
+      prefix = next;
+      size++;
+      shared = true;
+    } else {
+      prefixes.push(prefix);
+      first = i;
+      prefix = distinct[i].length - 1;
+      size = 1;
+    }
+    groups[i] = prefixes.length;
   }
-  return { distinct, order, prefix: distinct.length > 1 && prefix >= minPrefix ? prefix : 0 };
+  prefixes.push(prefix);
+  return shared ? { distinct, order, groups, prefixes } : { distinct, order, groups: [], prefixes: [] };
 }
 
 /**
@@ -86,11 +132,13 @@ export async function distinctPrefill(model: CausalLM, prompts: number[][], adap
   const plan = planPrefill(prompts, minPrefix);
   let past: KVCache | null = null;
   let rows = plan.distinct;
-  if (plan.prefix > 0) {
-    const head = model.forward([rows[0].slice(0, plan.prefix)], { useCache: true, lastOnly: true, adapter });
+  if (plan.prefixes.length) {
+    const firstOf = plan.prefixes.map((_, g) => plan.groups.indexOf(g));
+    const heads = leftPad(firstOf.map((u, g) => rows[u].slice(0, plan.prefixes[g]))); // [G, longest prefix]
+    const head = model.forward(heads.ids, { attentionMask: heads.mask, useCache: true, lastOnly: true, adapter });
     head.logits.dispose();
-    past = selectCacheRows(head.cache!, rows.map(() => 0)); // disposes the one-row cache
-    rows = rows.map((p) => p.slice(plan.prefix));
+    past = selectCacheRows(head.cache!, plan.groups); // disposes the heads' cache
+    rows = rows.map((p, u) => p.slice(plan.prefixes[plan.groups[u]]));
   }
   const { ids, mask } = leftPad(rows);
   let out;
