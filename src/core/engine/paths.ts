@@ -8,7 +8,10 @@
  *   (kernels/bmm-wasm.ts, from kernels/wasm-matmul.ts), else tfjs-backend-wasm's batched loop.
  * - ropeProduct: RoPE's rotate_half as one product x R (model/rope.ts), else split, negate and concat.
  * - uniqueRows: the per-agent PPO pass runs repeated samples once (rl/ppo.ts, model/score.ts).
+ * - groupedPrefill: prompts that start alike share their prefill per group, and a judge batches its
+ *   prompts in token order (model/prefill.ts, model/generate.ts alikeBatches), else one prefix common to
+ *   the whole batch and the prompts in the order given.
  *
  * Example: ENGINE_PATHS.uniqueRows = false;   // the update runs every sample's row again
  */
-export const ENGINE_PATHS = { smallProducts: true, ropeProduct: true, uniqueRows: true };
+export const ENGINE_PATHS = { smallProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true };

@@ -12,6 +12,7 @@ import { alikeBatches, generate } from '../../../src/core/engine/model/generate.
 import { PROJECTIONS, disposeCache } from '../../../src/core/engine/model/llama.ts';
 import { loadModel } from '../../../src/core/engine/model/load.ts';
 import { leftPad, planPrefill, sharedPrefill, tokenOrder } from '../../../src/core/engine/model/prefill.ts';
+import { ENGINE_PATHS } from '../../../src/core/engine/paths.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
@@ -41,6 +42,15 @@ describe('planPrefill', () => {
     // in token order: c, d (group 0, sharing 5); e alone (group 1: all but its last token); a, b (group 2, sharing 6)
     expect(plan.groups).toEqual([1, 2, 0, 2, 0]);
     expect(plan.prefixes).toEqual([5, 5, 6]);
+    // with the grouped path off, only a prefix common to every prompt is shared: here none
+    ENGINE_PATHS.groupedPrefill = false;
+    try {
+      expect(planPrefill([e, a, c, b, d], 2).prefixes).toEqual([]);
+      expect(planPrefill([c, d], 2)).toEqual({ distinct: [c, d], order: [0, 1], groups: [0, 0], prefixes: [5] });
+      expect(alikeBatches([[5, 1], [3, 1], [5, 2], [3, 2]], 2)).toEqual([[0, 1], [2, 3]]);
+    } finally {
+      ENGINE_PATHS.groupedPrefill = true;
+    }
   });
 });
 

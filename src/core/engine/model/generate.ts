@@ -13,6 +13,7 @@
  */
 import { Rng } from '../../stats/rng.ts';
 import { pausePoint } from '../pause-point.ts';
+import { ENGINE_PATHS } from '../paths.ts';
 import { FusedDecoder, type FusedOptions } from './decode-wasm.ts';
 import { GpuDecoder } from './decode-webgpu.ts';
 import { distinctPrefill, leftPad, tokenOrder } from './prefill.ts';
@@ -99,6 +100,7 @@ export function promptBatches(lengths: number[], maxRows: number, maxCells = 16 
  * Example: alikeBatches([[5, 1], [3, 1], [5, 2], [3, 2]], 2) -> [[1, 3], [0, 2]]
  */
 export function alikeBatches(prompts: number[][], maxRows: number): number[][] {
+  if (!ENGINE_PATHS.groupedPrefill) return promptBatches(prompts.map((p) => p.length), maxRows);
   const order = tokenOrder(prompts);
   return promptBatches(order.map((i) => prompts[i].length), maxRows).map((batch) => batch.map((j) => order[j]));
 }

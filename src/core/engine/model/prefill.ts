@@ -23,6 +23,7 @@
  *   -> distinct [[1,5,6,7], [1,5,6,8]], order [0, 1, 0]; one group sharing [1, 5, 6] (3 tokens);
  *      suffixes [[7], [8]]; 3 + 2 tokens run instead of 12; the cache and logits come back for 3 rows.
  */
+import { ENGINE_PATHS } from '../paths.ts';
 import { type AdapterView, type CausalLM, type KVCache, disposeCache, selectCacheRows } from './llama.ts';
 
 /** Left-pad rows to one length. Example: [[5], [6, 7]] -> ids [[0, 5], [6, 7]], mask [[0, 1], [1, 1]]. */
@@ -53,6 +54,12 @@ function commonPrefix(a: number[], b: number[]): number {
   let t = 0;
   while (t < a.length && t < b.length && a[t] === b[t]) t++;
   return t;
+}
+
+/** The plan with one group, the prefix common to every distinct prompt (ENGINE_PATHS.groupedPrefill off). */
+function commonPrefill(distinct: number[][], order: number[], minPrefix: number): PrefillPlan {
+  const prefix = Math.min(...distinct.map((p) => commonPrefix(p, distinct[0])), ...distinct.map((p) => p.length - 1));
+  return distinct.length > 1 && prefix >= minPrefix ? { distinct, order, groups: distinct.map(() => 0), prefixes: [prefix] } : { distinct, order, groups: [], prefixes: [] };
 }
 
 /** Indices of the prompts in token order (a prompt before the prompts it is a prefix of). Example: [[2], [1, 3], [1]] -> [2, 1, 0]. */
@@ -87,6 +94,7 @@ export function planPrefill(prompts: number[][], minPrefix = MIN_SHARED_PREFIX):
     }
     return i;
   });
+  if (!ENGINE_PATHS.groupedPrefill) return commonPrefill(distinct, order, minPrefix);
   const sorted = tokenOrder(distinct);
   const groups = new Array<number>(distinct.length).fill(0);
   const prefixes: number[] = [];
