@@ -27,7 +27,7 @@ import type { LoadedModel } from '../engine/model/load.ts';
 import { EngineAgents, type AgentBackend, type GenerationResult } from './agents.ts';
 import type { PlayedTeam, Team } from './team.ts';
 import type { Action, RolloutTask, Trajectory, TrajectoryOutcome } from './trajectory.ts';
-import { placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
+import { agentRefs, placeVars, renderTemplate, type AgentSpec, type WorkflowSpec } from './workflow.ts';
 
 
 export interface RolloutOptions {
@@ -250,12 +250,17 @@ async function runCode(stage: Stage, row: Row, text: string): Promise<{ observat
  * The template variables of the stage's prompts on a row: its place in the team, the task, and every agent's output
  * and last tool observation so far ('(none)' where there is none).
  */
+/** Per agent, the earlier agents its templates name (the load check refuses any other {{output:x}} or {{tool:x}}). */
+const named = new WeakMap<AgentSpec, string[]>();
+
 function promptVars(stage: Stage, row: Row): Record<string, string | number> {
   const { task } = row.trajectory;
   const v: Record<string, string | number> = { ...stage.place, problem: task.problem, part: task.parts?.[stage.index] ?? '(none)' };
-  for (const a of stage.workflow.agents) {
-    v[`output:${a.id}`] = row.outputs.get(a.id) ?? '(none)';
-    v[`tool:${a.id}`] = row.lastTool.get(a.id) ?? '(none)';
+  let ids = named.get(stage.agent);
+  if (!ids) named.set(stage.agent, (ids = agentRefs(`${stage.agent.system}\n${stage.agent.user}\n${stage.agent.followUp ?? ''}`)));
+  for (const id of ids) { // only these: a team of 128 would fill 256 entries a row and stage
+    v[`output:${id}`] = row.outputs.get(id) ?? '(none)';
+    v[`tool:${id}`] = row.lastTool.get(id) ?? '(none)';
   }
   return v;
 }

@@ -57,6 +57,11 @@ export const TEAM_LINE = 'agent {{position}} of {{count}} in a team: {{team}}';
 /** The placeholders that name an earlier agent: {{output:x}} (its text) and {{tool:x}} (its last tool output). */
 const AGENT_REF = /\{\{(output|tool):([\w-]+)\}\}/g;
 
+/** The ids of the agents a prompt text names. Example: agentRefs('{{output:a}} {{tool:b}} {{output:a}}') -> ['a', 'b'] */
+export function agentRefs(text: string): string[] {
+  return [...new Set([...text.matchAll(AGENT_REF)].map((m) => m[2]))];
+}
+
 /**
  * What an agent's prompt text reads, in words: the problem, its part of the task, and each earlier
  * agent it names (the team diagram shows it).

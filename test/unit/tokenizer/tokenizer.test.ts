@@ -190,6 +190,16 @@ describe.skipIf(!haveQwen)('Qwen2.5-0.5B-Instruct (real tokenizer.json)', () => 
     expect(ids.filter((id) => id === 151645)).toHaveLength(2); // two <|im_end|>: system, user
   });
 
+  it('encodeChat remembers a conversation it has encoded: the same ids, a copy the caller may change', () => {
+    const chat = [{ role: 'user', content: 'Again?' }];
+    const first = tok.encodeChat(chat);
+    first.push(-1);
+    const again = tok.encodeChat(chat);
+    expect(again).toEqual(first.slice(0, -1));
+    expect(again).toEqual(tok.encode(tok.applyChatTemplate(chat, {}), { addSpecialTokens: true })); // what a fresh encoding gives
+    expect(tok.encodeChat(chat, { addGenerationPrompt: false })).not.toEqual(again); // the options are part of the key
+  });
+
   it('streams text with no broken characters (" 🤖" spans several byte-level tokens)', () => {
     const robot = tok.encode(' 🤖');
     expect(robot.length).toBeGreaterThan(1);

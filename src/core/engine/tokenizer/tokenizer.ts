@@ -204,11 +204,26 @@ export class TextTokenizer {
    * encode normally (for Qwen2.5 / SmolLM2 the post-processor adds nothing, so again the same ids).
    */
   encodeChat(messages: ChatMessage[], opts: ChatTemplateOptions = {}): number[] {
+    const key = JSON.stringify([messages, opts]);
+    const known = this.chats.get(key);
+    if (known) return known.slice();
     const text = this.applyChatTemplate(messages, opts);
     const bos = this.specialTokens.bos_token;
-    return this.encode(text, { addSpecialTokens: !(bos && text.startsWith(bos)) });
+    const ids = this.encode(text, { addSpecialTokens: !(bos && text.startsWith(bos)) });
+    this.chats.set(key, ids.slice());
+    if (this.chats.size > CHAT_MEMO) this.chats.delete(this.chats.keys().next().value!);
+    return ids;
   }
+
+  /**
+   * Conversations encoded before, by their JSON: rendering and tokenizing are pure, and a relay team
+   * meets the same 90 input cells in every agent's prompt and its judge's, iteration after iteration.
+   */
+  private readonly chats = new Map<string, number[]>();
 }
+
+/** Conversations whose ids a tokenizer remembers (the oldest go first). */
+const CHAT_MEMO = 32768;
 
 export interface StreamDecoder {
   /** Add one generated id; returns the text it completed ('' while a character is still partial). */
