@@ -78,16 +78,22 @@ describe('the wasm SIMD small-product kernel', () => {
         const kt = tf.tensor4d(kv, [6, 2, 39, 16]);
         const f = (x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.square(tf.matMul(tf.softmax(tf.matMul(x, y, false, true)), y)));
         const [gq, gk] = tf.grads(f)([qt, kt]);
-        return [tf.matMul(qt, kt, false, true), gq, gk, tf.matMul(tf.tensor3d(q.subarray(0, 12 * 22 * 16), [12, 22, 16]), tf.tensor2d(kv.subarray(0, 16 * 39), [16, 39]))];
+        const a3 = tf.tensor3d(q.subarray(0, 12 * 22 * 16), [12, 22, 16]);
+        const b2 = tf.tensor2d(kv.subarray(0, 16 * 39), [16, 39]);
+        // a broadcast operand of higher rank than the other: the output keeps tfjs's broadcast shape [1, 12, 22, 39]
+        return [tf.matMul(qt, kt, false, true), gq, gk, tf.matMul(a3, b2), tf.matMul(tf.reshape(b2, [1, 1, 16, 39]), a3, true, true)];
       });
       const values = await Promise.all(out.map((t) => t.data()));
+      const shapes = out.map((t) => t.shape);
       tf.dispose(out);
-      return values;
+      return { values, shapes };
     };
     const cpu = await run('cpu');
     const wasm = await run('wasm');
-    cpu.forEach((want, i) => {
-      for (let j = 0; j < want.length; j++) expect(Math.abs(wasm[i][j] - want[j])).toBeLessThan(1e-4 * Math.max(1, Math.abs(want[j])));
+    expect(wasm.shapes).toEqual(cpu.shapes);
+    expect(cpu.shapes[4]).toEqual([1, 12, 39, 22]);
+    cpu.values.forEach((want, i) => {
+      for (let j = 0; j < want.length; j++) expect(Math.abs(wasm.values[i][j] - want[j])).toBeLessThan(1e-4 * Math.max(1, Math.abs(want[j])));
     });
   });
 

@@ -89,7 +89,7 @@ function smallEntries(a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, trans
   const same = dimsA.length === dimsB.length && dimsA.every((d, i) => d === dimsB[i]);
   if (batch <= 1 || m * k * n > SMALL_MAX_WORK || m * k * n === 0 || !(same || batchA === 1 || batchB === 1) || !smallBatchMatMulAvailable()) return null;
   const wasm = backend as unknown as WasmBackendInternals;
-  const out = wasm.makeOutput([...(batchA >= batchB ? dimsA : dimsB), m, n], 'float32');
+  const out = wasm.makeOutput([...tf.backend_util.assertAndGetBroadcastShape(dimsA, dimsB), m, n], 'float32'); // tfjs's output shape
   // Views after makeOutput: allocating may grow the heap, which detaches older views.
   smallBatchMatMul(wasm.typedArrayFromHeap(a) as Float32Array, wasm.typedArrayFromHeap(b) as Float32Array,
     { batch, batchA, batchB, m, k, n, transA, transB }, wasm.typedArrayFromHeap(out) as Float32Array);
