@@ -25,6 +25,7 @@ describe('planPrefill', () => {
     // The prefix stops one token short of the shortest prompt, and below the minimum it is not used.
     expect(planPrefill([[1, 2, 3], [1, 2, 3, 4]], 1).prefixes).toEqual([2]);
     expect(planPrefill([[1, 2, 3], [1, 2, 9]], 8).prefixes).toEqual([]);
+    expect(planPrefill([[1, 2, 3], [1, 2, 4], [7]], 1).prefixes).toEqual([]); // [7] alone would have an empty head
   });
 
   it('orders prompts by their tokens, and batches those that start alike together (the docstring examples)', () => {

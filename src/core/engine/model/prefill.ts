@@ -117,7 +117,8 @@ export function planPrefill(prompts: number[][], minPrefix = MIN_SHARED_PREFIX):
     groups[i] = prefixes.length;
   }
   prefixes.push(prefix);
-  return shared ? { distinct, order, groups, prefixes } : { distinct, order, groups: [], prefixes: [] };
+  // a one-token prompt alone would leave its group an empty head: then nothing is shared
+  return shared && prefixes.every((p) => p > 0) ? { distinct, order, groups, prefixes } : { distinct, order, groups: [], prefixes: [] };
 }
 
 /**
