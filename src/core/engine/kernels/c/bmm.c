@@ -37,33 +37,54 @@ static void pack_b(const float *b, float *pb, int k, int n, int n4, int trans) {
   }
 }
 
-/* c rows [i0, i0 + rows) (rows <= 4), all n columns, from packed pa [m, k] and pb [k, n4]. */
-static void tile_rows(const float *pa, const float *pb, float *c, int i0, int rows, int k, int n, int n4) {
+/* Stores an 8-wide accumulator pair into out (width <= 8 valid columns). */
+static void store8(float *out, v128_t lo, v128_t hi, int width) {
+  if (width == 8) {
+    wasm_v128_store(out, lo);
+    wasm_v128_store(out + 4, hi);
+    return;
+  }
   float tmp[8];
+  wasm_v128_store(tmp, lo);
+  wasm_v128_store(tmp + 4, hi);
+  for (int q = 0; q < width; q++) out[q] = tmp[q];
+}
+
+/* c rows [i0, i0 + 4), all n columns, from packed pa [m, k] and pb [k, n4]: a 4 x 8 tile in registers. */
+static void tile4(const float *pa, const float *pb, float *c, int i0, int k, int n, int n4) {
+  const float *a0 = pa + i0 * k, *a1 = a0 + k, *a2 = a1 + k, *a3 = a2 + k;
   for (int j = 0; j < n4; j += 8) {
-    v128_t acc[4][2];
-    for (int r = 0; r < 4; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+    v128_t c00 = wasm_f32x4_splat(0.0f), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
     const float *bp = pb + j;
     for (int p = 0; p < k; p++, bp += n4) {
       v128_t b0 = wasm_v128_load(bp), b1 = wasm_v128_load(bp + 4);
-      for (int r = 0; r < rows; r++) {
-        v128_t av = wasm_f32x4_splat(pa[(i0 + r) * k + p]);
-        acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_f32x4_mul(av, b0));
-        acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_f32x4_mul(av, b1));
-      }
+      v128_t x0 = wasm_f32x4_splat(a0[p]), x1 = wasm_f32x4_splat(a1[p]), x2 = wasm_f32x4_splat(a2[p]), x3 = wasm_f32x4_splat(a3[p]);
+      c00 = wasm_f32x4_add(c00, wasm_f32x4_mul(x0, b0)); c01 = wasm_f32x4_add(c01, wasm_f32x4_mul(x0, b1));
+      c10 = wasm_f32x4_add(c10, wasm_f32x4_mul(x1, b0)); c11 = wasm_f32x4_add(c11, wasm_f32x4_mul(x1, b1));
+      c20 = wasm_f32x4_add(c20, wasm_f32x4_mul(x2, b0)); c21 = wasm_f32x4_add(c21, wasm_f32x4_mul(x2, b1));
+      c30 = wasm_f32x4_add(c30, wasm_f32x4_mul(x3, b0)); c31 = wasm_f32x4_add(c31, wasm_f32x4_mul(x3, b1));
     }
     int width = n - j < 8 ? n - j : 8;
-    for (int r = 0; r < rows; r++) {
-      float *out = c + (i0 + r) * n + j;
-      if (width == 8) {
-        wasm_v128_store(out, acc[r][0]);
-        wasm_v128_store(out + 4, acc[r][1]);
-      } else {
-        wasm_v128_store(tmp, acc[r][0]);
-        wasm_v128_store(tmp + 4, acc[r][1]);
-        for (int q = 0; q < width; q++) out[q] = tmp[q];
-      }
+    float *out = c + i0 * n + j;
+    store8(out, c00, c01, width);
+    store8(out + n, c10, c11, width);
+    store8(out + 2 * n, c20, c21, width);
+    store8(out + 3 * n, c30, c31, width);
+  }
+}
+
+/* One row i of c (the rows past the last whole tile of 4). */
+static void tile1(const float *pa, const float *pb, float *c, int i, int k, int n, int n4) {
+  const float *a = pa + i * k;
+  for (int j = 0; j < n4; j += 8) {
+    v128_t lo = wasm_f32x4_splat(0.0f), hi = lo;
+    const float *bp = pb + j;
+    for (int p = 0; p < k; p++, bp += n4) {
+      v128_t x = wasm_f32x4_splat(a[p]);
+      lo = wasm_f32x4_add(lo, wasm_f32x4_mul(x, wasm_v128_load(bp)));
+      hi = wasm_f32x4_add(hi, wasm_f32x4_mul(x, wasm_v128_load(bp + 4)));
     }
+    store8(c + i * n + j, lo, hi, n - j < 8 ? n - j : 8);
   }
 }
 
@@ -77,6 +98,8 @@ void bmm(const float *a, const float *b, float *c, int batch, int batch_a, int b
     float *ce = c + e * m * n;
     if (e == 0 || batch_a != 1) pack_a(ae, pa, m, k, trans_a);
     if (e == 0 || batch_b != 1) pack_b(be, pb, k, n, n4, trans_b);
-    for (int i = 0; i < m; i += 4) tile_rows(pa, pb, ce, i, m - i < 4 ? m - i : 4, k, n, n4);
+    int i = 0;
+    for (; i + 4 <= m; i += 4) tile4(pa, pb, ce, i, k, n, n4);
+    for (; i < m; i++) tile1(pa, pb, ce, i, k, n, n4);
   }
 }
