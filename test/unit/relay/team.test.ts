@@ -174,6 +174,6 @@ describe('relay configs', () => {
       expect(c.coach.kind).toBe('model');
       expect(c.lr).toBe(relayConfig(n).lr); // the team's own rate: 6e-3 broke greedy cells (docs/relay-128-recipe.md)
     }
-    expect(resolveTrainConfig(relayConfigFile(128)).iterations).toBe(40);
+    expect(resolveTrainConfig(relayConfigFile(128)).iterations).toBe(64);
   });
 });

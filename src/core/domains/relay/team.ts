@@ -187,11 +187,11 @@ const RELAY_SCALE_FROM = 16;
  * at the end only (an evaluation of 200 tasks at 128 agents costs most of an iteration). The learning rate
  * stays 2e-3: 6e-3 moved sampled accuracy faster and broke greedy cells (off-by-one replies). Iterations
  * are what fits 15 min of one wasm thread. Smaller relays keep relayConfig's settings.
- * Example: relayScaleRecipe(128).iterations -> 40; relayScaleRecipe(8) -> {}
+ * Example: relayScaleRecipe(128).iterations -> 64; relayScaleRecipe(8) -> {}
  */
 export function relayScaleRecipe(n: number): Record<string, unknown> {
   if (n < RELAY_SCALE_FROM) return {};
-  const iterations = n >= 128 ? 40 : n >= 32 ? 30 : 20;
+  const iterations = n >= 128 ? 64 : n >= 32 ? 30 : 20;
   return {
     iterations,
     promptsPerIteration: 32,
