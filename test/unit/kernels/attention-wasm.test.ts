@@ -5,14 +5,11 @@
  * against a fresh build from the C source (skipped, saying so, where the clang that built them is not
  * installed; .ci/run installs Debian's).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AttentionArena, type ArenaLayout } from '../../../src/core/engine/kernels/attention-wasm.ts';
 import { ATTENTION_WASM_COMPILER } from '../../../src/core/engine/kernels/attention-wasm-bytes.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
-import { repoRoot } from '../../helpers/webgpu.ts';
+import { committedBytesTest } from '../../helpers/kernel-bytes.ts';
 
 /** softmax(q k^T * scale over real slots) v, in float64. */
 function reference(a: AttentionArena, layer: number, rows: number, slots: number, scale: number): Float64Array {
@@ -74,21 +71,5 @@ describe('the wasm SIMD attention kernel', () => {
     });
   }
 
-  // The same source gives the same bytes with the same compiler: compare where the recorded clang is installed.
-  const version = spawnSync('clang', ['--version'], { encoding: 'utf8' });
-  const clang = version.status === 0 ? version.stdout.split('\n')[0] : null;
-  const why = clang === null || spawnSync('wasm-ld', ['--version']).status !== 0
-    ? 'clang and wasm-ld are not installed; apt-get install clang lld'
-    : clang !== ATTENTION_WASM_COMPILER ? `this machine has "${clang}", the bytes were built with "${ATTENTION_WASM_COMPILER}"` : null;
-  it.skipIf(why !== null)(`the committed bytes are what scripts/build-kernels.sh builds from the C source${why ? ` (skipped: ${why})` : ''}`, () => {
-    const file = path.join(repoRoot, 'src/core/engine/kernels/attention-wasm-bytes.ts');
-    const committed = readFileSync(file, 'utf8');
-    try {
-      execFileSync('sh', [path.join(repoRoot, 'scripts/build-kernels.sh')], { cwd: repoRoot, stdio: 'pipe' });
-      expect(readFileSync(file, 'utf8')).toBe(committed);
-    } finally {
-      // leave the committed file as it was, whatever the build wrote
-      writeFileSync(file, committed);
-    }
-  });
+  committedBytesTest('attention', ATTENTION_WASM_COMPILER);
 });

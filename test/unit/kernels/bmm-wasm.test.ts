@@ -5,16 +5,13 @@
  * on attention's shapes with their gradients, and the committed bytes against a fresh build (skipped,
  * saying so, where the clang that built them is not installed; .ci/run installs Debian's).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import * as tf from '@tensorflow/tfjs-core';
 import { describe, expect, it } from 'vitest';
 import { initBackend } from '../../../src/core/engine/backend.ts';
 import { type BmmShape, smallBatchMatMul } from '../../../src/core/engine/kernels/bmm-wasm.ts';
 import { BMM_WASM_COMPILER } from '../../../src/core/engine/kernels/bmm-wasm-bytes.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
-import { repoRoot } from '../../helpers/webgpu.ts';
+import { committedBytesTest } from '../../helpers/kernel-bytes.ts';
 
 /** op(a) @ op(b) per entry, in float64. */
 function reference(a: Float32Array, b: Float32Array, s: BmmShape): Float64Array {
@@ -97,20 +94,5 @@ describe('the wasm SIMD small-product kernel', () => {
     });
   });
 
-  const version = spawnSync('clang', ['--version'], { encoding: 'utf8' });
-  const clang = version.status === 0 ? version.stdout.split('\n')[0] : null;
-  const why = clang === null || spawnSync('wasm-ld', ['--version']).status !== 0
-    ? 'clang and wasm-ld are not installed; apt-get install clang lld'
-    : clang !== BMM_WASM_COMPILER ? `this machine has "${clang}", the bytes were built with "${BMM_WASM_COMPILER}"` : null;
-  it.skipIf(why !== null)(`the committed bytes are what scripts/build-kernels.sh builds from the C source${why ? ` (skipped: ${why})` : ''}`, () => {
-    const files = ['bmm', 'attention'].map((k) => path.join(repoRoot, `src/core/engine/kernels/${k}-wasm-bytes.ts`));
-    const committed = files.map((f) => readFileSync(f, 'utf8'));
-    try {
-      execFileSync('sh', [path.join(repoRoot, 'scripts/build-kernels.sh')], { cwd: repoRoot, stdio: 'pipe' });
-      expect(readFileSync(files[0], 'utf8')).toBe(committed[0]);
-    } finally {
-      // leave the committed files as they were, whatever the build wrote
-      files.forEach((f, i) => writeFileSync(f, committed[i]));
-    }
-  });
+  committedBytesTest('bmm', BMM_WASM_COMPILER);
 });
