@@ -246,12 +246,13 @@ async function runCode(stage: Stage, row: Row, text: string): Promise<{ observat
   return { observation: observations.join('\n'), blocks: blocks.length };
 }
 
-/**
- * The template variables of the stage's prompts on a row: its place in the team, the task, and every agent's output
- * and last tool observation so far ('(none)' where there is none).
- */
 /** Per agent, the earlier agents its templates name (the load check refuses any other {{output:x}} or {{tool:x}}). */
 const named = new WeakMap<AgentSpec, string[]>();
+
+/**
+ * The template variables of the stage's prompts on a row: its place in the team, the task, and the output and last
+ * tool observation so far of each agent its templates name ('(none)' where there is none).
+ */
 
 function promptVars(stage: Stage, row: Row): Record<string, string | number> {
   const { task } = row.trajectory;
