@@ -47,7 +47,9 @@ export function ppoLoss(model: CausalLM, adapter: LoraAdapter, b: MicroBatch, cl
   const at = (grid: number[][]) => tf.tensor1d(rows.map((k) => grid[Math.floor(k / grid[0].length)][k % grid[0].length]));
   const prefixGroups = sharePrefix ? b.ids.map(() => 0) : undefined;
   // Repeated samples (same prompt and action) run once: their log-probs are copied, their gradients summed.
-  const { logp, entropy } = rowLogProbs(model, b.ids, rows, { attentionMask: b.mask, adapter, train: true, withEntropy: !!side, prefixGroups, uniqueRows: ENGINE_PATHS.uniqueRows }); // [N]
+  const { logp, entropy } = rowLogProbs(model, b.ids, rows, {
+    attentionMask: b.mask, adapter, train: true, withEntropy: !!side, prefixGroups, uniqueRows: ENGINE_PATHS.uniqueRows,
+  }); // [N]
   const adv = at(b.advantages);
   const ratio = tf.exp(tf.sub(logp, at(b.oldLogprobs)));
   const surr1 = tf.mul(ratio, adv);

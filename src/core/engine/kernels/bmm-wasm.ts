@@ -67,7 +67,9 @@ export function smallBatchMatMul(a: Float32Array, b: Float32Array, s: BmmShape, 
   const k = instance();
   if (!k) throw new Error('smallBatchMatMul: wasm SIMD is not available');
   const { batch, batchA, batchB, m, n } = s;
-  if ((batchA !== batch && batchA !== 1) || (batchB !== batch && batchB !== 1)) throw new Error(`smallBatchMatMul: batches ${batchA} and ${batchB} for ${batch} entries`);
+  if ((batchA !== batch && batchA !== 1) || (batchB !== batch && batchB !== 1)) {
+    throw new Error(`smallBatchMatMul: batches ${batchA} and ${batchB} for ${batch} entries`);
+  }
   if (a.length !== batchA * m * s.k || b.length !== batchB * s.k * n) {
     throw new Error(`smallBatchMatMul: operands of ${a.length} and ${b.length} values for [${batchA}, ${m}, ${s.k}] x [${batchB}, ${s.k}, ${n}]`);
   }

@@ -59,7 +59,8 @@ function commonPrefix(a: number[], b: number[]): number {
 /** The plan with one group, the prefix common to every distinct prompt (ENGINE_PATHS.groupedPrefill off). */
 function commonPrefill(distinct: number[][], order: number[], minPrefix: number): PrefillPlan {
   const prefix = Math.min(...distinct.map((p) => commonPrefix(p, distinct[0])), ...distinct.map((p) => p.length - 1));
-  return distinct.length > 1 && prefix >= minPrefix ? { distinct, order, groups: distinct.map(() => 0), prefixes: [prefix] } : { distinct, order, groups: [], prefixes: [] };
+  if (distinct.length < 2 || prefix < minPrefix) return { distinct, order, groups: [], prefixes: [] };
+  return { distinct, order, groups: distinct.map(() => 0), prefixes: [prefix] };
 }
 
 /** Indices of the prompts in token order (a prompt before the prompts it is a prefix of). Example: [[2], [1, 3], [1]] -> [2, 1, 0]. */

@@ -45,32 +45,27 @@ export interface ScoreOptions {
 export function distinctRows(ids: number[][], mask: number[][] | undefined, groups: number[] | undefined, rows: number[]):
   { keep: number[]; rows: number[]; back: number[] } | null {
   const width = ids[0].length - 1;
-  const seen = new Map<string, number>();
-  const keep: number[] = [];
-  const to = ids.map((row, b) => {
-    const key = `${groups ? groups[b] : 0}|${row.join(',')}|${mask ? mask[b].join('') : ''}`;
-    let u = seen.get(key);
+  const kept = firstOf(ids.map((row, b) => `${groups ? groups[b] : 0}|${row.join(',')}|${mask ? mask[b].join('') : ''}`));
+  if (kept.firsts.length === ids.length) return null;
+  const flat = rows.map((r) => kept.index[Math.floor(r / width)] * width + (r % width)); // each position on its kept row
+  const asked = firstOf(flat);
+  return { keep: kept.firsts, rows: asked.firsts.map((i) => flat[i]), back: asked.index };
+}
+
+/** Each key's index among the distinct keys (in order of first appearance), and where each distinct key first stands. */
+function firstOf<K>(keys: K[]): { index: number[]; firsts: number[] } {
+  const seen = new Map<K, number>();
+  const firsts: number[] = [];
+  const index = keys.map((k, i) => {
+    let u = seen.get(k);
     if (u === undefined) {
-      u = keep.length;
-      seen.set(key, u);
-      keep.push(b);
+      u = firsts.length;
+      seen.set(k, u);
+      firsts.push(i);
     }
     return u;
   });
-  if (keep.length === ids.length) return null;
-  const at = new Map<number, number>();
-  const uniqueRows: number[] = [];
-  const back = rows.map((r) => {
-    const flat = to[Math.floor(r / width)] * width + (r % width);
-    let i = at.get(flat);
-    if (i === undefined) {
-      i = uniqueRows.length;
-      at.set(flat, i);
-      uniqueRows.push(flat);
-    }
-    return i;
-  });
-  return { keep, rows: uniqueRows, back };
+  return { index, firsts };
 }
 
 /**
