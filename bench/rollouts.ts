@@ -36,6 +36,7 @@ import { evaluateTeam } from '../src/core/loop/eval-queue.ts';
 import type { Team } from '../src/core/loop/team.ts';
 import { LocalCompute } from '../src/core/compute/local.ts';
 import type { EvalResult } from '../src/core/loop/records.ts';
+import type { Compute } from '../src/core/loop/train.ts';
 import { RunSession } from '../src/core/loop/session.ts';
 import type { LoadedModel } from '../src/core/engine/model/load.ts';
 import { disposeTools, type ToolRunners } from '../src/core/tools/runners.ts';
@@ -133,7 +134,8 @@ export function quickConfig(iterations = 2): TrainConfig {
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
 /** What a benchmark run trains with; it runs on this thread (runOne adds the Compute). */
-export interface Parts { team: Team; agentModel: LoadedModel; coach: Coach; tools: ToolRunners }
+/** `compute`: where the work runs (default: this thread alone). */
+export interface Parts { team: Team; agentModel: LoadedModel; coach: Coach; tools: ToolRunners; compute?: Compute }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {
   if (o.quick) {
@@ -176,7 +178,8 @@ export async function runOne(config: TrainConfig, parts: Parts, baseline: EvalRe
   await store.appendMetrics({ iteration: 0, eval: baseline });
   const started = Date.now();
   // The untrained team's record is written above (measured once for every seed and mode).
-  const session = await RunSession.open(config, { ...parts, compute: LocalCompute.forTeam(parts) }, { store, baseline: false, emit: () => undefined });
+  const compute = parts.compute ?? LocalCompute.forTeam(parts);
+  const session = await RunSession.open(config, { ...parts, compute }, { store, baseline: false, emit: () => undefined });
   session.trainer.on((e) => {
     if (e.type === 'iteration' && e.metrics.eval) onEval(e.metrics.iteration, e.metrics.eval);
   });

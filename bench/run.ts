@@ -33,7 +33,7 @@ const BENCHMARKS: Record<string, string> = {
   'relay-positions': 'the shipped relay model and judge by position in teams up to 128 (1-6 seen in pretraining): step accuracy, judge ranking',
   snr: 'the relay of 2..128 agents untrained: outcome reward\'s rewarded rollouts against its luck floor, and each agent\'s policy-gradient signal-to-noise under outcome and process reward beside the Theta(N) line',
   'scale-page': 'the page\'s Scale the team (its runner and plan) headless in Node: team accuracy by size against the untrained team, with the luck floor and the words',
-  scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step target, theory lines',
+  scale: 'process (judge, rubric), outcome and a coach-free method on the relay of 2..128 agents: accuracies, rollouts to a step and a team target, theory lines; --recipe: at the shipped recipe\'s speed',
   corrections: 'a weak judge taught on K corrections (the rubric plays the person), picked by its uncertainty or at random: ranking against K',
   speed: 'agent steps per second of the relay of 32 and 128, today\'s path beside the new one, with each phase\'s matmul FLOP rate against the plain matmul rate',
   sandbox: 'the code tools\' isolation side by side with another checkout: start-up and each run, replayed on a math run\'s own code blocks, as a share of its iteration time',

@@ -8,9 +8,13 @@
  * trailing mean over `window` iterations reaches the target. They cost nothing extra, where a held-out
  * evaluation of the relay of 128 costs 128 generations a task; the held-out set (T = 1, min(200, ceil(
  * evalSteps / N)) tasks, about evalSteps steps a run) gives the untrained and the final accuracies.
+ * With --recipe every N runs the shipped relay recipe (relayScaleRecipe: 64 rollouts an iteration, the
+ * per-agent update, greedy evaluations) on every core, and the held-out set is evaluated greedily every
+ * --eval-every iterations: rollouts to the team-accuracy target are read from those evaluations.
  * Example: rolloutsToTarget([0.55, 0.6, 0.7, 0.72], 0.65, 2, 16) -> 48 (iterations 2-3 average 0.65)
  */
 import { readFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { IterationMetrics } from '../src/core/loop/records.ts';
 import { RELAY_MAX_AGENTS } from '../src/core/domains/relay/tasks.ts';
@@ -18,8 +22,10 @@ import { RELAY_MAX_AGENTS } from '../src/core/domains/relay/tasks.ts';
 export const ARMS = ['judge', 'rule', 'outcome', 'groups'] as const;
 export type Arm = (typeof ARMS)[number];
 export const ARM_WORDS: Record<Arm, string> = { judge: 'process, AI judge', rule: 'process, rubric', outcome: 'outcome', groups: 'state groups (no coach)' };
-/** Rollouts (trajectories) an iteration: the relay config's 8 prompts x 2 samples. */
+/** Rollouts (trajectories) an iteration: the relay config's 8 prompts x 2 samples; with --recipe, the scale recipe's 32 x 2. */
 export const PER_ITERATION = 16;
+export const RECIPE_PER_ITERATION = 64;
+export const perIteration = (o: Pick<ScaleOptions, 'recipe'>) => (o.recipe ? RECIPE_PER_ITERATION : PER_ITERATION);
 
 export interface ScaleOptions {
   agents: number[];
@@ -31,12 +37,18 @@ export interface ScaleOptions {
   /** Held-out steps a run's evaluation aims at: min(200, ceil(evalSteps / N)) tasks. */
   evalSteps: number;
   target: number;
+  /** Greedy team accuracy a run must reach on the held-out set (the mean of two evaluations in a row, or its only one). */
+  teamTarget: number;
   /** Iterations in the trailing mean of the training step accuracy that must reach the target. */
   window: number;
   /** Rows a micro-batch of the batched update (the relay's config: 16). */
   microBatch: number;
   /** No run starts that would end after this many minutes (the report says which were left out); 0: no limit. */
   maxMinutes: number;
+  /** Every N on the shipped scale recipe (relayScaleRecipe), on `threads` cores, evaluated every `evalEvery` iterations. */
+  recipe: boolean;
+  threads: number;
+  evalEvery: number;
   /** Run nothing: the report from the finished runs in --out (the others listed as not run). */
   reportOnly: boolean;
   out: string;
@@ -45,11 +57,20 @@ export interface ScaleOptions {
 
 export const SCALE_DEFAULTS: ScaleOptions = {
   agents: [2, 4, 8, 16, 32, 64, 128], arms: [...ARMS], seeds: [0, 1, 2], seedsFrom: { n: 64, seeds: [0] }, rollouts: 160, evalSteps: 800,
-  target: 0.65, window: 3, microBatch: 16, maxMinutes: 48, reportOnly: false, out: 'runs/scale', results: 'bench/results',
+  target: 0.65, teamTarget: 0.5, window: 3, microBatch: 16, maxMinutes: 48, recipe: false, threads: 1, evalEvery: 0, reportOnly: false,
+  out: 'runs/scale', results: 'bench/results',
+};
+
+/** --recipe's defaults: the process and outcome arms at 3 seeds at every N, 30 iterations of 64 rollouts, 100-200 held-out tasks every 3 iterations. */
+export const RECIPE_DEFAULTS: Partial<ScaleOptions> = {
+  arms: ['judge', 'outcome'], seedsFrom: null, rollouts: 30 * RECIPE_PER_ITERATION, evalSteps: 12800, evalEvery: 3, target: 0.9,
+  microBatch: 64, maxMinutes: 100, threads: os.availableParallelism(), out: 'runs/scale-recipe',
 };
 
 export function parseScaleArgs(argv: string[]): ScaleOptions {
-  const o: ScaleOptions = { ...SCALE_DEFAULTS, agents: [...SCALE_DEFAULTS.agents], arms: [...SCALE_DEFAULTS.arms], seeds: [...SCALE_DEFAULTS.seeds] };
+  const recipe = argv.includes('--recipe');
+  const d = { ...SCALE_DEFAULTS, ...(recipe ? RECIPE_DEFAULTS : {}), recipe };
+  const o: ScaleOptions = { ...d, agents: [...d.agents], arms: [...d.arms], seeds: [...d.seeds] };
   const ints = (v: string, flag: string, lo: number, hi: number) => v.split(',').map((s) => {
     const n = Number(s.trim());
     if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`bench scale: ${flag} takes whole numbers in ${lo}..${hi}, got "${s}"`);
@@ -57,8 +78,8 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
   });
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
-    if (flag === '--report-only') {
-      o.reportOnly = true;
+    if (flag === '--report-only' || flag === '--recipe') {
+      o.reportOnly ||= flag === '--report-only';
       continue;
     }
     const v = argv[++i];
@@ -73,8 +94,13 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
       if (!m && v !== 'none') throw new Error(`bench scale: --seeds-from takes N=SEEDS (e.g. 64=0: from 64 agents on, seed 0 alone) or none, got "${v}"`);
       o.seedsFrom = m ? { n: ints(m[1], flag, 1, RELAY_MAX_AGENTS)[0], seeds: ints(m[2], flag, 0, 1e6) } : null;
     } else if (flag === '--rollouts') {
-      o.rollouts = ints(v, flag, PER_ITERATION, 1e6)[0];
-      if (o.rollouts % PER_ITERATION) throw new Error(`bench scale: --rollouts must be a multiple of ${PER_ITERATION} (rollouts an iteration), got ${v}`);
+      o.rollouts = ints(v, flag, perIteration(o), 1e6)[0];
+      if (o.rollouts % perIteration(o)) throw new Error(`bench scale: --rollouts must be a multiple of ${perIteration(o)} (rollouts an iteration), got ${v}`);
+    } else if (flag === '--eval-every') o.evalEvery = ints(v, flag, 1, 1e6)[0];
+    else if (flag === '--threads') o.threads = ints(v, flag, 1, 64)[0];
+    else if (flag === '--team-target') {
+      o.teamTarget = Number(v);
+      if (!(o.teamTarget > 0 && o.teamTarget <= 1)) throw new Error(`bench scale: --team-target is a team accuracy in (0, 1], e.g. 0.5, got "${v}"`);
     } else if (flag === '--eval-steps') o.evalSteps = ints(v, flag, 1, 1e6)[0];
     else if (flag === '--window') o.window = ints(v, flag, 1, 1000)[0];
     else if (flag === '--micro-batch') o.microBatch = ints(v, flag, 1, 4096)[0];
@@ -85,7 +111,8 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
     } else if (flag === '--out') o.out = v;
     else if (flag === '--results') o.results = v;
     else throw new Error(`bench scale: unknown option "${flag}". Options: --agents 2,8,32 --arms ${ARMS.join(',')} --seeds 0,1,2 --seeds-from 64=0 `
-      + '--rollouts N --eval-steps N --target 0.65 --window N --micro-batch N --max-minutes M --report-only --out DIR --results DIR');
+      + '--rollouts N --eval-steps N --target 0.65 --team-target 0.5 --window N --micro-batch N --max-minutes M --recipe --eval-every N --threads N '
+      + '--report-only --out DIR --results DIR');
   }
   return o;
 }
@@ -98,6 +125,19 @@ export function seedsFor(n: number, o: Pick<ScaleOptions, 'seeds' | 'seedsFrom'>
 /** Held-out tasks for a team of n: about evalSteps steps, at most the 200 held-out tasks. Example: evalTasksFor(128, 1600) -> 13 */
 export function evalTasksFor(n: number, evalSteps: number): number {
   return Math.max(1, Math.min(200, Math.ceil(evalSteps / n)));
+}
+
+/**
+ * Rollouts at the first held-out evaluation where the mean greedy team accuracy of it and the one before reaches the
+ * target (a run's only evaluation alone); null: never. Example: evaluations at iterations 3, 6, 9 with 0.3, 0.55, 0.6
+ * and target 0.5, 64 rollouts an iteration -> 576 (iterations 6 and 9 average 0.575; 3 and 6 only 0.425).
+ */
+export function rolloutsToTeamTarget(evals: { iteration: number; team: number }[], target: number, perIt: number): number | null {
+  for (let i = 0; i < evals.length; i++) {
+    const w = evals.slice(Math.max(0, i - 1), i + 1);
+    if (w.length === Math.min(2, evals.length) && w.reduce((a, e) => a + e.team, 0) / w.length >= target - 1e-9) return evals[i].iteration * perIt;
+  }
+  return null;
 }
 
 /** Rollouts at the first iteration whose trailing mean over `window` iterations (fewer at the start) reaches the target; null: never. */
@@ -116,6 +156,10 @@ export interface ScaleRun {
   seed: number;
   /** Training step accuracy of each iteration (T = 1, rubric-checked). */
   steps: number[];
+  /** Team accuracy at each held-out evaluation after the untrained one (greedy under --recipe). */
+  evals: { iteration: number; team: number }[];
+  /** Rollouts an iteration. */
+  perIteration: number;
   baseline: { step: number; greedyStep: number; team: number; tasks: number };
   final: { step: number; greedyStep: number; team: number; tasks: number };
   /** Mean seconds an iteration: rollouts, coach, update. */
@@ -137,6 +181,7 @@ export async function readScaleRun(dir: string, n: number, arm: Arm, seed: numbe
   const mean = (f: (m: IterationMetrics) => number) => its.reduce((a, m) => a + f(m), 0) / Math.max(1, its.length);
   return {
     n, arm, seed, steps: its.map((m) => m.quality?.stepAccuracy ?? NaN), baseline: ev(base), final: ev(last),
+    evals: its.filter((m) => m.eval).map((m) => ({ iteration: m.iteration, team: m.eval!.sampled })), perIteration: its[0]?.trajectories ?? PER_ITERATION,
     seconds: { rollout: mean((m) => m.seconds?.rollout ?? 0), coach: mean((m) => m.seconds?.coach ?? 0), update: mean((m) => m.seconds?.update ?? 0) },
     evalSeconds: its.at(-1)?.seconds?.eval ?? 0, coachCalls: its.reduce((a, m) => a + (m.coach?.calls ?? 0) + (m.coach?.cached ?? 0), 0),
     wallSeconds: summary.seconds,

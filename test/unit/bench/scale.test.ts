@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { evalTasksFor, fitLine, parseScaleArgs, rolloutsToTarget, seedsFor, SCALE_DEFAULTS } from '../../../bench/scale-report.ts';
+import {
+  evalTasksFor, fitLine, parseScaleArgs, rolloutsToTarget, rolloutsToTeamTarget, seedsFor, RECIPE_PER_ITERATION, SCALE_DEFAULTS,
+} from '../../../bench/scale-report.ts';
+import { scaleConfig } from '../../../bench/scale.ts';
+import { relayConfigFile } from '../../../src/core/domains/relay/team.ts';
 
 describe('bench scale: the sizing and the reading of its runs', () => {
   it('reads rollouts to the target from the trailing mean of the training step accuracy, worked by hand', () => {
@@ -36,5 +40,28 @@ describe('bench scale: the sizing and the reading of its runs', () => {
 
   it('fits a line by least squares', () => {
     expect(fitLine([2, 4, 8], [1, 2, 4])).toEqual({ slope: 0.5, intercept: 0 });
+  });
+
+  it('reads rollouts to the team target from two held-out evaluations in a row, worked by hand', () => {
+    const evals = [{ iteration: 3, team: 0.3 }, { iteration: 6, team: 0.55 }, { iteration: 9, team: 0.6 }];
+    // 3 and 6 average 0.425; 6 and 9 average 0.575: reached at iteration 9 = 576 rollouts of 64
+    expect(rolloutsToTeamTarget(evals, 0.5, 64)).toBe(576);
+    // one lucky evaluation is not enough
+    expect(rolloutsToTeamTarget([{ iteration: 3, team: 0.6 }, { iteration: 6, team: 0.3 }], 0.5, 64)).toBeNull();
+    // a run's only evaluation counts alone
+    expect(rolloutsToTeamTarget([{ iteration: 10, team: 0.5 }], 0.5, 16)).toBe(160);
+  });
+
+  it('--recipe runs every N on the shipped relay recipe, evaluated greedily every --eval-every iterations', () => {
+    const o = parseScaleArgs(['--recipe', '--rollouts', '640', '--eval-every', '2']);
+    expect(o).toMatchObject({ recipe: true, arms: ['judge', 'outcome'], seedsFrom: null, rollouts: 640, evalEvery: 2, teamTarget: 0.5 });
+    const c = scaleConfig(128, 'judge', 1, o);
+    const shipped = relayConfigFile(128) as Record<string, unknown>;
+    expect(c.promptsPerIteration * c.samplesPerPrompt).toBe(RECIPE_PER_ITERATION);
+    expect(c).toMatchObject({ iterations: 10, evalEvery: 2, evalTemperature: 0, seed: 1, update: shipped.update, lr: shipped.lr });
+    expect(c.coach.kind).toBe('model');
+    expect(scaleConfig(4, 'outcome', 0, o)).toMatchObject({ rewards: { mode: 'outcome' }, coach: { kind: 'rule' }, update: shipped.update });
+    expect(() => parseScaleArgs(['--recipe', '--rollouts', '96'])).toThrow(/--rollouts must be a multiple of 64/);
+    expect(() => parseScaleArgs(['--team-target', '50'])).toThrow(/--team-target is a team accuracy in \(0, 1\]/);
   });
 });

@@ -2,7 +2,7 @@
 // distribution of the chain's error sum, built by convolving one step's error distribution N times on the dial.
 import { describe, expect, it } from 'vitest';
 import {
-  luckShare, outcomePush, predictedRolloutRatio, relayLambda, rewardedShare, rewardedWithFloor, wrongChainRight,
+  luckShare, outcomePush, predictedRolloutRatio, relayLambda, rewardedShare, rewardedWithFloor, stepForTeam, wrongChainRight,
 } from '../../../src/core/domains/relay/luck.ts';
 import { relayStep } from '../../../src/core/domains/relay/tasks.ts';
 
@@ -64,5 +64,13 @@ describe('the relay luck floor', () => {
     expect(reply1).not.toBe(relayStep(3, 4)); // step 1 is wrong
     expect(reply2).toBe(truth); // and the team's answer is right
     expect((((reply1 - relayStep(3, 4)) + (reply2 - relayStep(reply1, 5))) % 10 + 10) % 10).toBe(0);
+  });
+
+  it('inverts the rewarded share: the step accuracy a team needs for a team-accuracy target, worked by hand', () => {
+    // (0.4 / 0.9)^(1/128) = 0.9936846; (9 x 0.9936846 + 1) / 10 = 0.9943162, below 0.5^(1/128) = 0.9945994 (every step right alone)
+    expect(stepForTeam(0.5, 128)).toBeCloseTo(0.994316, 5);
+    expect(stepForTeam(0.5, 128)).toBeLessThan(0.5 ** (1 / 128));
+    for (const n of [1, 2, 16, 64, 128]) for (const t of [0.2, 0.5, 0.8]) expect(rewardedShare(stepForTeam(t, n), n)).toBeCloseTo(t, 10);
+    expect(stepForTeam(0.05, 8)).toBe(0.1); // under the floor: chance level already reaches it
   });
 });

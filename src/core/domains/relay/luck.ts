@@ -68,6 +68,18 @@ export function outcomePush(p: number, n: number, dial = RELAY_DIAL): number {
 }
 
 /**
+ * The step accuracy a team of N needs for greedy team accuracy T, the luck floor included: the inverse of
+ * rewardedShare, lambda = ((T - 1/D) / (1 - 1/D))^(1/N), p = ((D - 1) lambda + 1) / D. Below the floor (T <= 1/D)
+ * it answers 1/D, the chance level. Example: stepForTeam(0.5, 128) -> 0.994316
+ * ((0.4 / 0.9)^(1/128) = 0.993685; (9 x 0.993685 + 1) / 10), where "every step right" alone would ask 0.5^(1/128) = 0.994599.
+ */
+export function stepForTeam(team: number, n: number, dial = RELAY_DIAL): number {
+  if (team <= 1 / dial) return 1 / dial;
+  const lambda = ((team - 1 / dial) / (1 - 1 / dial)) ** (1 / n);
+  return ((dial - 1) * lambda + 1) / dial;
+}
+
+/**
  * Outcome reward's rollouts for the same signal-to-noise as process reward's (docs/credit.md, prediction 3):
  * one over the squared correlation of the reward with "my step was right", Cov = p (1 - p) lambda^(N-1):
  * P (1 - P) / (p (1 - p) lambda^(2(N-1))). Example: predictedRolloutRatio(0.55, 2) -> 0.325 x 0.675 / (0.2475 x 0.25) = 3.55.
