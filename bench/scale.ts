@@ -170,10 +170,11 @@ interface Skipped { n: number; arm: Arm; seed: number }
 
 /**
  * One N's point on the rollouts plot: the geometric mean over the seeds that reached the target (a triangle when not all
- * did; at the budget when none did). Returns that mean, null when none reached it. Example: [96, 384, null] -> 192, a triangle.
+ * did; at the budget when none did; none when every seed was there untrained). Returns that mean, null when none reached it. Example: [96, 384, null] -> 192, a triangle.
  */
 function plotReach(series: PlotSeries, n: number, to: (number | null)[], budget: number): number | null {
   const reached = to.filter((x): x is number => x !== null);
+  if (reached.length === to.length && reached.every((x) => x === 0)) return 0; // reached before training: no point on a log scale
   const geo = reached.length ? Math.exp(reached.reduce((a, x) => a + Math.log(Math.max(x, 1)), 0) / reached.length) : null;
   series.points.push(geo === null ? { x: Math.log2(n), y: budget, atLeast: true } : { x: Math.log2(n), y: geo, atLeast: reached.length < to.length });
   return geo;
@@ -300,7 +301,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     findings.push(`- ${ARM_WORDS[arm]}, team target: ${teamFinding(teamReach.get(arm)!)}.`);
   }
   const svg = svgPanels([
-    { title: `Rollouts to ${pct(o.target)} step accuracy (T = 1, solid) and ${pct(o.teamTarget)} team accuracy (${how}, dashed); ▲ not reached`,
+    { title: `Rollouts to step ${pct(o.target)} (solid), team ${pct(o.teamTarget)} (dashed); ▲ not reached`,
       xLabel: 'log2 of agents in the relay', yLabel: 'rollouts (log scale)', logY: true,
       series: [...reach.values(), ...teamReach.values(), predicted, linear, logarithmic] },
     { title: `Final held-out step accuracy (${how}) [95 %]`, xLabel: 'log2 of agents in the relay', yLabel: 'share of steps right', yMin: 0, yMax: 1,
