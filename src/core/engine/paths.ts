@@ -6,6 +6,8 @@
  *
  * - smallProducts: batched products of small entries through the project's SIMD kernel
  *   (kernels/bmm-wasm.ts, from kernels/wasm-matmul.ts), else tfjs-backend-wasm's batched loop.
+ * - plainProducts: single products of an inner dimension up to 256 through the same kernel (the relay
+ *   model's layers and their gradients), else XNNPACK after a physical transpose: the same numbers to the bit.
  * - ropeProduct: RoPE's rotate_half as one product x R (model/rope.ts), else split, negate and concat.
  * - uniqueRows: the per-agent PPO pass runs repeated samples once (rl/ppo.ts, model/score.ts).
  * - groupedPrefill: prompts that start alike share their prefill per group, and a judge batches its
@@ -14,4 +16,4 @@
  *
  * Example: ENGINE_PATHS.uniqueRows = false;   // the update runs every sample's row again
  */
-export const ENGINE_PATHS = { smallProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true };
+export const ENGINE_PATHS = { smallProducts: true, plainProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true };

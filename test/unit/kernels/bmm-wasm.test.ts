@@ -12,6 +12,7 @@ import { type BmmShape, smallBatchMatMul } from '../../../src/core/engine/kernel
 import { BMM_WASM_COMPILER } from '../../../src/core/engine/kernels/bmm-wasm-bytes.ts';
 import { Rng } from '../../../src/core/stats/rng.ts';
 import { committedBytesTest } from '../../helpers/kernel-bytes.ts';
+import { ENGINE_PATHS } from '../../../src/core/engine/paths.ts';
 
 /** op(a) @ op(b) per entry, in float64. */
 function reference(a: Float32Array, b: Float32Array, s: BmmShape): Float64Array {
@@ -92,6 +93,36 @@ describe('the wasm SIMD small-product kernel', () => {
     cpu.values.forEach((want, i) => {
       for (let j = 0; j < want.length; j++) expect(Math.abs(wasm.values[i][j] - want[j])).toBeLessThan(1e-4 * Math.max(1, Math.abs(want[j])));
     });
+  });
+
+  it('serves single products of a short inner dimension with the numbers of XNNPACK to the bit, gradients included', async () => {
+    await initBackend({ force: 'wasm' });
+    const rng = new Rng(7);
+    // The relay model's layers ([rows, 64] x [64, 192] and back, LoRA's rank 8), transposed operands, a long
+    // reduction left to XNNPACK (k = 594), odd sizes off the SIMD width.
+    const shapes: [number, number, number, boolean, boolean][] = [
+      [693, 64, 192, false, false], [64, 192, 64, false, true], [28, 8, 192, false, true], [594, 64, 8, false, false],
+      [192, 594, 8, true, false], [37, 13, 5, true, true], [1, 64, 306, false, false], [64, 256, 3, false, false],
+    ];
+    const values = shapes.map(([m, k, n]) => [random(rng, m * k), random(rng, k * n)]);
+    const run = (on: boolean) => {
+      ENGINE_PATHS.plainProducts = on;
+      try {
+        return shapes.map(([m, k, n, ta, tb], i) => {
+          const a = tf.tensor2d(values[i][0], ta ? [k, m] : [m, k]);
+          const b = tf.tensor2d(values[i][1], tb ? [n, k] : [k, n]);
+          const f = (x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y, ta, tb), tf.matMul(x, y, ta, tb)));
+          const out = tf.tidy(() => [tf.matMul(a, b, ta, tb), ...tf.grads(f)([a, b])].map((t) => t.dataSync().slice()));
+          tf.dispose([a, b]);
+          return out;
+        });
+      } finally {
+        ENGINE_PATHS.plainProducts = true;
+      }
+    };
+    const kernel = run(true);
+    const xnnpack = run(false);
+    kernel.forEach((outs, i) => outs.forEach((v, j) => expect(v, `shape ${shapes[i]} output ${j}`).toEqual(xnnpack[i][j])));
   });
 
   committedBytesTest('bmm', BMM_WASM_COMPILER);

@@ -7,7 +7,9 @@
  * with both flags off. Same numbers (the products are summed in the same order), ~5-10x faster.
  * Batched products of small entries (attention and its gradients) go to the project's SIMD kernel
  * instead (bmm-wasm.ts, transposes read in place): ~11 GFLOP/s against the stock loop's 1-2 on
- * [126, 22, 16] x [126, 16, 39]; equal to float rounding, summed in another order.
+ * [126, 22, 16] x [126, 16, 39]; equal to float rounding, summed in another order. So do single products
+ * of an inner dimension up to 256 (the relay model's layers): the same sums in the same order as XNNPACK's,
+ * the same numbers to the bit, ~1.5x faster here.
  *
  * For: wasm training and inference (scripts/pretrain.ts, CPU runs). Not for: webgpu or cpu,
  * which are untouched.
@@ -71,14 +73,30 @@ function plainMatMul(a: tf.TensorInfo, b: tf.TensorInfo, backend: object, baseFu
 
 /** At most this many multiply-adds per batch entry go to the small-entry kernel (bmm-wasm.ts). */
 const SMALL_MAX_WORK = 1 << 20;
+/**
+ * A single product goes to the kernel when its inner dimension is at most this, its multiply-adds at most
+ * PLAIN_MAX_WORK and its operands under PLAIN_MAX_FLOATS: the small model's layers ([693, 64] x [64, 192]: ~19
+ * against XNNPACK's ~12 GFLOP/s here, and without the wrapper's physical transposes), not a weight gradient's
+ * long reduction over rows (k = 594: XNNPACK is as fast or faster) nor a large model's layers.
+ */
+const PLAIN_MAX_K = 256;
+const PLAIN_MAX_WORK = 1 << 24;
+/** The kernel's memory holds a, b and c and is never shrunk: a single product it takes stays under 8 MB of them. */
+const PLAIN_MAX_FLOATS = 1 << 21;
+
+/** Whether op(a) @ op(b) goes to the project's kernel: many small entries, or (plainProducts) one product of a short inner dimension. */
+function kernelTakes(batch: number, m: number, k: number, n: number): boolean {
+  if (batch > 1) return ENGINE_PATHS.smallProducts && m * k * n <= SMALL_MAX_WORK;
+  return ENGINE_PATHS.plainProducts && k <= PLAIN_MAX_K && m * k * n <= PLAIN_MAX_WORK && m * k + k * n + m * n <= PLAIN_MAX_FLOATS;
+}
 
 /**
- * A batched product of small entries (attention and its gradients) through the project's SIMD kernel,
- * transposes read in place; null where it does not apply (one entry, large entries, batch dimensions that
- * broadcast dimension by dimension, other dtypes, no wasm SIMD).
+ * A batched product of small entries (attention and its gradients), or one product of a short inner
+ * dimension, through the project's SIMD kernel, transposes read in place; null where it does not apply
+ * (kernelTakes, batch dimensions that broadcast dimension by dimension, other dtypes, no wasm SIMD).
  */
 function smallEntries(a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, transB: boolean, backend: object): tf.TensorInfo | null {
-  if (!ENGINE_PATHS.smallProducts || a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
+  if (a.dtype !== 'float32' || b.dtype !== 'float32' || a.shape.length < 2 || b.shape.length < 2) return null;
   const [m, k] = transA ? [a.shape[a.shape.length - 1], a.shape[a.shape.length - 2]] : a.shape.slice(-2);
   const n = b.shape[b.shape.length - (transB ? 2 : 1)];
   const dimsA = a.shape.slice(0, -2);
@@ -87,7 +105,7 @@ function smallEntries(a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, trans
   const batchB = dimsB.reduce((x, y) => x * y, 1);
   const batch = Math.max(batchA, batchB);
   const same = dimsA.length === dimsB.length && dimsA.every((d, i) => d === dimsB[i]);
-  if (batch <= 1 || m * k * n > SMALL_MAX_WORK || m * k * n === 0 || !(same || batchA === 1 || batchB === 1) || !smallBatchMatMulAvailable()) return null;
+  if (!kernelTakes(batch, m, k, n) || m * k * n === 0 || !(same || batchA === 1 || batchB === 1) || !smallBatchMatMulAvailable()) return null;
   const wasm = backend as unknown as WasmBackendInternals;
   const out = wasm.makeOutput([...tf.backend_util.assertAndGetBroadcastShape(dimsA, dimsB), m, n], 'float32'); // tfjs's output shape
   // Views after makeOutput: allocating may grow the heap, which detaches older views.
