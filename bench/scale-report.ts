@@ -61,10 +61,14 @@ export const SCALE_DEFAULTS: ScaleOptions = {
   out: 'runs/scale', results: 'bench/results',
 };
 
-/** --recipe's defaults: the process and outcome arms at 3 seeds at every N, 30 iterations of 64 rollouts, 100-200 held-out tasks every 3 iterations. */
+/**
+ * --recipe's defaults: the process and outcome arms at 3 seeds at every N, 30 iterations of 64 rollouts (relay-32's and
+ * relay-64's shipped budget), 100-200 held-out tasks every 5 iterations, a step target of 80 % at T = 1 (the recipe's
+ * runs end near 85 % at T = 1, 99.5 % greedy) and a greedy team target of 50 %.
+ */
 export const RECIPE_DEFAULTS: Partial<ScaleOptions> = {
-  arms: ['judge', 'outcome'], seedsFrom: null, rollouts: 30 * RECIPE_PER_ITERATION, evalSteps: 12800, evalEvery: 3, target: 0.9,
-  microBatch: 64, maxMinutes: 100, threads: os.availableParallelism(), out: 'runs/scale-recipe',
+  arms: ['judge', 'outcome'], seedsFrom: null, rollouts: 30 * RECIPE_PER_ITERATION, evalSteps: 12800, evalEvery: 5, target: 0.8,
+  microBatch: 64, maxMinutes: 90, threads: os.availableParallelism(), out: 'runs/scale-recipe',
 };
 
 export function parseScaleArgs(argv: string[]): ScaleOptions {

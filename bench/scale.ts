@@ -170,7 +170,8 @@ interface Skipped { n: number; arm: Arm; seed: number }
 
 /**
  * One N's point on the rollouts plot: the geometric mean over the seeds that reached the target (a triangle when not all
- * did; at the budget when none did; none when every seed was there untrained). Returns that mean, null when none reached it. Example: [96, 384, null] -> 192, a triangle.
+ * did; at the budget when none did; none when every seed was there untrained). Returns that mean (0: there untrained),
+ * null when none reached it. Example: [96, 384, null] -> 192, a triangle.
  */
 function plotReach(series: PlotSeries, n: number, to: (number | null)[], budget: number): number | null {
   const reached = to.filter((x): x is number => x !== null);
@@ -214,6 +215,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
   const teamReach = new Map<Arm, PlotSeries>(o.arms.map((a) => [a, { label: `${ARM_WORDS[a]}: team target`, points: [], color: COLORS[a], dashed: true }]));
   // The theory lines hang on the rubric's run where there is one, else on the AI judge's.
   const anchorArm: Arm = o.arms.includes('rule') ? 'rule' : 'judge';
+  const teamUntrained = new Map<Arm, number[]>(o.arms.map((a) => [a, []]));
   const predicted: PlotSeries = { label: 'outcome, docs/credit.md\'s prediction (rubric x ratio; off the plot above 10^6)', points: [], dashed: true, color: '#7f7f7f' };
   const linear: PlotSeries = { label: 'theory: linear in N (one global reward)', points: [], dashed: true, color: '#bcbd22' };
   const logarithmic: PlotSeries = { label: 'theory: logarithmic in N (local rewards)', points: [], dashed: true, color: '#17becf' };
@@ -231,7 +233,8 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
     for (const arm of o.arms) {
       const rs = atN.filter((r) => r.arm === arm);
       if (!rs.length) continue;
-      const toTarget = rs.map((r) => (r.baseline.step >= o.target ? 0 : rolloutsToTarget(r.steps, o.target, o.window, r.perIteration)));
+      // Under --recipe the held-out step accuracy is greedy: the T = 1 target is read from the rollouts alone.
+      const toTarget = rs.map((r) => (!o.recipe && r.baseline.step >= o.target ? 0 : rolloutsToTarget(r.steps, o.target, o.window, r.perIteration)));
       const toTeam = rs.map((r) => (r.baseline.team >= o.teamTarget ? 0 : rolloutsToTeamTarget(r.evals, o.teamTarget, r.perIteration)));
       const team = wilson(rs.reduce((s, r) => s + Math.round(r.final.team * r.final.tasks), 0), rs.reduce((s, r) => s + r.final.tasks, 0));
       const step = overSeeds(rs.map((r) => r.final.step), heldSteps);
@@ -245,9 +248,9 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
         + `${iv(step)}${step.oneSeed ? ' (1 seed: over steps)' : ''} | ${iv(gain, true)} | ${pct(greedy)} | `
         + `${sec('rollout').toFixed(1)} / ${sec('coach').toFixed(1)} / ${sec('update').toFixed(1)} |`);
       const geo = plotReach(reach.get(arm)!, n, toTarget, o.rollouts);
-      plotReach(teamReach.get(arm)!, n, toTeam, o.rollouts);
+      if (plotReach(teamReach.get(arm)!, n, toTeam, o.rollouts) === 0) teamUntrained.get(arm)!.push(n);
       stepPanel.find((s) => s.label === ARM_WORDS[arm])!.points.push({ x: Math.log2(n), y: step.p, low: step.low, high: step.high });
-      if (arm === anchorArm && geo !== null) {
+      if (arm === anchorArm && geo) {
         // Anchored where the rubric's run demonstrably learnt (its held-out gain above 0), not on a crossing within the noise.
         if (gain.low > 0) anchor ??= { n, rollouts: geo };
         const y = geo * predictedRatio(n, p);
@@ -298,7 +301,8 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
       const e = fitLine(reached.map((q) => q.x * Math.LN2), reached.map((q) => Math.log(q.y)));
       findings.push(`  its rollouts to the target grow as N^${e.slope.toFixed(2)} over the N where every seed reached it (linear theory: N^1).`);
     }
-    findings.push(`- ${ARM_WORDS[arm]}, team target: ${teamFinding(teamReach.get(arm)!)}.`);
+    const before = teamUntrained.get(arm)!;
+    findings.push(`- ${ARM_WORDS[arm]}, team target: ${teamFinding(teamReach.get(arm)!)}${before.length ? ` (at N = ${before.join(', ')} the untrained team was there)` : ''}.`);
   }
   const svg = svgPanels([
     { title: `Rollouts to step ${pct(o.target)} (solid), team ${pct(o.teamTarget)} (dashed); ▲ not reached`,
