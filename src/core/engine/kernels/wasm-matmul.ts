@@ -105,7 +105,7 @@ function smallEntries(a: tf.TensorInfo, b: tf.TensorInfo, transA: boolean, trans
   const batchB = dimsB.reduce((x, y) => x * y, 1);
   const batch = Math.max(batchA, batchB);
   const same = dimsA.length === dimsB.length && dimsA.every((d, i) => d === dimsB[i]);
-  if (!kernelTakes(batch, m, k, n) || m * k * n === 0 || !(same || batchA === 1 || batchB === 1) || !smallBatchMatMulAvailable()) return null;
+  if (batch < 1 || !kernelTakes(batch, m, k, n) || m * k * n === 0 || !(same || batchA === 1 || batchB === 1) || !smallBatchMatMulAvailable()) return null;
   const wasm = backend as unknown as WasmBackendInternals;
   const out = wasm.makeOutput([...tf.backend_util.assertAndGetBroadcastShape(dimsA, dimsB), m, n], 'float32'); // tfjs's output shape
   // Views after makeOutput: allocating may grow the heap, which detaches older views.
