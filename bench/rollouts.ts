@@ -133,8 +133,7 @@ export function quickConfig(iterations = 2): TrainConfig {
 
 const log = (msg: string) => process.stderr.write(`[bench rollouts ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-/** What a benchmark run trains with; it runs on this thread (runOne adds the Compute). */
-/** `compute`: where the work runs (default: this thread alone). */
+/** What a benchmark run trains with; `compute` says where the work runs (default: this thread alone, runOne adds it). */
 export interface Parts { team: Team; agentModel: LoadedModel; coach: Coach; tools: ToolRunners; compute?: Compute }
 
 async function openParts(o: RolloutsBenchOptions, config: TrainConfig): Promise<Parts> {

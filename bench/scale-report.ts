@@ -82,8 +82,9 @@ export function parseScaleArgs(argv: string[]): ScaleOptions {
   });
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
-    if (flag === '--report-only' || flag === '--recipe') {
-      o.reportOnly ||= flag === '--report-only';
+    if (flag === '--recipe') continue; // read above: it sets the defaults
+    if (flag === '--report-only') {
+      o.reportOnly = true;
       continue;
     }
     const v = argv[++i];

@@ -216,7 +216,9 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
   // The theory lines hang on the rubric's run where there is one, else on the AI judge's.
   const anchorArm: Arm = o.arms.includes('rule') ? 'rule' : 'judge';
   const teamUntrained = new Map<Arm, number[]>(o.arms.map((a) => [a, []]));
-  const predicted: PlotSeries = { label: 'outcome, docs/credit.md\'s prediction (rubric x ratio; off the plot above 10^6)', points: [], dashed: true, color: '#7f7f7f' };
+  const predicted: PlotSeries = {
+    label: `outcome, docs/credit.md's prediction (${ARM_WORDS[anchorArm]} x ratio; off the plot above 10^6)`, points: [], dashed: true, color: '#7f7f7f',
+  };
   const linear: PlotSeries = { label: 'theory: linear in N (one global reward)', points: [], dashed: true, color: '#bcbd22' };
   const logarithmic: PlotSeries = { label: 'theory: logarithmic in N (local rewards)', points: [], dashed: true, color: '#17becf' };
   const stepPanel: PlotSeries[] = o.arms.map((a) => ({ label: ARM_WORDS[a], points: [], color: COLORS[a] }));
@@ -251,7 +253,7 @@ export function scaleReport(runs: ScaleRun[], o: ScaleOptions, skipped: Skipped[
       if (plotReach(teamReach.get(arm)!, n, toTeam, o.rollouts) === 0) teamUntrained.get(arm)!.push(n);
       stepPanel.find((s) => s.label === ARM_WORDS[arm])!.points.push({ x: Math.log2(n), y: step.p, low: step.low, high: step.high });
       if (arm === anchorArm && geo) {
-        // Anchored where the rubric's run demonstrably learnt (its held-out gain above 0), not on a crossing within the noise.
+        // Anchored where the anchor arm's run demonstrably learnt (its held-out gain above 0), not on a crossing within the noise.
         if (gain.low > 0) anchor ??= { n, rollouts: geo };
         const y = geo * predictedRatio(n, p);
         if (y <= 1e6) predicted.points.push({ x: Math.log2(n), y });

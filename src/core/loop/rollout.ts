@@ -253,7 +253,6 @@ const named = new WeakMap<AgentSpec, string[]>();
  * The template variables of the stage's prompts on a row: its place in the team, the task, and the output and last
  * tool observation so far of each agent its templates name ('(none)' where there is none).
  */
-
 function promptVars(stage: Stage, row: Row): Record<string, string | number> {
   const { task } = row.trajectory;
   const v: Record<string, string | number> = { ...stage.place, problem: task.problem, part: task.parts?.[stage.index] ?? '(none)' };
