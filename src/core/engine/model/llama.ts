@@ -18,6 +18,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { ModelConfig } from './config.ts';
 import { MAX_TIED_HEAD_COPY_BYTES } from './memory-plan.ts';
+import { ENGINE_PATHS } from '../paths.ts';
+import { keepSlots, keptQueries, type KeptQueries } from './kept-rows.ts';
 import { applyRope, inverseFrequencies, ropeTables } from './rope.ts';
 import { TiedHead } from './tied-head.ts';
 import { blocksOf, RowBlocks, tableName } from './vocab-table.ts';
@@ -83,6 +85,12 @@ export interface ForwardOptions {
   useCache?: boolean;
   /** Compute logits for the last position only ([B, 1, V]); saves the lm_head matmul elsewhere. */
   lastOnly?: boolean;
+  /**
+   * Per batch row, the positions (of the new tokens) whose final hidden states are read: hidden comes back
+   * [B, m, H], row b's j-th kept position at [b, j] (kept-rows.ts: m the longest list, shorter ones padded).
+   * The last layer then runs its queries, MLP and final norm at those rows only. `lastOnly` is keep [[T-1], ...].
+   */
+  keep?: number[][];
   adapter?: AdapterView | null;
   /** Training mode: enables LoRA dropout and keeps every layer's input for the gradient tape.
    *  Set it whenever the forward pass runs under tf.grad / tf.variableGrads. */
@@ -95,6 +103,12 @@ export interface ForwardResult {
 }
 
 const MASKED = -1e9; // added to attention scores of masked keys; exp underflows to exactly 0
+
+/** The kept slots' rows of x [B, T, H]: [B, m, H] (index [B * m], flat b * T + t; kept-rows.ts). */
+function atSlots(x: tf.Tensor3D, index: tf.Tensor1D, m: number): tf.Tensor3D {
+  const [b, t, h] = x.shape;
+  return tf.reshape(tf.gather(tf.reshape(x, [b * t, h]), index), [b, m, h]) as tf.Tensor3D;
+}
 
 
 export class CausalLM {
@@ -273,9 +287,14 @@ export class CausalLM {
       }
     }
 
+    const keep = opts.keep ?? (opts.lastOnly ? ids.map(() => [steps - 1]) : null);
+    const slots = keep ? keepSlots(keep, steps) : null;
+    // The last layer at the kept rows only, where that gives the same numbers (dropout would draw other masks).
+    const lastAtSlots = slots && ENGINE_PATHS.keptRows && !(opts.train && (opts.adapter?.dropout ?? 0) > 0);
     const out = tf.tidy(() => {
       const { cos, sin } = ropeTables(this.invFreq, positions, batch, steps);
       const attnBias = tf.tensor4d(bias, [batch, 1, steps, total]);
+      const queries = lastAtSlots ? keptQueries(slots, positions, bias, total, (p, b, t) => ropeTables(this.invFreq, p, b, t)) : null;
       let h = (this.embedBlocks
         ? tf.reshape(this.embedBlocks.lookup(ids.flat()), [batch, steps, c.hiddenSize])
         : tf.gather(this.w('model.embed_tokens.weight'), tf.tensor2d(ids.flat(), [batch, steps], 'int32'))) as tf.Tensor3D; // [B, T, H]
@@ -284,9 +303,11 @@ export class CausalLM {
         const pastKV = past?.layers[i] ?? null;
         const input = h;
         // One scope per layer: outside training, a layer's intermediates are freed as soon as it is done.
+        const kept = i === c.numLayers - 1 ? queries : null;
         const layer = tf.tidy(() => {
-          const { out: attn, k, v } = this.attention(i, this.rmsNorm(input, `model.layers.${i}.input_layernorm.weight`), cos, sin, attnBias, pastKV, opts);
-          const mid = tf.add(input, attn) as tf.Tensor3D;
+          const normed = this.rmsNorm(input, `model.layers.${i}.input_layernorm.weight`);
+          const { out: attn, k, v } = this.attention(i, normed, cos, sin, attnBias, pastKV, opts, kept);
+          const mid = tf.add(kept ? atSlots(input, kept.index, kept.m) : input, attn) as tf.Tensor3D;
           return { h: tf.add(mid, this.mlp(i, this.rmsNorm(mid, `model.layers.${i}.post_attention_layernorm.weight`), opts)) as tf.Tensor3D, k, v };
         });
         if (!opts.train) input.dispose(); // the gradient tape needs it when training
@@ -297,8 +318,8 @@ export class CausalLM {
           layer.v.dispose();
         }
       }
+      if (slots && !queries) h = atSlots(h, tf.tensor1d(slots.slots, 'int32'), slots.m); // [B, m, H]
       h = this.rmsNorm(h, 'model.norm.weight');
-      if (opts.lastOnly) h = tf.slice(h, [0, steps - 1, 0], [batch, 1, c.hiddenSize]);
       return { hidden: h, layers: newLayers };
     });
 
@@ -355,21 +376,24 @@ export class CausalLM {
 
   /** Self-attention of layer i; returns the output [B, T, H] and this layer's full K/V [B, nkv, S, hd]. */
   private attention(i: number, x: tf.Tensor3D, cos: tf.Tensor4D, sin: tf.Tensor4D, attnBias: tf.Tensor4D,
-    past: { k: tf.Tensor4D; v: tf.Tensor4D } | null, opts: ForwardOptions) {
+    past: { k: tf.Tensor4D; v: tf.Tensor4D } | null, opts: ForwardOptions, kept: KeptQueries | null = null) {
     const c = this.config;
-    const [b, t] = x.shape;
+    const [b, steps] = x.shape;
     const hd = c.headDim;
     const group = c.numHeads / c.numKvHeads;
     const heads = (y: tf.Tensor3D, n: number, norm?: string) => {
-      let r = tf.reshape(y, [b, t, n, hd]) as tf.Tensor4D; // [B, T, n, hd]
+      let r = tf.reshape(y, [b, y.shape[1], n, hd]) as tf.Tensor4D; // [B, T, n, hd]
       if (norm) r = this.rmsNorm(r, norm); // Qwen3: RMSNorm over each head
       return tf.transpose(r, [0, 2, 1, 3]) as tf.Tensor4D; // [B, n, T, hd]
     };
     const p = `model.layers.${i}.self_attn.`;
-    let q = heads(this.linear(x, i, 'q_proj', opts), c.numHeads, c.qkNorm ? p + 'q_norm.weight' : undefined);
+    // Queries at every position, or at the kept slots only (kept-rows.ts): t rows of each batch row.
+    const t = kept ? kept.m : steps;
+    const xq = kept ? atSlots(x, kept.index, t) : x;
+    let q = heads(this.linear(xq, i, 'q_proj', opts), c.numHeads, c.qkNorm ? p + 'q_norm.weight' : undefined);
     let k = heads(this.linear(x, i, 'k_proj', opts), c.numKvHeads, c.qkNorm ? p + 'k_norm.weight' : undefined);
     let v = heads(this.linear(x, i, 'v_proj', opts), c.numKvHeads);
-    q = applyRope(q, cos, sin);
+    q = kept ? applyRope(q, kept.cos, kept.sin) : applyRope(q, cos, sin);
     k = applyRope(k, cos, sin);
     if (past) {
       k = tf.concat([past.k, k], 2);
@@ -378,7 +402,7 @@ export class CausalLM {
     const s = k.shape[2];
     const qg = tf.reshape(q, [b, c.numKvHeads, group * t, hd]); // free: heads are [nkv, group]
     let scores = tf.mul(tf.matMul(qg, k, false, true), 1 / Math.sqrt(hd)); // [B, nkv, g*T, S]
-    scores = tf.add(tf.reshape(scores, [b, c.numHeads, t, s]), attnBias); // [B, nh, T, S]
+    scores = tf.add(tf.reshape(scores, [b, c.numHeads, t, s]), kept ? kept.bias : attnBias); // [B, nh, T, S]
     const probs = tf.reshape(tf.softmax(scores), [b, c.numKvHeads, group * t, s]);
     const ctx = tf.reshape(tf.matMul(probs, v), [b, c.numHeads, t, hd]); // [B, nh, T, hd]
     const merged = tf.reshape(tf.transpose(ctx, [0, 2, 1, 3]), [b, t, c.numHeads * hd]) as tf.Tensor3D;

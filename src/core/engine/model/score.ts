@@ -12,6 +12,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { selectedLogProbs } from '../kernels/logprob.ts';
+import { keptIndex } from './kept-rows.ts';
 import type { AdapterView, CausalLM } from './llama.ts';
 import { planSharedPrefix, sharedHiddenRows } from './shared-prefix.ts';
 
@@ -98,10 +99,11 @@ export function rowLogProbs(model: CausalLM, ids: number[][], rows: number[], op
       picked = sharedHiddenRows(model, ids, opts.attentionMask, rows, plan,
         { adapter: opts.adapter, prefixAdapter: opts.prefixAdapter === undefined ? opts.adapter : opts.prefixAdapter, train: opts.train });
     } else {
-      const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train });
-      const flat = tf.reshape(hidden, [batch * steps, model.config.hiddenSize]) as tf.Tensor2D; // [B*T, H]
       const hiddenRows = rows.map((r) => Math.floor(r / (steps - 1)) * steps + (r % (steps - 1)));
-      picked = tf.gather(flat, tf.tensor1d(hiddenRows, 'int32')) as tf.Tensor2D;
+      const { keep, at } = keptIndex(hiddenRows, batch, steps);
+      const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, adapter: opts.adapter, train: opts.train, keep }); // [B, m, H]
+      const flat = tf.reshape(hidden, [-1, model.config.hiddenSize]) as tf.Tensor2D; // [B*m, H]
+      picked = tf.gather(flat, tf.tensor1d(at, 'int32')) as tf.Tensor2D;
     }
     const logps: tf.Tensor1D[] = [];
     const entropies: tf.Tensor1D[] = [];

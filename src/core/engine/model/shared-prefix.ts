@@ -21,6 +21,7 @@
  *   -> prefix [1, 5, 6] once (P = 3), suffixes [[7, 9], [8, 9]]: 3 + 4 tokens run instead of 10.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { keptIndex } from './kept-rows.ts';
 import type { AdapterView, CausalLM, KVCache } from './llama.ts';
 
 /** A prefix shorter than this is not worth its extra forward call. */
@@ -88,7 +89,8 @@ export function sharedHiddenRows(model: CausalLM, ids: number[][], mask: number[
   const heads = plan.first.map((b, k) => [...ids[b].slice(0, plan.prefix[k]), ...new Array(longest - plan.prefix[k]).fill(0)]);
   const headMask = plan.prefix.map((p) => [...new Array(p).fill(1), ...new Array(longest - p).fill(0)]);
   return tf.tidy(() => {
-    const head = model.hiddenStates(heads, { attentionMask: headMask, useCache: true, adapter: opts.prefixAdapter, train: opts.train });
+    // Nothing reads the prefix rows' hidden states: their last layer runs its keys and values (keep none).
+    const head = model.hiddenStates(heads, { attentionMask: headMask, useCache: true, adapter: opts.prefixAdapter, train: opts.train, keep: heads.map(() => []) });
     head.hidden.dispose();
     const past = head.cache!; // [G, nkv, longest, hd] per layer
     const idx = tf.tensor1d(plan.group, 'int32');
@@ -113,12 +115,13 @@ export function sharedHiddenRows(model: CausalLM, ids: number[][], mask: number[
       const m = mask ? mask[r].slice(p) : new Array(steps - p).fill(1);
       return [...m, ...new Array(p - shortest).fill(0)];
     });
-    const { hidden } = model.hiddenStates(tails, { attentionMask: tailMask, cache, adapter: opts.adapter, train: opts.train }); // [B, T', H]
-    const flat = tf.reshape(hidden, [b * width, model.config.hiddenSize]);
-    const at = rows.map((r) => {
+    const tailRows = rows.map((r) => {
       const row = Math.floor(r / (steps - 1));
       return row * width + (r % (steps - 1)) - plan.prefix[plan.group[row]];
     });
+    const { keep, at } = keptIndex(tailRows, b, width);
+    const { hidden } = model.hiddenStates(tails, { attentionMask: tailMask, cache, adapter: opts.adapter, train: opts.train, keep }); // [B, m, H]
+    const flat = tf.reshape(hidden, [-1, model.config.hiddenSize]);
     return tf.gather(flat, tf.tensor1d(at, 'int32')) as tf.Tensor2D; // [N, H]
   });
 }
