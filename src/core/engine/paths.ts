@@ -12,10 +12,12 @@
  * - uniqueRows: the per-agent PPO pass runs repeated samples once (rl/ppo.ts, model/score.ts).
  * - keptRows: the last layer runs its queries, MLP and final norm only at the positions read (a prefill's last,
  *   the update's action positions; model/kept-rows.ts), keys and values everywhere, else at every position.
+ * - hostStep: the optimizer step's arithmetic (clip and AdamW) on the host where the backend keeps tensors in
+ *   CPU memory (cpu, wasm; rl/host-step.ts), else ~16 kernel calls per LoRA tensor.
  * - groupedPrefill: prompts that start alike share their prefill per group, and a judge batches its
  *   prompts in token order (model/prefill.ts, model/generate.ts alikeBatches), else one prefix common to
  *   the whole batch and the prompts in the order given.
  *
  * Example: ENGINE_PATHS.uniqueRows = false;   // the update runs every sample's row again
  */
-export const ENGINE_PATHS = { smallProducts: true, plainProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true, keptRows: true };
+export const ENGINE_PATHS = { smallProducts: true, plainProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true, keptRows: true, hostStep: true };

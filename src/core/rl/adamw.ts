@@ -31,31 +31,32 @@ export interface AdamWState {
 export class AdamW {
   settings: AdamWSettings;
   private readonly vars: tf.Variable[];
-  private m: tf.Variable[];
-  private v: tf.Variable[];
+  /** The moments, on the device (`apply`) or on the host (`applyHost`): whichever the last step used. */
+  private device: { m: tf.Variable[]; v: tf.Variable[] } | null = null;
+  private host: { m: Float32Array[]; v: Float32Array[] } | null;
   step = 0;
 
   constructor(vars: tf.Variable[], settings: Partial<AdamWSettings> & Pick<AdamWSettings, 'lr'>) {
     this.settings = { ...DEFAULT_ADAMW, ...settings };
     this.vars = vars;
-    this.m = vars.map((x) => tf.variable(tf.zerosLike(x), false));
-    this.v = vars.map((x) => tf.variable(tf.zerosLike(x), false));
+    this.host = { m: vars.map((x) => new Float32Array(x.size)), v: vars.map((x) => new Float32Array(x.size)) };
   }
 
-  /** Apply one update from gradients given in the same order as the variables. */
+  /** Apply one update from gradients given in the same order as the variables (tensors: on the device). */
   apply(grads: tf.Tensor[]): void {
     if (grads.length !== this.vars.length) throw new Error(`AdamW: ${grads.length} gradients for ${this.vars.length} variables`);
     this.step++;
     const { lr, beta1, beta2, eps, weightDecay } = this.settings;
     const c1 = 1 - Math.pow(beta1, this.step);
     const c2 = 1 - Math.pow(beta2, this.step);
+    const moments = this.onDevice();
     tf.tidy(() => {
       this.vars.forEach((w, i) => {
         const g = grads[i];
-        const m = tf.add(tf.mul(this.m[i], beta1), tf.mul(g, 1 - beta1));
-        const v = tf.add(tf.mul(this.v[i], beta2), tf.mul(tf.square(g), 1 - beta2));
-        this.m[i].assign(m);
-        this.v[i].assign(v);
+        const m = tf.add(tf.mul(moments.m[i], beta1), tf.mul(g, 1 - beta1));
+        const v = tf.add(tf.mul(moments.v[i], beta2), tf.mul(tf.square(g), 1 - beta2));
+        moments.m[i].assign(m);
+        moments.v[i].assign(v);
         const update = tf.div(tf.div(m, c1), tf.add(tf.sqrt(tf.div(v, c2)), eps));
         const decayed = weightDecay !== undefined && weightDecay > 0 ? tf.mul(w, 1 - lr * weightDecay) : w;
         w.assign(tf.sub(decayed, tf.mul(update, lr)));
@@ -63,12 +64,63 @@ export class AdamW {
     });
   }
 
+  /**
+   * The same step with the arithmetic on the host, for backends whose tensors live in CPU memory (cpu, wasm:
+   * rl/host-step.ts): every operation of `apply` in the same order, each rounded to float32 as the device's
+   * kernels round it, so the numbers are `apply`'s to the bit; one write a variable instead of ~13 kernel calls.
+   */
+  applyHost(grads: Float32Array[]): void {
+    if (grads.length !== this.vars.length) throw new Error(`AdamW: ${grads.length} gradients for ${this.vars.length} variables`);
+    this.step++;
+    const f = Math.fround;
+    const { lr, beta1, beta2, eps, weightDecay } = this.settings;
+    const [b1, ob1, b2, ob2] = [f(beta1), f(1 - beta1), f(beta2), f(1 - beta2)];
+    const [c1, c2, e, rate] = [f(1 - Math.pow(beta1, this.step)), f(1 - Math.pow(beta2, this.step)), f(eps), f(lr)];
+    const keep = weightDecay !== undefined && weightDecay > 0 ? f(1 - lr * weightDecay) : null;
+    const moments = this.onHost();
+    this.vars.forEach((w, i) => {
+      const g = grads[i];
+      const m = moments.m[i];
+      const v = moments.v[i];
+      const out = new Float32Array(w.dataSync() as Float32Array);
+      for (let j = 0; j < out.length; j++) {
+        m[j] = f(f(m[j] * b1) + f(g[j] * ob1));
+        v[j] = f(f(v[j] * b2) + f(f(g[j] * g[j]) * ob2));
+        const update = f(f(m[j] / c1) / f(f(Math.sqrt(f(v[j] / c2))) + e));
+        out[j] = f((keep === null ? out[j] : f(out[j] * keep)) - f(update * rate));
+      }
+      tf.tidy(() => w.assign(tf.tensor(out, w.shape))); // the variable keeps the data, the tidy frees the tensor
+    });
+  }
+
+  /** The moments as device variables (made from the host's on first need). */
+  private onDevice(): { m: tf.Variable[]; v: tf.Variable[] } {
+    if (!this.device) {
+      const h = this.host!;
+      this.device = tf.tidy(() => ({ // the tidy frees the initial values, the variables keep their data
+        m: this.vars.map((x, i) => tf.variable(tf.tensor(h.m[i], x.shape), false)),
+        v: this.vars.map((x, i) => tf.variable(tf.tensor(h.v[i], x.shape), false)),
+      }));
+      this.host = null;
+    }
+    return this.device;
+  }
+
+  /** The moments as host arrays (read back from the device's, if a step ran there). */
+  private onHost(): { m: Float32Array[]; v: Float32Array[] } {
+    if (!this.host) {
+      const d = this.device!;
+      this.host = { m: d.m.map((t) => new Float32Array(t.dataSync() as Float32Array)), v: d.v.map((t) => new Float32Array(t.dataSync() as Float32Array)) };
+      tf.dispose([...d.m, ...d.v]);
+      this.device = null;
+    }
+    return this.host;
+  }
+
   async getState(): Promise<AdamWState> {
-    return {
-      step: this.step,
-      m: await Promise.all(this.m.map(async (t) => (await t.data()) as Float32Array)),
-      v: await Promise.all(this.v.map(async (t) => (await t.data()) as Float32Array)),
-    };
+    const read = async (t: tf.Tensor) => (await t.data()) as Float32Array;
+    if (this.device) return { step: this.step, m: await Promise.all(this.device.m.map(read)), v: await Promise.all(this.device.v.map(read)) };
+    return { step: this.step, m: this.host!.m.map((a) => a.slice()), v: this.host!.v.map((a) => a.slice()) };
   }
 
   setState(state: AdamWState): void {
@@ -76,13 +128,21 @@ export class AdamW {
       throw new Error(`AdamW: saved state has ${state.m.length} slots but the adapter has ${this.vars.length} parameters; ` +
         'was it saved for another adapter configuration?');
     }
+    state.m.forEach((d, i) => {
+      if (d.length !== this.vars[i].size || state.v[i].length !== this.vars[i].size) {
+        throw new Error(`AdamW: saved slot ${i} has ${d.length} values but its parameter has ${this.vars[i].size}; was it saved for another adapter configuration?`);
+      }
+    });
     this.step = state.step;
-    state.m.forEach((d, i) => this.m[i].assign(tf.tensor(d, this.vars[i].shape)));
-    state.v.forEach((d, i) => this.v[i].assign(tf.tensor(d, this.vars[i].shape)));
+    if (this.device) tf.dispose([...this.device.m, ...this.device.v]);
+    this.device = null;
+    this.host = { m: state.m.map((d) => Float32Array.from(d)), v: state.v.map((d) => Float32Array.from(d)) };
   }
 
   dispose(): void {
-    for (const t of [...this.m, ...this.v]) t.dispose();
+    if (this.device) tf.dispose([...this.device.m, ...this.device.v]);
+    this.device = null;
+    this.host = null;
   }
 }
 

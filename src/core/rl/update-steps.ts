@@ -9,6 +9,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { AdamW } from './adamw.ts';
+import { hostNorm, hostSums, scaleInPlace } from './host-step.ts';
 import type { LogProbJob, TrainSample } from './batches.ts';
 import type { Gradient, GradientJob } from './ppo.ts';
 import type { BatchedGradient, BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
@@ -100,17 +101,28 @@ export function closeMetrics(m: AgentUpdateMetrics, side: number[]): void {
  * loss or the norm is not finite (then the reason). Disposes the gradient. Returns the norm.
  */
 export async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number, maxGradNorm: number): Promise<{ gradNorm: number; skipped?: string }> {
-  const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
-  const gradNorm = (await norm.data())[0];
-  norm.dispose();
+  const sums = hostSums(); // the step's arithmetic on the host where tensors live there (host-step.ts)
+  const host = sums ? grads.map((g) => new Float32Array(g.dataSync() as Float32Array)) : null; // copies: clipped in place
+  let gradNorm: number;
+  if (host) gradNorm = hostNorm(host, sums!);
+  else {
+    const norm = tf.tidy(() => tf.sqrt(tf.addN(grads.map((g) => tf.sum(tf.square(g))))));
+    gradNorm = (await norm.data())[0];
+    norm.dispose();
+  }
   let skipped: string | undefined;
   if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
     skipped = `non-finite ${Number.isFinite(loss) ? 'gradient norm' : 'loss'} (loss ${loss}, grad norm ${gradNorm}); step skipped, adapter unchanged`;
   } else {
     const factor = gradNorm > maxGradNorm ? maxGradNorm / (gradNorm + 1e-6) : 1;
-    const clipped = tf.tidy(() => grads.map((g) => tf.mul(g, factor)));
-    policy.optimizer.apply(clipped);
-    clipped.forEach((t) => t.dispose());
+    if (host) {
+      scaleInPlace(host, factor);
+      policy.optimizer.applyHost(host);
+    } else {
+      const clipped = tf.tidy(() => grads.map((g) => tf.mul(g, factor)));
+      policy.optimizer.apply(clipped);
+      clipped.forEach((t) => t.dispose());
+    }
   }
   grads.forEach((t) => t.dispose());
   return { gradNorm, skipped };
