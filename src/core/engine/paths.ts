@@ -20,4 +20,6 @@
  *
  * Example: ENGINE_PATHS.uniqueRows = false;   // the update runs every sample's row again
  */
-export const ENGINE_PATHS = { smallProducts: true, plainProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true, keptRows: true, hostStep: true };
+export const ENGINE_PATHS = {
+  smallProducts: true, plainProducts: true, ropeProduct: true, uniqueRows: true, groupedPrefill: true, keptRows: true, hostStep: true,
+};

@@ -3,7 +3,8 @@
  * that can be saved and restored exactly, so a checkpointed run resumes bit-for-bit.
  *
  * For: the adapters' parameters, and the learning rate over a run (`lrAt`, below). Not for: gradient clipping
- * (update.ts does it before `step`).
+ * (update-steps.ts `clippedStep` does it first, and picks the step: `apply` on the device, or `applyHost` where the
+ * backend keeps tensors in CPU memory, the same numbers; host-step.ts).
  *
  * m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
  * Example: one step from w = 1 with g = 0.5, lr 0.1, wd 0: m^ = 0.5, v^ = 0.25 -> w = 1 - 0.1 = 0.9.
@@ -130,7 +131,8 @@ export class AdamW {
     }
     state.m.forEach((d, i) => {
       if (d.length !== this.vars[i].size || state.v[i].length !== this.vars[i].size) {
-        throw new Error(`AdamW: saved slot ${i} has ${d.length} values but its parameter has ${this.vars[i].size}; was it saved for another adapter configuration?`);
+        throw new Error(`AdamW: saved slot ${i} has ${d.length} values but its parameter has ${this.vars[i].size}; ` +
+          'was it saved for another adapter configuration?');
       }
     });
     this.step = state.step;

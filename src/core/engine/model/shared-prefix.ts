@@ -90,7 +90,8 @@ export function sharedHiddenRows(model: CausalLM, ids: number[][], mask: number[
   const headMask = plan.prefix.map((p) => [...new Array(p).fill(1), ...new Array(longest - p).fill(0)]);
   return tf.tidy(() => {
     // Nothing reads the prefix rows' hidden states: their last layer runs its keys and values (keep none).
-    const head = model.hiddenStates(heads, { attentionMask: headMask, useCache: true, adapter: opts.prefixAdapter, train: opts.train, keep: heads.map(() => []) });
+    const head = model.hiddenStates(heads,
+      { attentionMask: headMask, useCache: true, adapter: opts.prefixAdapter, train: opts.train, keep: heads.map(() => []) });
     head.hidden.dispose();
     const past = head.cache!; // [G, nkv, longest, hd] per layer
     const idx = tf.tensor1d(plan.group, 'int32');
