@@ -245,8 +245,9 @@ export class CausalLM {
   }
 
   /**
-   * The decoder without the output projection: final-normed hidden states [B, T or 1, H]. Callers
-   * that need logits only at some positions (training: the action tokens) select rows first.
+   * The decoder without the output projection: final-normed hidden states [B, T, H], or [B, m, H] at the
+   * positions `keep` names ([B, 1, H] with `lastOnly`), the last layer then run only there (kept-rows.ts).
+   * Callers that need logits only at some positions (training: the action tokens) pass them as `keep`.
    */
   hiddenStates(ids: number[][], opts: ForwardOptions = {}): { hidden: tf.Tensor3D; cache: KVCache | null } {
     const c = this.config;
@@ -374,7 +375,10 @@ export class CausalLM {
     return tf.reshape(y, [b, t, y.shape[1]]) as tf.Tensor3D;
   }
 
-  /** Self-attention of layer i; returns the output [B, T, H] and this layer's full K/V [B, nkv, S, hd]. */
+  /**
+   * Self-attention of layer i; returns the output [B, T, H] (or [B, m, H] at the `kept` slots' queries) and this
+   * layer's full K/V [B, nkv, S, hd].
+   */
   private attention(i: number, x: tf.Tensor3D, cos: tf.Tensor4D, sin: tf.Tensor4D, attnBias: tf.Tensor4D,
     past: { k: tf.Tensor4D; v: tf.Tensor4D } | null, opts: ForwardOptions, kept: KeptQueries | null = null) {
     const c = this.config;
