@@ -42,15 +42,16 @@ function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-/** A cached prefill of left-padded prompts continued by a second chunk, last-position logits [B * V]. */
+/** A cached prefill of left-padded prompts continued by a chunk and a one-token step: their last-position logits [2 * B * V]. */
 function prefillLogits(model: CausalLM, adapter: AdapterView | null): Float32Array {
   const first = leftPad([[5, 9, 13, 2, 30, 7], [7, 7], [40, 3, 22, 11, 8, 1, 19]]);
   const head = model.forward(first.ids, { attentionMask: first.mask, useCache: true, lastOnly: true, adapter });
   head.logits.dispose();
   const next = model.forward([[4, 6], [9, 1], [3, 3]], { cache: head.cache, useCache: true, lastOnly: true, adapter });
-  disposeCache(next.cache!);
-  const out = next.logits.dataSync() as Float32Array;
-  next.logits.dispose();
+  const step = model.forward([[8], [2], [5]], { cache: next.cache, useCache: true, lastOnly: true, adapter }); // one token: nothing left out
+  disposeCache(step.cache!);
+  const out = Float32Array.from([...next.logits.dataSync(), ...step.logits.dataSync()]);
+  tf.dispose([next.logits, step.logits]);
   return out;
 }
 

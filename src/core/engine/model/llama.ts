@@ -289,7 +289,9 @@ export class CausalLM {
     }
 
     const keep = opts.keep ?? (opts.lastOnly ? ids.map(() => [steps - 1]) : null);
-    const slots = keep ? keepSlots(keep, steps) : null;
+    const planned = keep ? keepSlots(keep, steps) : null;
+    // every position in order (a decoding step's one token): nothing to leave out
+    const slots = planned && !(planned.m === steps && planned.slots.every((bt, i) => bt === i)) ? planned : null;
     // The last layer at the kept rows only, where that gives the same numbers (dropout would draw other masks).
     const lastAtSlots = slots && ENGINE_PATHS.keptRows && !(opts.train && (opts.adapter?.dropout ?? 0) > 0);
     const out = tf.tidy(() => {
