@@ -13,7 +13,7 @@
  * - keptRows: the last layer runs its queries, MLP and final norm only at the positions read (a prefill's last,
  *   the update's action positions; model/kept-rows.ts), keys and values everywhere, else at every position.
  * - hostStep: the optimizer step's arithmetic (clip and AdamW) on the host where the backend keeps tensors in
- *   CPU memory (cpu, wasm; rl/host-step.ts), else ~16 kernel calls per LoRA tensor.
+ *   CPU memory (cpu, wasm; engine/host-math.ts), else ~16 kernel calls per LoRA tensor.
  * - groupedPrefill: prompts that start alike share their prefill per group, and a judge batches its
  *   prompts in token order (model/prefill.ts, model/generate.ts alikeBatches), else one prefix common to
  *   the whole batch and the prompts in the order given.

@@ -4,7 +4,7 @@
  *
  * For: the adapters' parameters, and the learning rate over a run (`lrAt`, below). Not for: gradient clipping
  * (update-steps.ts `clippedStep` does it first, and picks the step: `apply` on the device, or `applyHost` where the
- * backend keeps tensors in CPU memory, the same numbers; host-step.ts).
+ * backend keeps tensors in CPU memory, the same numbers; engine/host-math.ts).
  *
  * m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) + lr wd w
  * Example: one step from w = 1 with g = 0.5, lr 0.1, wd 0: m^ = 0.5, v^ = 0.25 -> w = 1 - 0.1 = 0.9.
@@ -67,7 +67,7 @@ export class AdamW {
 
   /**
    * The same step with the arithmetic on the host, for backends whose tensors live in CPU memory (cpu, wasm:
-   * rl/host-step.ts): every operation of `apply` in the same order, each rounded to float32 as the device's
+   * engine/host-math.ts): every operation of `apply` in the same order, each rounded to float32 as the device's
    * kernels round it, so the numbers are `apply`'s to the bit; one write a variable instead of ~13 kernel calls.
    */
   applyHost(grads: Float32Array[]): void {

@@ -9,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { LoraAdapter } from '../engine/lora/adapter.ts';
 import type { AdamW } from './adamw.ts';
-import { hostNorm, hostSums, scaleInPlace } from './host-step.ts';
+import { hostNorm, hostSums, scaleInPlace } from '../engine/host-math.ts';
 import type { LogProbJob, TrainSample } from './batches.ts';
 import type { Gradient, GradientJob } from './ppo.ts';
 import type { BatchedGradient, BatchedGradientJob, BatchedLogProbJob } from './batched-passes.ts';
@@ -101,7 +101,7 @@ export function closeMetrics(m: AgentUpdateMetrics, side: number[]): void {
  * loss or the norm is not finite (then the reason). Disposes the gradient. Returns the norm.
  */
 export async function clippedStep(policy: AgentPolicy, grads: tf.Tensor[], loss: number, maxGradNorm: number): Promise<{ gradNorm: number; skipped?: string }> {
-  const sums = hostSums(); // the step's arithmetic on the host where tensors live there (host-step.ts)
+  const sums = hostSums(); // the step's arithmetic on the host where tensors live there (engine/host-math.ts)
   const host = sums ? grads.map((g) => new Float32Array(g.dataSync() as Float32Array)) : null; // copies: clipped in place
   let gradNorm: number;
   if (host) gradNorm = hostNorm(host, sums!);

@@ -1,5 +1,5 @@
 /**
- * The optimizer step on the host (rl/host-step.ts, AdamW.applyHost; ENGINE_PATHS.hostStep) against the step
+ * The optimizer step on the host (engine/host-math.ts, AdamW.applyHost; ENGINE_PATHS.hostStep) against the step
  * on the device it replaces, on wasm and cpu: the norm by hand, then three clipped AdamW steps (with weight
  * decay, a clip that bites and one that does not) on two copies of the relay model's adapter leave the same
  * gradient norms, weights and moments to the bit; moving between the two paths mid-run carries the moments.
@@ -13,7 +13,7 @@ import { loadModel } from '../../../src/core/engine/model/load.ts';
 import { folderSource } from '../../../src/core/engine/model/sources.ts';
 import { ENGINE_PATHS } from '../../../src/core/engine/paths.ts';
 import { AdamW } from '../../../src/core/rl/adamw.ts';
-import { hostNorm, scaleInPlace } from '../../../src/core/rl/host-step.ts';
+import { hostNorm, scaleInPlace } from '../../../src/core/engine/host-math.ts';
 import { clippedStep, type AgentPolicy } from '../../../src/core/rl/update-steps.ts';
 import { repoRoot } from '../../helpers/webgpu.ts';
 

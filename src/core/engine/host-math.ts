@@ -11,12 +11,12 @@
  *   wasm: square and every sum in float32, in index order;
  *   cpu:  square in float32, each sum over a tensor accumulated in float64 then rounded, addN in float32.
  *
- * For: update-steps.ts `clippedStep`. Not for: AdamW's own arithmetic (adamw.ts `applyHost`).
+ * For: rl/update-steps.ts `clippedStep`. Not for: AdamW's own arithmetic (rl/adamw.ts `applyHost`).
  *
  * Example: hostNorm([Float32Array.of(3), Float32Array.of(4)], 'f32') -> 5
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { ENGINE_PATHS } from '../engine/paths.ts';
+import { ENGINE_PATHS } from './paths.ts';
 
 /** How the backend sums ('f32' wasm, 'f64' cpu), or null where the step stays on the device. */
 export type HostSums = 'f32' | 'f64';
