@@ -112,8 +112,7 @@ export class AdamW {
     if (!this.host) {
       const d = this.device!;
       this.host = { m: d.m.map((t) => new Float32Array(t.dataSync() as Float32Array)), v: d.v.map((t) => new Float32Array(t.dataSync() as Float32Array)) };
-      tf.dispose([...d.m, ...d.v]);
-      this.device = null;
+      this.dropDevice();
     }
     return this.host;
   }
@@ -136,14 +135,18 @@ export class AdamW {
       }
     });
     this.step = state.step;
-    if (this.device) tf.dispose([...this.device.m, ...this.device.v]);
-    this.device = null;
+    this.dropDevice();
     this.host = { m: state.m.map((d) => Float32Array.from(d)), v: state.v.map((d) => Float32Array.from(d)) };
   }
 
-  dispose(): void {
+  /** Frees the device moments, if any (the host's, or none, stand for them). */
+  private dropDevice(): void {
     if (this.device) tf.dispose([...this.device.m, ...this.device.v]);
     this.device = null;
+  }
+
+  dispose(): void {
+    this.dropDevice();
     this.host = null;
   }
 }

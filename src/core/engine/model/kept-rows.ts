@@ -20,6 +20,7 @@
  *          keptIndex([4, 9, 10], 2, 6) -> { keep: [[4], [3, 4]], at: [0, 2, 3] }   (flat b * 6 + t; m = 2)
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { ropeTables } from './rope.ts';
 
 /** Per batch row, m slots of kept positions; `slots` [B * m] flat indices b * T + t into the new tokens. */
 export function keepSlots(keep: number[][], steps: number): { m: number; slots: number[] } {
@@ -65,10 +66,10 @@ export interface KeptQueries {
 
 /**
  * The slots' host arrays cut from the full pass's: `positions` [B * T] position ids, `bias` [B * T * S];
- * `tables` builds RoPE's cos/sin for a [B, m] grid of position ids.
+ * RoPE's cos/sin at the slots' positions from the model's inverse frequencies.
  */
 export function keptQueries(slots: { m: number; slots: number[] }, positions: Int32Array, bias: Float32Array, total: number,
-  tables: (positions: Int32Array, batch: number, steps: number) => { cos: tf.Tensor4D; sin: tf.Tensor4D }): KeptQueries {
+  invFreq: Float64Array): KeptQueries {
   const { m } = slots;
   const batch = slots.slots.length / m;
   const at = new Int32Array(slots.slots.length);
@@ -77,6 +78,6 @@ export function keptQueries(slots: { m: number; slots: number[] }, positions: In
     at[i] = positions[bt];
     rows.set(bias.subarray(bt * total, (bt + 1) * total), i * total);
   });
-  const { cos, sin } = tables(at, batch, m);
+  const { cos, sin } = ropeTables(invFreq, at, batch, m);
   return { m, index: tf.tensor1d(slots.slots, 'int32'), cos, sin, bias: tf.tensor4d(rows, [batch, 1, m, total]) };
 }

@@ -297,7 +297,7 @@ export class CausalLM {
     const out = tf.tidy(() => {
       const { cos, sin } = ropeTables(this.invFreq, positions, batch, steps);
       const attnBias = tf.tensor4d(bias, [batch, 1, steps, total]);
-      const queries = lastAtSlots ? keptQueries(slots, positions, bias, total, (p, b, t) => ropeTables(this.invFreq, p, b, t)) : null;
+      const queries = lastAtSlots ? keptQueries(slots, positions, bias, total, this.invFreq) : null;
       let h = (this.embedBlocks
         ? tf.reshape(this.embedBlocks.lookup(ids.flat()), [batch, steps, c.hiddenSize])
         : tf.gather(this.w('model.embed_tokens.weight'), tf.tensor2d(ids.flat(), [batch, steps], 'int32'))) as tf.Tensor3D; // [B, T, H]
