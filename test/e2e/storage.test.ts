@@ -89,9 +89,10 @@ describe.skipIf(!have.ok)('the page\'s storage faults (npm start)', () => {
     const back = await waitFor(again, (s) => s.state === 'ready' && s.iteration > 0, 300_000, 'reopened');
     const kept = await stored(again, runId);
     console.log(`[e2e] closed mid-checkpoint: reopened at iteration ${back.iteration}; stored checkpoint ${kept.checkpoint}, iterations ${kept.iterations.join(',')}`);
-    // The checkpoint before the write (1) or the one written whole (2); on a fast machine the worker can finish one more
-    // iteration (3) while Playwright's close travels, which still has to resume whole, each iteration once.
-    expect([1, 2, 3]).toContain(back.iteration);
+    // The checkpoint before the write (1) or the one written whole (2); the worker keeps training while Playwright's close
+    // travels (an iteration of this relay takes well under a second on today's engine), so a later one may be the last
+    // whole one. Whichever it is, the run resumes exactly there, each iteration stored once and none after it.
+    expect(back.iteration).toBeGreaterThanOrEqual(1);
     expect(back.iteration).toBe(kept.checkpoint);
     expect(kept.iterations).toEqual(Array.from({ length: back.iteration }, (_, i) => i + 1)); // each once, none after it
     await context.close();
