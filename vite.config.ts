@@ -286,6 +286,8 @@ export default defineConfig({
     exclude: SLOW ? [] : [...SLOW_ONLY, '**/node_modules/**'],
     environment: 'node',
     pool: 'forks',
+    // One temporary folder a run, removed at its end (test/helpers/temp-root.ts): tests leave nothing in /tmp.
+    globalSetup: ['./test/helpers/temp-root.ts'],
     // Two files at a time on a 2-core machine (vitest's default is cores - 1 = one): the browser and
     // CLI tests wait on other processes much of their time, and the unit files use one core each.
     maxWorkers: 2,
