@@ -22,9 +22,12 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { ropeTables } from './rope.ts';
 
+/** Slots a batch row: the longest row's kept positions, at least 1 (keepSlots and keptIndex agree on it). */
+const slotsPerRow = (keep: number[][]): number => Math.max(1, ...keep.map((k) => k.length));
+
 /** Per batch row, m slots of kept positions; `slots` [B * m] flat indices b * T + t into the new tokens. */
 export function keepSlots(keep: number[][], steps: number): { m: number; slots: number[] } {
-  const m = Math.max(1, ...keep.map((k) => k.length));
+  const m = slotsPerRow(keep);
   const slots: number[] = [];
   keep.forEach((k, b) => {
     for (const t of k) if (!(Number.isInteger(t) && t >= 0 && t < steps)) throw new Error(`keep: position ${t} is outside the row's ${steps} tokens`);
@@ -48,7 +51,7 @@ export function keptIndex(rows: number[], batch: number, width: number): { keep:
     }
     return [b, slot.get(r)!] as const;
   });
-  const m = Math.max(1, ...keep.map((k) => k.length));
+  const m = slotsPerRow(keep);
   return { keep, at: where.map(([b, j]) => b * m + j) };
 }
 
